@@ -1,0 +1,19 @@
+"""Dtype helpers: which values are differentiable, and NumPy-2 dtype inspection."""
+import numpy as np
+
+
+def dtype_of(x) -> np.dtype:
+    """The NumPy dtype of an array, Tensor, NumPy scalar or Python number."""
+    dtype = getattr(x, "dtype", None)
+    if dtype is not None:
+        return np.dtype(dtype)
+    return np.asarray(x).dtype
+
+
+def is_inexact(dtype) -> bool:
+    """True for floating and complex dtypes: the ones that carry derivatives."""
+    return np.issubdtype(dtype, np.inexact)
+
+
+def is_float(dtype) -> bool:
+    return np.issubdtype(dtype, np.floating)

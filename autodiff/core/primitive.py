@@ -1,0 +1,90 @@
+"""Primitive: a named operation with its rules side by side, and `bind`, the one dispatch point.
+
+A primitive's rules (all optional except `impl`):
+
+- `impl(*raw_args, **params)`: NumPy arrays in, NumPy array (or tuple if
+  `multiple_results`) out.
+- `abstract_eval(*shapes_dtypes, **params)`: output shape/dtype without computing.
+- `jvp(primals, tangents, *, out, **params)`: tangent of the output; a tangent
+  of `None` is a symbolic zero.
+- `vjp(ct, *primals, out, **params)`: a tuple with one cotangent (or `None`) per
+  primal; `ct` is a tuple for `multiple_results` primitives.
+- `batch(values, batch_dims, **params)`: `(value_out, batch_dim_out)` under vmap.
+
+Rules are written with autodiff ops so they differentiate, batch and nest again.
+Primitives with `differentiable=False` (comparisons, rounding, integer results)
+produce constants under every transform.
+"""
+from __future__ import annotations
+
+from autodiff.core.tensor import Tensor
+
+
+class Primitive:
+    """A named operation. Rules are attached as attributes right after its creation."""
+
+    __slots__ = (
+        "name",
+        "impl",
+        "abstract_eval",
+        "jvp",
+        "vjp",
+        "batch",
+        "transpose",
+        "multiple_results",
+        "differentiable",
+        "node_name",
+    )
+
+    def __init__(self, name: str, *, multiple_results: bool = False, differentiable: bool = True):
+        self.name = name
+        self.impl = None
+        self.abstract_eval = None
+        self.jvp = None
+        self.vjp = None
+        self.batch = None
+        self.transpose = None
+        self.multiple_results = multiple_results
+        self.differentiable = differentiable
+        # torch-style node name: "sin" -> "SinBackward0"
+        self.node_name = "".join(p.capitalize() for p in name.split("_")) + "Backward0"
+
+    def __repr__(self):
+        return f"Primitive({self.name})"
+
+    def rule(self, kind: str):
+        """The `kind` rule ("jvp", "vjp", "batch"), or a clear NotImplementedError."""
+        fn = getattr(self, kind)
+        if fn is None:
+            mode = {"jvp": "Forward-mode (jvp)", "vjp": "Reverse-mode (vjp)", "batch": "Batching (vmap)"}
+            raise NotImplementedError(
+                f"{mode.get(kind, kind)} rule for '{self.name}' is not implemented"
+            )
+        return fn
+
+    def bind(self, *args, **params):
+        return bind(self, *args, **params)
+
+
+def bind(prim: Primitive, *args, **params):
+    """Apply `prim` to `args`: directly on raw values, else through the highest-level trace.
+
+    Example:
+        >>> import numpy as np
+        >>> from autodiff.ops.elementwise import sin_p
+        >>> float(bind(sin_p, np.float64(0.0)))
+        0.0
+    """
+    top = None
+    level = -1
+    for a in args:
+        if isinstance(a, Tensor):
+            t = a._trace
+            if t.level > level:
+                top = t
+                level = t.level
+    if top is None:
+        return prim.impl(*args, **params)
+    if not top.alive:
+        return top.process_dead(prim, args, params)
+    return top.process(prim, args, params)

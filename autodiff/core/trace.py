@@ -1,0 +1,113 @@
+"""Levels: the thread-local stack of live traces, the Trace base class and EvalTrace (level 0).
+
+Every transform (grad, jvp, vmap, a dual level) pushes a Trace when it starts and
+pops it when it ends. A trace's `level` is its position in the stack; dispatch
+picks the highest live level among a primitive's arguments (see `bind`). A trace
+that has been popped is marked dead: its tracers then either lower to their
+primal value or raise, as the trace decides in `lower`.
+"""
+from __future__ import annotations
+
+import threading
+from contextlib import contextmanager
+
+from autodiff.core.errors import EscapedTracerError
+
+
+class Trace:
+    """One interpretation level. Subclasses implement `process` for a primitive application."""
+
+    __slots__ = ("level", "alive", "__weakref__")
+
+    def __init__(self, level: int):
+        self.level = level
+        self.alive = True
+
+    def process(self, prim, args: tuple, params: dict):
+        raise NotImplementedError
+
+    def lower(self, tracer):
+        """What a tracer of this trace becomes once the trace is dead."""
+        raise EscapedTracerError(
+            f"A tracer from a finished {type(self).__name__} (level {self.level}) was used in a new "
+            "computation. Values computed inside a transform must be returned from the "
+            "transformed function, not stored outside it."
+        )
+
+    def process_dead(self, prim, args, params):
+        """Re-dispatch with this dead trace's tracers replaced by what `lower` gives."""
+        from autodiff.core.primitive import bind
+
+        lowered = tuple(self.lower(a) if getattr(a, "_trace", None) is self else a for a in args)
+        return bind(prim, *lowered, **params)
+
+    def __repr__(self):
+        return f"{type(self).__name__}(level={self.level}{'' if self.alive else ', dead'})"
+
+
+class _ThreadState(threading.local):
+    def __init__(self):
+        self.stack: list[Trace] = [EVAL_TRACE]
+        self.grad_enabled = True
+
+
+class EvalTrace(Trace):
+    """Level 0: runs primitive impls on concrete values held by plain `Tensor`s."""
+
+    __slots__ = ()
+
+    def process(self, prim, args, params):
+        from autodiff.core.tensor import Tensor
+
+        raw = tuple(a._value if isinstance(a, Tensor) else a for a in args)
+        out = prim.impl(*raw, **params)
+        if prim.multiple_results:
+            return tuple(Tensor(o) for o in out)
+        return Tensor(out)
+
+    def lower(self, tracer):
+        return tracer._value
+
+
+EVAL_TRACE = EvalTrace(0)
+_state = _ThreadState()
+
+
+def state() -> _ThreadState:
+    """This thread's level stack and grad mode."""
+    return _state
+
+
+def current_level() -> int:
+    """The level of the innermost live trace (0 when no transform is active)."""
+    return len(_state.stack) - 1
+
+
+def trace_stack_depth() -> int:
+    """How many traces are live in this thread, level 0 included."""
+    return len(_state.stack)
+
+
+def push_trace(trace_type, *args) -> Trace:
+    stack = _state.stack
+    trace = trace_type(len(stack), *args)
+    stack.append(trace)
+    return trace
+
+
+def pop_trace(trace: Trace) -> None:
+    stack = _state.stack
+    if stack[-1] is not trace:
+        raise RuntimeError(f"Level stack corrupted: expected {trace} on top, found {stack[-1]}")
+    stack.pop()
+    trace.alive = False
+
+
+@contextmanager
+def new_trace(trace_type, *args):
+    """Push a new trace of `trace_type` for the duration of the block; always pop it."""
+    trace = push_trace(trace_type, *args)
+    try:
+        yield trace
+    finally:
+        pop_trace(trace)

@@ -1,0 +1,145 @@
+"""Tensor's operators, ndarray-style methods and NumPy protocols, written with autodiff.numpy.
+
+They are attached here rather than defined in `autodiff.core.tensor` because the
+core must not import the op families (dependencies point downward).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from autodiff.core.pytree import tree_map
+from autodiff.core.tensor import Tensor
+
+
+def _ns():
+    import autodiff.numpy as anp
+
+    return anp
+
+
+def _binary(name):
+    f = _ns().FUNCTIONS[name]
+
+    def op(self, other):
+        return f(self, other)
+
+    def rop(self, other):
+        return f(other, self)
+
+    return op, rop
+
+
+_OPERATORS = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
+    "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "matmul": "matmul",
+}
+_COMPARISONS = {
+    "__eq__": "equal", "__ne__": "not_equal", "__lt__": "less", "__le__": "less_equal",
+    "__gt__": "greater", "__ge__": "greater_equal", "__and__": "logical_and",
+    "__or__": "logical_or", "__xor__": "logical_xor",
+}
+_UNARY = {"__neg__": "negative", "__abs__": "absolute", "__invert__": "logical_not"}
+
+# Methods whose NumPy function takes the array first, with the same remaining arguments.
+_METHODS = (
+    "sum", "mean", "prod", "max", "min", "var", "std", "cumsum", "cumprod", "ravel", "squeeze",
+    "swapaxes", "repeat", "take", "dot", "clip", "round", "astype", "argmax", "argmin", "all",
+    "any", "diagonal", "trace", "conj", "conjugate", "sort", "argsort", "nonzero", "ptp",
+)
+
+
+def _reshape(self, *shape, order="C"):
+    """`ndarray.reshape`: accepts `t.reshape(2, 3)` and `t.reshape((2, 3))`."""
+    if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
+        shape = shape[0]
+    return _ns().reshape(self, shape)
+
+
+def _transpose(self, *axes):
+    if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], (int, np.integer))):
+        axes = axes[0]
+    return _ns().transpose(self, axes or None)
+
+
+def _getitem(self, index):
+    return _ns().FUNCTIONS["getitem"](self, index)
+
+
+def _flatten(self):
+    return _ns().ravel(self)
+
+
+def _copy(self):
+    return self * 1 if np.issubdtype(self.dtype, np.inexact) else Tensor(np.copy(self.primal()))
+
+
+def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
+    name = ufunc.__name__
+    f = _ns().FUNCTIONS.get(name)
+    if method != "__call__" or f is None:
+        what = f"numpy.{name}" if method == "__call__" else f"numpy.{name}.{method}"
+        raise NotImplementedError(f"autodiff does not support {what} on Tensors")
+    out = kwargs.pop("out", None)
+    if kwargs or out is not None:
+        raise NotImplementedError(
+            f"autodiff supports numpy.{name} on Tensors without the arguments {sorted(kwargs) or ['out']}"
+        )
+    return f(*inputs)
+
+
+def _array_function(self, func, types, args, kwargs):
+    anp = _ns()
+    module = func.__module__ or "numpy"
+    namespace = anp
+    if module.startswith("numpy.linalg"):
+        namespace = getattr(anp, "linalg", None)
+    elif module != "numpy" and not module.startswith("numpy._core") and not module.startswith("numpy.core"):
+        namespace = None
+    name = func.__name__
+    handler = namespace.FUNCTIONS.get(name) if namespace is not None and hasattr(namespace, "FUNCTIONS") else None
+    if handler is None and namespace is anp and name in _passthrough():
+        # Functions of no derivative interest (allclose, ...) see the concrete values.
+        args, kwargs = tree_map(lambda a: a.primal() if isinstance(a, Tensor) else a, (args, kwargs))
+        return func(*args, **kwargs)
+    if handler is None:
+        qual = f"{module}.{name}" if not module.startswith("numpy._core") else f"numpy.{name}"
+        raise NotImplementedError(f"autodiff does not support {qual} on Tensors")
+    return handler(*args, **kwargs)
+
+
+def _passthrough():
+    from autodiff.numpy._creation import PASSTHROUGH
+
+    return PASSTHROUGH
+
+
+def install() -> None:
+    """Attach operators, methods and protocols to Tensor."""
+    anp = _ns()
+    for short, name in _OPERATORS.items():
+        if name in anp.FUNCTIONS:
+            op, rop = _binary(name)
+            setattr(Tensor, f"__{short}__", op)
+            setattr(Tensor, f"__r{short}__", rop)
+    for dunder, name in _COMPARISONS.items():
+        setattr(Tensor, dunder, _binary(name)[0])
+    for dunder, name in _UNARY.items():
+        f = anp.FUNCTIONS[name]
+        setattr(Tensor, dunder, lambda self, f=f: f(self))
+    Tensor.__pos__ = lambda self: self
+    Tensor.__hash__ = object.__hash__
+    for name in _METHODS:
+        f = anp.FUNCTIONS.get(name)
+        if f is not None:
+            setattr(Tensor, name, f)
+    Tensor.reshape = _reshape
+    Tensor.transpose = _transpose
+    Tensor.flatten = _flatten
+    Tensor.copy = _copy
+    Tensor.__getitem__ = _getitem
+    Tensor.T = property(lambda self: _ns().transpose(self))
+    Tensor.mT = property(lambda self: _ns().swapaxes(self, -1, -2))
+    Tensor.real = property(lambda self: _ns().real(self))
+    Tensor.imag = property(lambda self: _ns().imag(self))
+    Tensor.__array_ufunc__ = _array_ufunc
+    Tensor.__array_function__ = _array_function

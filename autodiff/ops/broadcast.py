@@ -1,0 +1,49 @@
+"""Broadcasting primitives: broadcast_to and its transpose sum_to_shape (used by every binary rule)."""
+import numpy as np
+
+from autodiff.core.primitive import Primitive, bind
+from autodiff.core.tensor import Tensor
+
+
+def shape_of(x) -> tuple:
+    """Shape of an array, Tensor or Python scalar."""
+    return x.shape if isinstance(x, (np.ndarray, Tensor, np.generic)) else np.shape(x)
+
+
+def _sum_to_shape_impl(x, shape):
+    x_shape = np.shape(x)
+    if x_shape == shape:
+        return x
+    lead = len(x_shape) - len(shape)
+    axes = tuple(range(lead)) + tuple(
+        i + lead for i, n in enumerate(shape) if n == 1 and x_shape[i + lead] != 1
+    )
+    out = np.sum(x, axis=axes, keepdims=True) if axes else x
+    return out.reshape(shape) if lead or out.shape != shape else out
+
+
+broadcast_to_p = Primitive("broadcast_to")
+broadcast_to_p.impl = lambda x, shape: np.broadcast_to(x, shape)
+broadcast_to_p.jvp = lambda primals, tangents, *, out, shape: broadcast_to(tangents[0], shape)
+broadcast_to_p.vjp = lambda g, x, *, out, shape: (sum_to_shape(g, shape_of(x)),)
+
+sum_to_shape_p = Primitive("sum_to_shape")
+sum_to_shape_p.impl = _sum_to_shape_impl
+sum_to_shape_p.jvp = lambda primals, tangents, *, out, shape: sum_to_shape(tangents[0], shape)
+sum_to_shape_p.vjp = lambda g, x, *, out, shape: (broadcast_to(g, shape_of(x)),)
+
+
+def broadcast_to(x, shape):
+    """`numpy.broadcast_to`, differentiable."""
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+    if shape_of(x) == shape:
+        return x
+    return bind(broadcast_to_p, x, shape=shape)
+
+
+def sum_to_shape(x, shape):
+    """Sum `x` over the axes that broadcasting added or stretched, so that it has `shape`."""
+    shape = tuple(shape)
+    if shape_of(x) == shape:
+        return x
+    return bind(sum_to_shape_p, x, shape=shape)

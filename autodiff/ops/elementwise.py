@@ -1,0 +1,413 @@
+"""Elementwise primitives: arithmetic, exp/log, trig and hyperbolic, comparisons, where, casts.
+
+Each primitive's impl is a NumPy ufunc (NumPy broadcasting and NEP 50 dtype rules
+apply as they are). Derivative rules use the functions of this module, so they
+differentiate again. Binary rules reduce cotangents to each input's shape and
+dtype with `unbroadcast`; Python-number arguments are constants and get no
+cotangent at all.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from autodiff.core.dtypes import is_inexact
+from autodiff.core.primitive import Primitive, bind
+from autodiff.ops.broadcast import broadcast_to, shape_of, sum_to_shape
+
+_NUMBER = frozenset((int, float, complex, bool))
+
+
+def _const(x) -> bool:
+    """Python numbers are never traced: rules skip their cotangent (NumPy scalars are not skipped)."""
+    return type(x) in _NUMBER
+
+
+def unbroadcast(g, x):
+    """Reduce a cotangent `g` of a broadcast result to the shape and dtype of input `x`."""
+    shape = shape_of(x)
+    if shape_of(g) != shape:
+        g = sum_to_shape(g, shape)
+    dt = x.dtype
+    if g.dtype != dt and is_inexact(dt):
+        g = astype(g, dt)
+    return g
+
+
+def _tangent_like(t, out):
+    """A tangent broadcast to the output's shape (None stays a symbolic zero)."""
+    if t is None:
+        return None
+    return broadcast_to(t, shape_of(out)) if shape_of(t) != shape_of(out) else t
+
+
+def _sum_tangents(a, b, out):
+    if a is None:
+        return _tangent_like(b, out)
+    if b is None:
+        return _tangent_like(a, out)
+    return _tangent_like(add(a, b), out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Unary ops defined by their derivative d(x, out): jvp = t * d, vjp = g * d.
+
+
+def _unary(name: str, impl, deriv):
+    p = Primitive(name)
+    p.impl = impl
+    p.jvp = lambda primals, tangents, *, out: tangents[0] * deriv(primals[0], out)
+    p.vjp = lambda g, x, *, out: (g * deriv(x, out),)
+    return p
+
+
+def _nondiff(name: str, impl):
+    p = Primitive(name, differentiable=False)
+    p.impl = impl
+    return p
+
+
+negative_p = Primitive("neg")
+negative_p.impl = np.negative
+negative_p.jvp = lambda primals, tangents, *, out: negative(tangents[0])
+negative_p.vjp = lambda g, x, *, out: (negative(g),)
+
+exp_p = _unary("exp", np.exp, lambda x, out: out)
+_LN2 = float(np.log(2.0))
+_LN10 = float(np.log(10.0))
+
+exp2_p = _unary("exp2", np.exp2, lambda x, out: out * _LN2)
+expm1_p = _unary("expm1", np.expm1, lambda x, out: out + 1.0)
+log_p = _unary("log", np.log, lambda x, out: reciprocal(x))
+log2_p = _unary("log2", np.log2, lambda x, out: reciprocal(x * _LN2))
+log10_p = _unary("log10", np.log10, lambda x, out: reciprocal(x * _LN10))
+log1p_p = _unary("log1p", np.log1p, lambda x, out: reciprocal(x + 1.0))
+sqrt_p = _unary("sqrt", np.sqrt, lambda x, out: 0.5 / out)
+cbrt_p = _unary("cbrt", np.cbrt, lambda x, out: reciprocal(3.0 * out * out))
+square_p = _unary("square", np.square, lambda x, out: 2.0 * x)
+reciprocal_p = _unary("reciprocal", np.reciprocal, lambda x, out: negative(out * out))
+sin_p = _unary("sin", np.sin, lambda x, out: cos(x))
+cos_p = _unary("cos", np.cos, lambda x, out: negative(sin(x)))
+tan_p = _unary("tan", np.tan, lambda x, out: 1.0 + out * out)
+arcsin_p = _unary("asin", np.arcsin, lambda x, out: reciprocal(sqrt(1.0 - x * x)))
+arccos_p = _unary("acos", np.arccos, lambda x, out: negative(reciprocal(sqrt(1.0 - x * x))))
+arctan_p = _unary("atan", np.arctan, lambda x, out: reciprocal(1.0 + x * x))
+sinh_p = _unary("sinh", np.sinh, lambda x, out: cosh(x))
+cosh_p = _unary("cosh", np.cosh, lambda x, out: sinh(x))
+tanh_p = _unary("tanh", np.tanh, lambda x, out: 1.0 - out * out)
+arcsinh_p = _unary("asinh", np.arcsinh, lambda x, out: reciprocal(sqrt(x * x + 1.0)))
+arccosh_p = _unary("acosh", np.arccosh, lambda x, out: reciprocal(sqrt(x * x - 1.0)))
+arctanh_p = _unary("atanh", np.arctanh, lambda x, out: reciprocal(1.0 - x * x))
+# abs: derivative sign(x), 0 at the origin (the subgradient JAX and PyTorch use).
+abs_p = _unary("abs", np.abs, lambda x, out: sign(x))
+
+# Piecewise-constant functions: zero derivative everywhere they have one.
+sign_p = _nondiff("sign", np.sign)
+floor_p = _nondiff("floor", np.floor)
+ceil_p = _nondiff("ceil", np.ceil)
+trunc_p = _nondiff("trunc", np.trunc)
+rint_p = _nondiff("rint", np.rint)
+round_p = _nondiff("round", lambda x, decimals: np.round(x, decimals))
+floor_divide_p = _nondiff("floor_divide", np.floor_divide)
+stop_gradient_p = _nondiff("stop_gradient", lambda x: x)
+isnan_p = _nondiff("isnan", np.isnan)
+isinf_p = _nondiff("isinf", np.isinf)
+isfinite_p = _nondiff("isfinite", np.isfinite)
+logical_not_p = _nondiff("logical_not", np.logical_not)
+signbit_p = _nondiff("signbit", np.signbit)
+
+equal_p = _nondiff("eq", np.equal)
+not_equal_p = _nondiff("ne", np.not_equal)
+less_p = _nondiff("lt", np.less)
+less_equal_p = _nondiff("le", np.less_equal)
+greater_p = _nondiff("gt", np.greater)
+greater_equal_p = _nondiff("ge", np.greater_equal)
+logical_and_p = _nondiff("logical_and", np.logical_and)
+logical_or_p = _nondiff("logical_or", np.logical_or)
+logical_xor_p = _nondiff("logical_xor", np.logical_xor)
+
+# ---------------------------------------------------------------------------------------------
+# Binary ops. vjp returns one cotangent per input, reduced to that input's shape.
+
+add_p = Primitive("add")
+add_p.impl = np.add
+add_p.jvp = lambda primals, tangents, *, out: _sum_tangents(tangents[0], tangents[1], out)
+add_p.vjp = lambda g, x, y, *, out: (
+    None if _const(x) else unbroadcast(g, x),
+    None if _const(y) else unbroadcast(g, y),
+)
+
+subtract_p = Primitive("sub")
+subtract_p.impl = np.subtract
+subtract_p.jvp = lambda primals, tangents, *, out: _sum_tangents(
+    tangents[0], None if tangents[1] is None else negative(tangents[1]), out
+)
+subtract_p.vjp = lambda g, x, y, *, out: (
+    None if _const(x) else unbroadcast(g, x),
+    None if _const(y) else unbroadcast(negative(g), y),
+)
+
+multiply_p = Primitive("mul")
+multiply_p.impl = np.multiply
+multiply_p.jvp = lambda primals, tangents, *, out: _sum_tangents(
+    None if tangents[0] is None else tangents[0] * primals[1],
+    None if tangents[1] is None else primals[0] * tangents[1],
+    out,
+)
+multiply_p.vjp = lambda g, x, y, *, out: (
+    None if _const(x) else unbroadcast(g * y, x),
+    None if _const(y) else unbroadcast(g * x, y),
+)
+
+divide_p = Primitive("div")
+divide_p.impl = np.true_divide
+divide_p.jvp = lambda primals, tangents, *, out: _sum_tangents(
+    None if tangents[0] is None else tangents[0] / primals[1],
+    None if tangents[1] is None else negative(tangents[1] * out / primals[1]),
+    out,
+)
+divide_p.vjp = lambda g, x, y, *, out: (
+    None if _const(x) else unbroadcast(g / y, x),
+    None if _const(y) else unbroadcast(negative(g * out / y), y),
+)
+
+
+def _power_dx(x, y, out):
+    if _const(y):
+        return 0.0 if y == 0 else y * power(x, y - 1) if y != 2 else 2.0 * x
+    # Where the exponent is 0 the derivative is 0, even at x = 0 (0 * inf would be nan).
+    return where(y == 0, 0.0, y * power(x, where(y == 0, 1.0, y - 1)))
+
+
+def _power_dy(x, y, out):
+    # d/dy x**y = log(x) x**y; defined as 0 at x = 0 (the limit for y > 0), double-where safe.
+    safe_x = where(x == 0, 1.0, x)
+    return where(x == 0, 0.0, out * log(safe_x))
+
+
+power_p = Primitive("pow")
+power_p.impl = np.power
+power_p.jvp = lambda primals, tangents, *, out: _sum_tangents(
+    None if tangents[0] is None else tangents[0] * _power_dx(*primals, out),
+    None if tangents[1] is None else tangents[1] * _power_dy(*primals, out),
+    out,
+)
+power_p.vjp = lambda g, x, y, *, out: (
+    None if _const(x) else unbroadcast(g * _power_dx(x, y, out), x),
+    None if _const(y) else unbroadcast(g * _power_dy(x, y, out), y),
+)
+
+
+def _binary(name: str, impl, dx, dy):
+    """A binary op from its partial derivatives dx(x, y, out), dy(x, y, out)."""
+    p = Primitive(name)
+    p.impl = impl
+    p.jvp = lambda primals, tangents, *, out: _sum_tangents(
+        None if tangents[0] is None else tangents[0] * dx(*primals, out),
+        None if tangents[1] is None else tangents[1] * dy(*primals, out),
+        out,
+    )
+    p.vjp = lambda g, x, y, *, out: (
+        None if _const(x) else unbroadcast(g * dx(x, y, out), x),
+        None if _const(y) else unbroadcast(g * dy(x, y, out), y),
+    )
+    return p
+
+
+def _select_first(x, y, strict_first, out):
+    """Derivative mask of a max/min-like choice: 1 where x wins, 0.5 on ties (as JAX and PyTorch)."""
+    return astype(where(strict_first, 1.0, where(x == y, 0.5, 0.0)), out.dtype)
+
+
+maximum_p = _binary(
+    "maximum", np.maximum, lambda x, y, out: _select_first(x, y, x > y, out),
+    lambda x, y, out: _select_first(y, x, y > x, out),
+)
+minimum_p = _binary(
+    "minimum", np.minimum, lambda x, y, out: _select_first(x, y, x < y, out),
+    lambda x, y, out: _select_first(y, x, y < x, out),
+)
+# fmax/fmin ignore a NaN argument: the other one gets the whole derivative.
+fmax_p = _binary(
+    "fmax", np.fmax,
+    lambda x, y, out: where(isnan(y), 1.0, where(isnan(x), 0.0, _select_first(x, y, x > y, out))),
+    lambda x, y, out: where(isnan(x), 1.0, where(isnan(y), 0.0, _select_first(y, x, y > x, out))),
+)
+fmin_p = _binary(
+    "fmin", np.fmin,
+    lambda x, y, out: where(isnan(y), 1.0, where(isnan(x), 0.0, _select_first(x, y, x < y, out))),
+    lambda x, y, out: where(isnan(x), 1.0, where(isnan(y), 0.0, _select_first(y, x, y < x, out))),
+)
+arctan2_p = _binary(
+    "atan2", np.arctan2,
+    lambda y, x, out: x / (x * x + y * y),
+    lambda y, x, out: negative(y) / (x * x + y * y),
+)
+hypot_p = _binary("hypot", np.hypot, lambda x, y, out: x / out, lambda x, y, out: y / out)
+logaddexp_p = _binary(
+    "logaddexp", np.logaddexp, lambda x, y, out: exp(x - out), lambda x, y, out: exp(y - out)
+)
+logaddexp2_p = _binary(
+    "logaddexp2", np.logaddexp2, lambda x, y, out: exp2(x - out), lambda x, y, out: exp2(y - out)
+)
+remainder_p = _binary(
+    "remainder", np.remainder, lambda x, y, out: 1.0, lambda x, y, out: negative(floor_divide(x, y))
+)
+fmod_p = _binary(
+    "fmod", np.fmod, lambda x, y, out: 1.0, lambda x, y, out: negative(trunc(divide(x, y)))
+)
+
+# ---------------------------------------------------------------------------------------------
+# Selection and casts.
+
+def _where_jvp(primals, tangents, *, out):
+    _, tx, ty = tangents
+    if tx is None and ty is None:
+        return None
+    return _tangent_like(where(primals[0], 0.0 if tx is None else tx, 0.0 if ty is None else ty), out)
+
+
+where_p = Primitive("where")
+where_p.impl = np.where
+where_p.jvp = _where_jvp
+where_p.vjp = lambda g, c, x, y, *, out: (
+    None,
+    None if _const(x) else unbroadcast(where(c, g, 0.0), x),
+    None if _const(y) else unbroadcast(where(c, 0.0, g), y),
+)
+
+
+def _astype_impl(x, dtype):
+    if np.iscomplexobj(x) and not np.issubdtype(dtype, np.complexfloating):
+        x = np.real(x)
+    return np.asarray(x).astype(dtype, copy=False) if not isinstance(x, np.generic) else dtype.type(x)
+
+
+astype_p = Primitive("convert_element_type")
+astype_p.impl = _astype_impl
+astype_p.jvp = lambda primals, tangents, *, out, dtype: astype(tangents[0], dtype)
+astype_p.vjp = lambda g, x, *, out, dtype: (astype(g, x.dtype),)
+
+real_p = Primitive("real")
+real_p.impl = np.real
+real_p.jvp = lambda primals, tangents, *, out: real(tangents[0])
+real_p.vjp = lambda g, x, *, out: (astype(g, x.dtype) if np.iscomplexobj(x) else g,)
+
+conj_p = Primitive("conj")
+conj_p.impl = np.conjugate
+conj_p.jvp = lambda primals, tangents, *, out: conj(tangents[0])
+conj_p.vjp = lambda g, x, *, out: (conj(g),)
+
+# ---------------------------------------------------------------------------------------------
+# The functions. NumPy names; `autodiff.numpy` re-exports them.
+
+
+def _fn1(p, name, doc):
+    def f(x):
+        return bind(p, x)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"`numpy.{doc}`, differentiable."
+    return f
+
+
+def _fn2(p, name, doc):
+    def f(x1, x2):
+        return bind(p, x1, x2)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"`numpy.{doc}`, differentiable (broadcasting)."
+    return f
+
+
+UNARY = {
+    "negative": negative_p, "exp": exp_p, "exp2": exp2_p, "expm1": expm1_p, "log": log_p,
+    "log2": log2_p, "log10": log10_p, "log1p": log1p_p, "sqrt": sqrt_p, "cbrt": cbrt_p,
+    "square": square_p, "reciprocal": reciprocal_p, "sin": sin_p, "cos": cos_p, "tan": tan_p,
+    "arcsin": arcsin_p, "arccos": arccos_p, "arctan": arctan_p, "sinh": sinh_p, "cosh": cosh_p,
+    "tanh": tanh_p, "arcsinh": arcsinh_p, "arccosh": arccosh_p, "arctanh": arctanh_p,
+    "absolute": abs_p, "sign": sign_p, "floor": floor_p, "ceil": ceil_p, "trunc": trunc_p,
+    "rint": rint_p, "isnan": isnan_p, "isinf": isinf_p, "isfinite": isfinite_p,
+    "logical_not": logical_not_p, "signbit": signbit_p, "real": real_p, "conjugate": conj_p,
+}
+BINARY = {
+    "add": add_p, "subtract": subtract_p, "multiply": multiply_p, "divide": divide_p,
+    "power": power_p, "maximum": maximum_p, "minimum": minimum_p, "fmax": fmax_p, "fmin": fmin_p,
+    "arctan2": arctan2_p, "hypot": hypot_p, "logaddexp": logaddexp_p, "logaddexp2": logaddexp2_p,
+    "remainder": remainder_p, "fmod": fmod_p,
+    "floor_divide": floor_divide_p, "equal": equal_p, "not_equal": not_equal_p, "less": less_p,
+    "less_equal": less_equal_p, "greater": greater_p, "greater_equal": greater_equal_p,
+    "logical_and": logical_and_p, "logical_or": logical_or_p, "logical_xor": logical_xor_p,
+}
+
+negative = _fn1(negative_p, "negative", "negative")
+exp = _fn1(exp_p, "exp", "exp")
+exp2 = _fn1(exp2_p, "exp2", "exp2")
+log = _fn1(log_p, "log", "log")
+sqrt = _fn1(sqrt_p, "sqrt", "sqrt")
+reciprocal = _fn1(reciprocal_p, "reciprocal", "reciprocal")
+sin = _fn1(sin_p, "sin", "sin")
+cos = _fn1(cos_p, "cos", "cos")
+sinh = _fn1(sinh_p, "sinh", "sinh")
+cosh = _fn1(cosh_p, "cosh", "cosh")
+sign = _fn1(sign_p, "sign", "sign")
+trunc = _fn1(trunc_p, "trunc", "trunc")
+isnan = _fn1(isnan_p, "isnan", "isnan")
+signbit = _fn1(signbit_p, "signbit", "signbit")
+real = _fn1(real_p, "real", "real")
+conj = _fn1(conj_p, "conj", "conjugate")
+add = _fn2(add_p, "add", "add")
+divide = _fn2(divide_p, "divide", "divide")
+power = _fn2(power_p, "power", "power")
+floor_divide = _fn2(floor_divide_p, "floor_divide", "floor_divide")
+
+FUNCTIONS = {name: _fn1(p, name, name) for name, p in UNARY.items()}
+FUNCTIONS.update({name: _fn2(p, name, name) for name, p in BINARY.items()})
+
+
+def where(condition, x, y):
+    """`numpy.where(condition, x, y)`, differentiable in `x` and `y`.
+
+    Example:
+        >>> import numpy as np
+        >>> where(np.array([True, False]), np.array([1.0, 2.0]), 0.0)
+        array([1., 0.])
+    """
+    return bind(where_p, condition, x, y)
+
+
+def astype(x, dtype):
+    """Cast `x` to `dtype`; casting to a non-float dtype gives a constant (no derivative)."""
+    dtype = np.dtype(dtype)
+    if getattr(x, "dtype", None) == dtype:
+        return x
+    if not is_inexact(dtype):
+        x = bind(stop_gradient_p, x)
+    return bind(astype_p, x, dtype=dtype)
+
+
+def stop_gradient(x):
+    """The identity, with a zero derivative at every level.
+
+    Example:
+        >>> import autodiff as ad
+        >>> float(ad.grad(lambda x: x * ad.stop_gradient(x))(3.0))
+        3.0
+    """
+    return bind(stop_gradient_p, x)
+
+
+def clip(a, a_min=None, a_max=None):
+    """`numpy.clip`; the derivative passes to `a` where it is inside [a_min, a_max] (bounds included)."""
+    if a_min is None and a_max is None:
+        raise ValueError("One of max or min must be given")
+    out = a
+    if a_min is not None:
+        out = where(bind(less_p, a, a_min), a_min, out)
+    if a_max is not None:
+        out = where(bind(greater_p, a, a_max), a_max, out)
+    return out
+
+
+def round(a, decimals: int = 0):  # noqa: A001 - NumPy's name
+    """`numpy.round`: a constant (zero derivative)."""
+    return bind(round_p, a, decimals=decimals)

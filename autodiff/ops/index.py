@@ -1,0 +1,3 @@
+"""index primitives (being written)."""
+
+FUNCTIONS: dict = {}

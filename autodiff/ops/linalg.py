@@ -1,0 +1,3 @@
+"""linalg primitives (being written)."""
+
+FUNCTIONS: dict = {}

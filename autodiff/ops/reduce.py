@@ -1,0 +1,3 @@
+"""reduce primitives (being written)."""
+
+FUNCTIONS: dict = {}

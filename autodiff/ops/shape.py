@@ -1,0 +1,3 @@
+"""shape primitives (being written)."""
+
+FUNCTIONS: dict = {}

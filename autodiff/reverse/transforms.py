@@ -1,0 +1,281 @@
+"""Functional reverse-mode transforms: grad, value_and_grad, vjp.
+
+Each call pushes a ReverseTrace, wraps the differentiated inputs as leaf
+tracers, runs the function, pops the trace and runs the engine from the output.
+Pytrees, `argnums` and `has_aux` are handled here; the core sees flat lists.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import wraps
+from typing import Any
+
+import numpy as np
+
+from autodiff.core.dtypes import dtype_of, is_inexact
+from autodiff.core.pytree import tree_flatten, tree_map, tree_unflatten
+from autodiff.core.tensor import Tensor
+from autodiff.core.trace import EVAL_TRACE, new_trace
+from autodiff.reverse.engine import backward_pass
+from autodiff.reverse.graph import ReverseTrace
+
+
+def _as_input(x):
+    """Python and NumPy scalars become 0-d arrays so that dtype and shape are defined."""
+    if isinstance(x, (Tensor, np.ndarray)):
+        return x
+    if isinstance(x, (bool, int, float, complex, np.generic)):
+        return np.asarray(x)
+    raise TypeError(
+        f"Argument {x!r} of type {type(x).__name__} is not a valid autodiff input: "
+        "expected an array, a scalar or a Tensor (lists are pytrees: pass np.asarray(x))."
+    )
+
+
+def _check_argnums(argnums, nargs: int, fname: str) -> tuple[int, ...]:
+    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    for a in nums:
+        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
+            raise TypeError(f"argnums must be an int or a tuple of ints, got {argnums!r}")
+        if not -nargs <= a < nargs:
+            raise ValueError(
+                f"differentiating with respect to argnums={argnums!r} requires at least "
+                f"{max(nums) + 1} positional arguments to be passed by the caller, but got only "
+                f"{nargs} positional arguments to {fname}."
+            )
+    return tuple(a % nargs for a in nums)
+
+
+def _fname(fun) -> str:
+    return getattr(fun, "__name__", type(fun).__name__)
+
+
+class _Leaves:
+    """The leaf tracers of one transform call, with what is needed to rebuild gradients."""
+
+    def __init__(self, trace: ReverseTrace, trees: Sequence, transform: str, allow_int: bool):
+        self.treedefs = []
+        self.values = []  # flat input values, per tree
+        self.tracers = []  # flat leaf tracers (or None for integer inputs), per tree
+        self.wrapped = []  # the trees with tracers in place of inputs
+        for tree in trees:
+            flat, treedef = tree_flatten(tree)
+            flat = [_as_input(x) for x in flat]
+            tracers = []
+            for x in flat:
+                dt = dtype_of(x)
+                if is_inexact(dt):
+                    tracers.append(trace.new_leaf(x))
+                elif allow_int:
+                    tracers.append(None)
+                else:
+                    raise TypeError(
+                        f"{transform} requires real- or complex-valued inputs (floating or complex "
+                        f"dtype), but got {dt.name}. Use allow_int=True to get zero gradients for "
+                        "integer inputs, or convert them to a float dtype."
+                    )
+            self.treedefs.append(treedef)
+            self.values.append(flat)
+            self.tracers.append(tracers)
+            self.wrapped.append(
+                tree_unflatten(treedef, [t if t is not None else x for t, x in zip(tracers, flat)])
+            )
+
+    def edges(self):
+        return [t._edge[0] for ts in self.tracers for t in ts if t is not None]
+
+    def gradients(self, cts: dict) -> list:
+        """One gradient pytree per input tree; inputs the output did not use get zeros."""
+        out = []
+        for treedef, flat, tracers in zip(self.treedefs, self.values, self.tracers):
+            grads = []
+            for x, t in zip(flat, tracers):
+                g = cts.get(t._edge[0]) if t is not None else None
+                grads.append(_zeros_like(x) if g is None else _match_input_type(g, x))
+            out.append(tree_unflatten(treedef, grads))
+        return out
+
+
+def _zeros_like(x):
+    dt = dtype_of(x)
+    z = np.zeros(np.shape(x) if not isinstance(x, Tensor) else x.shape, dt if is_inexact(dt) else np.float64)
+    return Tensor(z) if isinstance(x, Tensor) and x._trace is EVAL_TRACE else z
+
+
+def _match_input_type(g, x):
+    """Tensors in, Tensors out: a raw gradient for a level-0 Tensor input is wrapped."""
+    if isinstance(x, Tensor) and not isinstance(g, Tensor):
+        return Tensor(g)
+    return g
+
+
+def _primal_of(out, trace):
+    """Replace this trace's tracers in a pytree by their primal values."""
+    return tree_map(lambda v: v._value if isinstance(v, Tensor) and v._trace is trace else v, out)
+
+
+def _split_aux(out, has_aux: bool, fname: str):
+    if not has_aux:
+        return out, None
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        raise TypeError(
+            f"has_aux=True requires {fname} to return a pair (output, auxiliary data), "
+            f"got {type(out).__name__}."
+        )
+    return out[0], out[1]
+
+
+def _check_scalar_output(out, holomorphic: bool) -> None:
+    if isinstance(out, (tuple, list, dict)) or out is None:
+        raise TypeError(
+            f"grad requires real-valued scalar outputs (shape ()), got a {type(out).__name__}. "
+            "Use jacrev or vjp for non-scalar outputs."
+        )
+    shape = out.shape if isinstance(out, Tensor) else np.shape(out)
+    if shape != ():
+        raise TypeError(
+            f"grad requires real-valued scalar outputs (shape ()), got shape {tuple(shape)}. "
+            "Use jacrev or vjp for non-scalar outputs."
+        )
+    dt = dtype_of(out)
+    if holomorphic:
+        if not np.issubdtype(dt, np.complexfloating):
+            raise TypeError(f"grad with holomorphic=True requires complex-valued outputs, got {dt.name}.")
+    elif not np.issubdtype(dt, np.floating):
+        raise TypeError(
+            f"grad requires real-valued outputs (floating dtype), but got {dt.name}. "
+            "For holomorphic differentiation, pass holomorphic=True."
+        )
+
+
+def value_and_grad(
+    fun: Callable,
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+) -> Callable:
+    """Return a function computing both `fun(*args)` and its gradient with respect to `argnums`.
+
+    Arguments:
+        fun: a function of arrays (or pytrees of arrays) returning a real scalar.
+        argnums: which positional argument(s) to differentiate; a tuple gives a tuple of gradients.
+        has_aux: `fun` returns `(output, aux)`; aux is returned alongside, not differentiated.
+        holomorphic: `fun` is complex-to-complex holomorphic.
+        allow_int: integer inputs get zero gradients instead of an error.
+
+    Returns:
+        A function returning `(value, gradient)`, or `((value, aux), gradient)` with `has_aux`.
+
+    Example:
+        >>> import autodiff as ad, autodiff.numpy as anp
+        >>> value, g = ad.value_and_grad(lambda x: anp.sum(x ** 2))(anp.array([1.0, 2.0]))
+        >>> float(value), g
+        (5.0, array([2., 4.]))
+    """
+    fname = _fname(fun)
+
+    @wraps(fun)
+    def value_and_grad_f(*args, **kwargs):
+        nums = _check_argnums(argnums, len(args), fname)
+        with new_trace(ReverseTrace) as trace:
+            leaves = _Leaves(trace, [args[i] for i in nums], "grad", allow_int)
+            call_args = list(args)
+            for i, w in zip(nums, leaves.wrapped):
+                call_args[i] = w
+            result = fun(*call_args, **kwargs)
+            out, aux = _split_aux(result, has_aux, fname)
+            _check_scalar_output(out, holomorphic)
+        cts = {}
+        if isinstance(out, Tensor) and out._trace is trace:
+            value = out._value
+            seed = np.ones((), dtype_of(value))
+            cts = backward_pass([out._edge], [seed], targets=None)
+        else:
+            value = out
+        grads = leaves.gradients(cts)
+        g = grads[0] if isinstance(argnums, int) else tuple(grads)
+        if has_aux:
+            return (value, _primal_of(aux, trace)), g
+        return value, g
+
+    return value_and_grad_f
+
+
+def grad(
+    fun: Callable,
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    allow_int: bool = False,
+) -> Callable:
+    """Return a function computing the gradient of scalar-valued `fun` with respect to `argnums`.
+
+    Gradients have the structure of the differentiated arguments. Nest freely:
+    `grad(grad(f))` is the second derivative.
+
+    Example:
+        >>> import autodiff as ad, autodiff.numpy as anp
+        >>> float(ad.grad(anp.sin)(0.0))
+        1.0
+        >>> float(ad.grad(ad.grad(ad.grad(anp.sin)))(0.0))
+        -1.0
+    """
+    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+
+    @wraps(fun)
+    def grad_f(*args, **kwargs):
+        (value, g) = vg(*args, **kwargs)
+        return (g, value[1]) if has_aux else g
+
+    return grad_f
+
+
+def vjp(fun: Callable, *primals, has_aux: bool = False) -> tuple:
+    """Evaluate `fun(*primals)` and return its pullback.
+
+    Returns:
+        `(out, vjp_fn)` or `(out, vjp_fn, aux)`. `vjp_fn(ct)` takes a cotangent with
+        the structure, shapes and dtypes of `out` and returns a tuple with one
+        cotangent per primal. It may be called any number of times.
+
+    Example:
+        >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+        >>> out, f_vjp = ad.vjp(lambda x: x * 2.0, np.array([1.0, 2.0]))
+        >>> f_vjp(np.array([1.0, 10.0]))
+        (array([ 2., 20.]),)
+    """
+    fname = _fname(fun)
+    with new_trace(ReverseTrace) as trace:
+        leaves = _Leaves(trace, primals, "vjp", allow_int=True)
+        result = fun(*leaves.wrapped)
+        out, aux = _split_aux(result, has_aux, fname)
+    out_flat, out_def = tree_flatten(out)
+    out_primal = _primal_of(out, trace)
+    edges = [v._edge if isinstance(v, Tensor) and v._trace is trace else None for v in out_flat]
+    shapes = [(tuple(np.shape(v)) if not isinstance(v, Tensor) else v.shape) for v in out_flat]
+
+    def vjp_fn(ct):
+        ct_flat, ct_def = tree_flatten(ct)
+        if ct_def != out_def:
+            raise ValueError(
+                f"Tree structure of cotangent input {ct_def} does not match structure of "
+                f"primal output {out_def}."
+            )
+        roots, seeds = [], []
+        for i, (edge, shape, c) in enumerate(zip(edges, shapes, ct_flat)):
+            c_shape = c.shape if isinstance(c, Tensor) else np.shape(c)
+            if tuple(c_shape) != shape:
+                raise ValueError(
+                    f"Shape of cotangent input to vjp pullback function {tuple(c_shape)} must be "
+                    f"the same as the shape of corresponding primal input {shape} (output {i})."
+                )
+            if edge is not None:
+                roots.append(edge)
+                seeds.append(c)
+        cts = backward_pass(roots, seeds, retain_graph=True) if roots else {}
+        return tuple(leaves.gradients(cts))
+
+    if has_aux:
+        return out_primal, vjp_fn, _primal_of(aux, trace)
+    return out_primal, vjp_fn
