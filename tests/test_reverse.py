@@ -1,0 +1,238 @@
+"""Reverse-mode transforms: grad, value_and_grad, vjp — semantics, higher order, errors, big graphs."""
+import collections
+
+import numpy as np
+import pytest
+
+import autodiff as ad
+import autodiff.numpy as anp
+from autodiff.core.trace import trace_stack_depth
+
+
+@pytest.fixture(autouse=True)
+def _level_stack_is_empty_after_each_test():
+    yield
+    assert trace_stack_depth() == 1
+
+
+def test_grad_scalar_and_vector():
+    assert ad.grad(lambda x: x * x)(3.0) == 6.0
+    x = np.array([1.0, 2.0, 3.0])
+    np.testing.assert_allclose(ad.grad(lambda x: anp.sum(anp.sin(x)))(x), np.cos(x))
+
+
+def test_nested_grad_to_order_four_matches_analytic():
+    # d^k/dx^k sin = sin(x + k pi / 2)
+    f = anp.sin
+    for k in range(1, 5):
+        f = ad.grad(f)
+        assert np.isclose(f(0.7), np.sin(0.7 + k * np.pi / 2))
+    # tanh: 4th derivative  16 t (1-t^2)(2 - 3 t^2) ... check against central differences of the 3rd
+    d3 = ad.grad(ad.grad(ad.grad(anp.tanh)))
+    d4 = ad.grad(d3)(0.3)
+    h = 1e-4
+    assert np.isclose(d4, (d3(0.3 + h) - d3(0.3 - h)) / (2 * h), rtol=1e-6)
+
+
+def test_polynomial_derivatives_exact():
+    p = lambda x: 3.0 * x**4 - 2.0 * x**3 + x - 5.0  # noqa: E731
+    d = [p]
+    for _ in range(5):
+        d.append(ad.grad(d[-1]))
+    x = 1.3
+    assert np.isclose(d[1](x), 12 * x**3 - 6 * x**2 + 1)
+    assert np.isclose(d[2](x), 36 * x**2 - 12 * x)
+    assert np.isclose(d[3](x), 72 * x - 12)
+    assert np.isclose(d[4](x), 72.0)
+    assert d[5](x) == 0.0
+
+
+def test_perturbation_confusion():
+    # d/dx [x * d/dy (x + y)] = d/dx [x * 1] = 1
+    f = lambda x: x * ad.grad(lambda y: x + y)(2.0)  # noqa: E731
+    assert ad.grad(f)(1.0) == 1.0
+    # d/dx [ x * d/dy (x * y) ]|_{y=2} = d/dx x^2 = 2x
+    g = lambda x: x * ad.grad(lambda y: x * y)(2.0)  # noqa: E731
+    assert ad.grad(g)(3.0) == 6.0
+
+
+def test_closure_over_outer_tracer():
+    def outer(a):
+        inner = lambda b: anp.sin(a * b)  # noqa: E731
+        return ad.grad(inner)(2.0)  # = a cos(2a)
+
+    a = 0.4
+    expected = np.cos(2 * a) - 2 * a * np.sin(2 * a)
+    assert np.isclose(ad.grad(outer)(a), expected)
+
+
+def test_argnums_and_pytrees():
+    def f(params, x):
+        return anp.sum(params["w"] * x) + params["b"][0] * params["b"][1]
+
+    params = {"w": np.array([1.0, 2.0]), "b": (3.0, np.array(4.0))}
+    x = np.array([5.0, 6.0])
+    g = ad.grad(f)(params, x)
+    assert set(g) == {"w", "b"}
+    np.testing.assert_allclose(g["w"], x)
+    assert isinstance(g["b"], tuple) and np.isclose(g["b"][0], 4.0) and np.isclose(g["b"][1], 3.0)
+    gp, gx = ad.grad(f, argnums=(0, 1))(params, x)
+    np.testing.assert_allclose(gx, params["w"])
+    assert ad.grad(f, argnums=-1)(params, x).shape == (2,)
+
+
+def test_namedtuple_and_list_inputs():
+    P = collections.namedtuple("P", "a b")
+    g = ad.grad(lambda p: p.a * p.b[0] * p.b[1])(P(2.0, [3.0, 4.0]))
+    assert isinstance(g, P) and isinstance(g.b, list)
+    assert np.allclose([g.a, g.b[0], g.b[1]], [12.0, 8.0, 6.0])
+
+
+def test_has_aux_and_value_and_grad():
+    def f(x):
+        y = anp.sum(x**2)
+        return y, {"y": y, "double": 2 * x}
+
+    (v, aux), g = ad.value_and_grad(f, has_aux=True)(np.array([1.0, 2.0]))
+    assert v == 5.0 and aux["y"] == 5.0
+    assert type(aux["double"]) is np.ndarray  # aux is returned as plain values
+    np.testing.assert_allclose(g, [2.0, 4.0])
+    g2, aux2 = ad.grad(f, has_aux=True)(np.array([1.0, 2.0]))
+    np.testing.assert_allclose(g2, [2.0, 4.0])
+
+
+def test_unused_input_gets_zeros_and_constant_output():
+    g = ad.grad(lambda x, y: x * 2.0, argnums=(0, 1))(1.0, np.ones(3))
+    assert g[0] == 2.0 and np.array_equal(g[1], np.zeros(3))
+    assert ad.grad(lambda x: 3.0)(np.ones(2)).tolist() == [0.0, 0.0]
+
+
+def test_float32_stays_float32():
+    x = np.linspace(0.1, 1, 5, dtype=np.float32)
+    g = ad.grad(lambda x: anp.sum(anp.exp(x) * 2.0 + x**2 / 3.0))(x)
+    assert g.dtype == np.float32
+    g2 = ad.grad(lambda x: anp.sum(x * np.float64(2.0)))(x)  # promotes forward, cast back
+    assert g2.dtype == np.float32
+
+
+def test_vjp_multiple_calls_and_pytree_outputs():
+    x = np.array([1.0, 2.0])
+    out, pull = ad.vjp(lambda x, y: {"a": x * y, "b": anp.sin(x)}, x, 3.0)
+    np.testing.assert_allclose(out["a"], x * 3.0)
+    ct = {"a": np.ones(2), "b": np.array([0.0, 1.0])}
+    gx, gy = pull(ct)
+    np.testing.assert_allclose(gx, [3.0, 3.0 + np.cos(2.0)])
+    assert np.isclose(gy, 3.0)
+    gx2, _ = pull(ct)
+    np.testing.assert_allclose(gx, gx2)
+
+
+def test_vjp_has_aux():
+    out, pull, aux = ad.vjp(lambda x: (x * 2.0, x + 1.0), np.ones(2), has_aux=True)
+    np.testing.assert_allclose(aux, [2.0, 2.0])
+    np.testing.assert_allclose(pull(np.ones(2))[0], [2.0, 2.0])
+
+
+def test_plain_numpy_calls_dispatch_on_tracers():
+    def f(x):
+        return np.sum(np.sin(x) * np.exp(x)) + np.add(x, 1.0)[0]
+
+    x = np.array([0.1, 0.2])
+    expected = np.cos(x) * np.exp(x) + np.sin(x) * np.exp(x) + np.array([1.0, 0.0])
+    np.testing.assert_allclose(ad.grad(f)(x), expected)
+
+
+def test_unsupported_numpy_function_raises_naming_it():
+    with pytest.raises(NotImplementedError, match="numpy.fft"):
+        ad.grad(lambda x: np.fft.fft(x).real.sum())(np.ones(4))
+    with pytest.raises(NotImplementedError, match="numpy.add.reduce"):
+        ad.grad(lambda x: np.add.reduce(x))(np.ones(4))
+
+
+def test_control_flow_on_concrete_values():
+    def f(x):
+        return x * x if x > 0 else -x
+
+    assert ad.grad(f)(2.0) == 4.0 and ad.grad(f)(-2.0) == -1.0
+
+
+# ----------------------------------------------------------------------------------- errors
+
+
+def test_error_non_scalar_output():
+    with pytest.raises(TypeError, match=r"grad requires real-valued scalar outputs \(shape \(\)\), got shape \(3,\)"):
+        ad.grad(lambda x: x * 2.0)(np.ones(3))
+
+
+def test_error_integer_input():
+    with pytest.raises(TypeError, match="grad requires real- or complex-valued inputs .* but got int64"):
+        ad.grad(lambda x: x * 2.0)(np.arange(3))
+    with pytest.raises(TypeError, match="but got int64"):
+        ad.grad(lambda x: x * 2.0)(3)
+    g = ad.grad(lambda x, n: x * n, argnums=(0, 1), allow_int=True)(2.0, 3)
+    assert g[0] == 3.0 and g[1] == 0
+
+
+def test_error_unknown_argnums():
+    with pytest.raises(ValueError, match="argnums=3 requires at least 4 positional arguments"):
+        ad.grad(lambda x: x, argnums=3)(1.0)
+    with pytest.raises(ValueError, match="argnums"):
+        ad.grad(lambda x, y: x * y, argnums=(0, 5))(1.0, 2.0)
+    with pytest.raises(TypeError, match="argnums must be an int"):
+        ad.grad(lambda x: x, argnums="0")(1.0)
+
+
+def test_error_mismatched_pytree_cotangent():
+    _, pull = ad.vjp(lambda x: (x, x * 2.0), np.ones(2))
+    with pytest.raises(ValueError, match="Tree structure of cotangent"):
+        pull([np.ones(2), np.ones(2)])
+    with pytest.raises(ValueError, match="Shape of cotangent"):
+        pull((np.ones(3), np.ones(2)))
+
+
+def test_error_has_aux_without_pair():
+    with pytest.raises(TypeError, match="has_aux=True requires"):
+        ad.grad(lambda x: x * 2.0, has_aux=True)(1.0)
+
+
+def test_error_inside_function_leaves_stack_clean():
+    def bad(x):
+        ad.grad(lambda y: y * x)(1.0)
+        raise ValueError("boom")
+
+    with pytest.raises(ValueError, match="boom"):
+        ad.grad(bad)(1.0)
+    assert trace_stack_depth() == 1
+
+
+def test_escaped_tracer_raises():
+    leaked = []
+
+    def f(x):
+        leaked.append(x)
+        return x * 2.0
+
+    ad.grad(f)(1.0)
+    with pytest.raises(ad.EscapedTracerError, match="finished ReverseTrace"):
+        anp.sin(leaked[0])
+    with pytest.raises(ad.TracerConversionError):
+        ad.grad(lambda x: np.asarray(x).sum() * x)(1.0)
+
+
+# ------------------------------------------------------------------------------- big graphs
+
+
+def test_long_chain_has_no_recursion_limit():
+    def f(x):
+        for _ in range(100_000):
+            x = x * 1.0000001
+        return x
+
+    assert np.isclose(ad.grad(f)(1.0), 1.0000001**100_000)
+
+
+def test_wide_fan_in_sums_cotangents():
+    def f(x):
+        return anp.sum(anp.stack([x * float(i) for i in range(200)]))
+
+    np.testing.assert_allclose(ad.grad(f)(np.ones(3)), np.full(3, sum(range(200))))
