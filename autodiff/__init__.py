@@ -20,6 +20,8 @@ from autodiff.core import (
     tree_structure,
     tree_unflatten,
 )
+from autodiff import autograd  # noqa: F401
+from autodiff.forward_ad import hvp, jvp, linearize
 from autodiff.ops.elementwise import stop_gradient
 from autodiff.reverse import grad, value_and_grad, vjp
 
@@ -42,7 +44,11 @@ __all__ = [
     "EscapedTracerError",
     "Tensor",
     "TracerConversionError",
+    "autograd",
     "grad",
+    "hvp",
+    "jvp",
+    "linearize",
     "numpy",
     "register_pytree_node",
     "stop_gradient",

@@ -139,13 +139,16 @@ def check_grads(
                    "JVP/VJP inner-product identity")
     if order > 1:
         if "rev" in modes:
-            check_grads(lambda *xs: vjp(f, *xs)[1](ct), args, order - 1, ("rev",), eps, atol, rtol,
+            check_grads(lambda *xs: vjp(f, *xs)[1](ct), args, order - 1, modes, eps, atol, rtol,
                         seed + 1)
         if "fwd" in modes:
             from autodiff.forward_ad import jvp
 
-            check_grads(lambda *xs: jvp(f, xs, tuple(tangents))[1], args, order - 1, modes, eps,
-                        atol, rtol, seed + 1)
+            def f_jvp(*xs):  # tangents follow the inputs' dtype (differences run in float64)
+                ts = tuple(np.asarray(t, dtype=_dtype(x)) for t, x in zip(tangents, xs))
+                return jvp(f, xs, ts)[1]
+
+            check_grads(f_jvp, args, order - 1, modes, eps, atol, rtol, seed + 1)
 
 
 __all__ = ["check_grads", "numerical_jvp"]

@@ -1,8 +1,8 @@
 """Op table: elementwise functions (unary on several shapes, binary with broadcasting)."""
 import numpy as np
+from optable import OpCase, arr, pos
 
 import autodiff.numpy as anp
-from optable import OpCase, arr, pos
 
 SHAPES = [(), (5,), (3, 4)]
 

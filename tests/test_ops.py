@@ -1,4 +1,4 @@
-"""The table-driven op harness: every case of every family, float64 and float32, reverse mode order 2."""
+"""The table-driven op harness: every case of every family, float64 and float32, fwd and rev to order 2."""
 import importlib
 import pathlib
 
@@ -47,5 +47,5 @@ def test_derivatives(case, dtype):
     tol = {} if case.rtol is None else {"rtol": case.rtol, "atol": case.atol or case.rtol}
     if dtype == np.float32 and case.rtol is not None:
         tol = {"rtol": max(case.rtol, 2e-3), "atol": max(case.atol or case.rtol, 2e-3)}
-    check_grads(case.fun, args, order=case.order, modes=("rev",), **tol)
+    check_grads(case.fun, args, order=case.order, modes=("fwd", "rev"), **tol)
     assert trace_stack_depth() == 1

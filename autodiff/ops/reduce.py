@@ -1,3 +1,431 @@
-"""reduce primitives (being written)."""
+"""Reductions: sum, prod, max/min primitives; mean, var, std, ptp, average composites; arg/logical reductions.
 
-FUNCTIONS: dict = {}
+Every reduction primitive takes `axes` (a sorted tuple of non-negative ints, see
+`normalize_axes`) and `keepdims`. `reduce_sum` and `expand_reduced` are each other's
+transpose: a reduction's cotangent is its output cotangent broadcast back over the
+reduced axes. max/min split the derivative evenly among tied extrema; prod's rule
+never divides by a zero factor.
+"""
+from __future__ import annotations
+
+import builtins
+import math
+import operator
+
+import numpy as np
+from numpy.exceptions import AxisError
+
+from autodiff.core.dtypes import dtype_of, is_inexact
+from autodiff.core.primitive import Primitive, bind
+from autodiff.ops import elementwise
+from autodiff.ops.broadcast import broadcast_to, shape_of
+from autodiff.ops.elementwise import astype, equal_p, logical_and_p, logical_or_p, logical_not_p
+
+_ALL_AXES = [tuple(range(n)) for n in range(33)]
+
+
+def normalize_axes(axis, ndim: int) -> tuple:
+    """`axis` (None, an int, possibly negative, or a tuple of them) as a sorted tuple of axes.
+
+    Example:
+        >>> normalize_axes((-1, 0), 3)
+        (0, 2)
+    """
+    if axis is None:
+        return _ALL_AXES[ndim] if ndim < len(_ALL_AXES) else tuple(range(ndim))
+    if isinstance(axis, (tuple, list)):
+        axes = tuple(sorted(_normalize_axis(a, ndim) for a in axis))
+        if len(set(axes)) != len(axes):
+            raise ValueError("duplicate value in 'axis'")
+        return axes
+    return (_normalize_axis(axis, ndim),)
+
+
+def _normalize_axis(axis, ndim: int) -> int:
+    axis = operator.index(axis)
+    if not -ndim <= axis < ndim:
+        raise AxisError(axis, ndim)
+    return axis % ndim
+
+
+def _group_size(shape: tuple, axes: tuple) -> int:
+    """How many elements each output element of a reduction over `axes` combines."""
+    return math.prod(shape[a] for a in axes)
+
+
+def _reject(fname: str, **unsupported) -> None:
+    for name, value in unsupported.items():
+        if value is not None:
+            raise TypeError(f"autodiff.numpy.{fname} does not support the argument {name}=")
+
+
+# ---------------------------------------------------------------------------------------------
+# sum and its transpose, expand_reduced.
+
+
+def reduce_sum(x, axes: tuple, keepdims: bool):
+    """Sum over `axes` (already normalized); no work for an empty tuple without keepdims change."""
+    if not axes:
+        return x
+    return bind(reduce_sum_p, x, axes=axes, keepdims=keepdims)
+
+
+def expand_reduced(g, axes: tuple, keepdims: bool, shape: tuple):
+    """Broadcast `g`, the result of a reduction of an array of `shape` over `axes`, back to `shape`."""
+    if keepdims or len(axes) == len(shape):
+        return broadcast_to(g, shape)
+    if not axes:
+        return g
+    return bind(expand_reduced_p, g, axes=axes, shape=shape)
+
+
+reduce_sum_p = Primitive("reduce_sum")
+reduce_sum_p.impl = lambda x, *, axes, keepdims: np.sum(x, axis=axes, keepdims=keepdims)
+reduce_sum_p.jvp = lambda primals, tangents, *, out, axes, keepdims: (
+    None if tangents[0] is None else reduce_sum(tangents[0], axes, keepdims)
+)
+reduce_sum_p.vjp = lambda g, x, *, out, axes, keepdims: (
+    expand_reduced(g, axes, keepdims, shape_of(x)),
+)
+
+expand_reduced_p = Primitive("expand_reduced")
+expand_reduced_p.impl = lambda g, *, axes, shape: np.broadcast_to(np.expand_dims(g, axes), shape)
+expand_reduced_p.jvp = lambda primals, tangents, *, out, axes, shape: (
+    None if tangents[0] is None else expand_reduced(tangents[0], axes, False, shape)
+)
+expand_reduced_p.vjp = lambda g, x, *, out, axes, shape: (reduce_sum(g, axes, False),)
+
+# ---------------------------------------------------------------------------------------------
+# max and min. The derivative is split evenly among the elements equal to the extremum (ties
+# share it, as in JAX and HIPS autograd); a NaN extremum sends it to the NaN elements.
+
+
+def _tie_weights_impl(x, out, *, axes, keepdims):
+    x = np.asarray(x)
+    out = out if keepdims else np.expand_dims(out, axes)
+    hit = x == out
+    if x.dtype.kind in "fc" and np.isnan(out).any():
+        hit |= np.isnan(x)
+    weights = hit.astype(x.dtype)
+    return weights / weights.sum(axis=axes, keepdims=True)
+
+
+# The weights are a constant: max is locally linear in the selected elements.
+tie_weights_p = Primitive("tie_weights", differentiable=False)
+tie_weights_p.impl = _tie_weights_impl
+
+
+def _extremum(name: str, impl):
+    p = Primitive(name)
+    p.impl = lambda x, *, axes, keepdims: impl(x, axis=axes, keepdims=keepdims)
+
+    def jvp(primals, tangents, *, out, axes, keepdims):
+        if tangents[0] is None:
+            return None
+        w = bind(tie_weights_p, primals[0], out, axes=axes, keepdims=keepdims)
+        return reduce_sum(tangents[0] * w, axes, keepdims)
+
+    def vjp(g, x, *, out, axes, keepdims):
+        w = bind(tie_weights_p, x, out, axes=axes, keepdims=keepdims)
+        return (expand_reduced(g, axes, keepdims, shape_of(x)) * w,)
+
+    p.jvp = jvp
+    p.vjp = vjp
+    return p
+
+
+reduce_max_p = _extremum("reduce_max", np.max)
+reduce_min_p = _extremum("reduce_min", np.min)
+
+# ---------------------------------------------------------------------------------------------
+# prod. d prod / d x_i is the product of the other factors of x_i's group: out / x_i when no
+# factor is zero; with exactly one zero, the product of the nonzero factors at the zero and 0
+# elsewhere; with two or more zeros, 0. Written with autodiff ops, so it differentiates again;
+# the higher derivatives are exact wherever a group has at most one zero factor (with two, the
+# mixed derivative between the two zero factors is reported as 0).
+
+
+def _prod_others(x, out, axes: tuple, keepdims: bool):
+    """For each element of `x`, the product of the other elements of its group."""
+    out_b = expand_reduced(out, axes, keepdims, shape_of(x))
+    is_zero = bind(equal_p, x, 0.0)
+    # A concrete mask without zeros (the common case) needs no guarding.
+    if isinstance(is_zero, (np.ndarray, np.generic)) and not is_zero.any():
+        return out_b / x
+    safe = elementwise.where(is_zero, 1.0, x)
+    zero_count = reduce_sum(is_zero, axes, True)
+    nonzero_prod = reduce_prod(safe, axes, True)
+    at_zero = elementwise.where(zero_count == 1, nonzero_prod, 0.0)
+    return elementwise.where(is_zero, at_zero, out_b / safe)
+
+
+def reduce_prod(x, axes: tuple, keepdims: bool):
+    """Product over `axes` (already normalized)."""
+    return bind(reduce_prod_p, x, axes=axes, keepdims=keepdims)
+
+
+reduce_prod_p = Primitive("reduce_prod")
+reduce_prod_p.impl = lambda x, *, axes, keepdims: np.prod(x, axis=axes, keepdims=keepdims)
+reduce_prod_p.jvp = lambda primals, tangents, *, out, axes, keepdims: (
+    None
+    if tangents[0] is None
+    else reduce_sum(tangents[0] * _prod_others(primals[0], out, axes, keepdims), axes, keepdims)
+)
+reduce_prod_p.vjp = lambda g, x, *, out, axes, keepdims: (
+    expand_reduced(g, axes, keepdims, shape_of(x)) * _prod_others(x, out, axes, keepdims),
+)
+
+# ---------------------------------------------------------------------------------------------
+# Non-differentiable reductions: integer or boolean results.
+
+
+def _nondiff(name: str, impl):
+    p = Primitive(name, differentiable=False)
+    p.impl = impl
+    return p
+
+
+argmax_p = _nondiff("argmax", lambda x, *, axis, keepdims: np.argmax(x, axis, keepdims=keepdims))
+argmin_p = _nondiff("argmin", lambda x, *, axis, keepdims: np.argmin(x, axis, keepdims=keepdims))
+all_p = _nondiff("all", lambda x, *, axes, keepdims: np.all(x, axis=axes, keepdims=keepdims))
+any_p = _nondiff("any", lambda x, *, axes, keepdims: np.any(x, axis=axes, keepdims=keepdims))
+count_nonzero_p = _nondiff(
+    "count_nonzero",
+    lambda x, *, axes, keepdims: np.count_nonzero(x, axis=axes, keepdims=keepdims),
+)
+
+# ---------------------------------------------------------------------------------------------
+# The functions. NumPy names and signatures; `autodiff.numpy` re-exports them.
+
+
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):  # noqa: A001
+    """`numpy.sum`, differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> sum(np.array([[1.0, 2.0], [3.0, 4.0]]), axis=0)
+        array([4., 6.])
+    """
+    _reject("sum", out=out)
+    if dtype is not None:
+        a = astype(a, dtype)
+    if where is not True:
+        a = elementwise.where(where, a, 0)
+    result = bind(
+        reduce_sum_p, a, axes=normalize_axes(axis, len(shape_of(a))), keepdims=bool(keepdims)
+    )
+    if initial is not None:
+        result = result + np.asarray(initial).item()
+    return result
+
+
+def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+    """`numpy.prod`, differentiable (also where factors are zero).
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> ad.grad(lambda x: prod(x))(np.array([2.0, 0.0, 3.0]))
+        array([0., 6., 0.])
+    """
+    _reject("prod", out=out)
+    if dtype is not None:
+        a = astype(a, dtype)
+    if where is not True:
+        a = elementwise.where(where, a, 1)
+    result = reduce_prod(a, normalize_axes(axis, len(shape_of(a))), bool(keepdims))
+    if initial is not None:
+        result = result * np.asarray(initial).item()
+    return result
+
+
+def _extremum_fn(p, name: str, doc_name: str):
+    def f(a, axis=None, out=None, keepdims=False, initial=None, where=None):
+        _reject(name, out=out, initial=initial, where=where)
+        return bind(p, a, axes=normalize_axes(axis, len(shape_of(a))), keepdims=bool(keepdims))
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = (
+        f"`numpy.{doc_name}`, differentiable: tied extrema share the derivative evenly "
+        "(as in JAX and HIPS autograd)."
+    )
+    return f
+
+
+max = _extremum_fn(reduce_max_p, "max", "max")  # noqa: A001
+min = _extremum_fn(reduce_min_p, "min", "min")  # noqa: A001
+amax = _extremum_fn(reduce_max_p, "amax", "amax")
+amin = _extremum_fn(reduce_min_p, "amin", "amin")
+
+
+def ptp(a, axis=None, out=None, keepdims=False):
+    """`numpy.ptp` (max - min), differentiable."""
+    _reject("ptp", out=out)
+    return max(a, axis, keepdims=keepdims) - min(a, axis, keepdims=keepdims)
+
+
+def _as_float(a, dtype):
+    """NumPy's accumulation dtype for mean/var: float64 for integers and bools, else `dtype`."""
+    if dtype is not None:
+        return astype(a, dtype)
+    if not is_inexact(dtype_of(a)):
+        return astype(a, np.float64)
+    return a
+
+
+def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    """`numpy.mean`, differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> mean(np.array([[1.0, 2.0], [3.0, 5.0]]), axis=1)
+        array([1.5, 4. ])
+    """
+    _reject("mean", out=out)
+    result_dtype = np.dtype(dtype) if dtype is not None else None
+    if dtype is None and dtype_of(a) == np.float16:
+        dtype = np.float32  # NumPy accumulates float16 in float32
+        result_dtype = np.dtype(np.float16)
+    x = _as_float(a, dtype)
+    shape = shape_of(x)
+    axes = normalize_axes(axis, len(shape))
+    keepdims = bool(keepdims)
+    if where is True:
+        count = _group_size(shape, axes)
+    else:
+        x = elementwise.where(where, x, 0)
+        shape = shape_of(x)
+        count = reduce_sum(broadcast_to(astype(where, x.dtype), shape), axes, keepdims)
+    result = bind(reduce_sum_p, x, axes=axes, keepdims=keepdims) / count
+    if result_dtype is not None:
+        result = astype(result, result_dtype)
+    return result
+
+
+def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
+        correction=None):
+    """`numpy.var`, differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> var(np.array([1.0, 2.0, 3.0, 4.0]), ddof=1)
+        np.float64(1.6666666666666667)
+    """
+    _reject("var", out=out)
+    if where is not True:
+        raise NotImplementedError("autodiff.numpy.var does not support where=")
+    if correction is not None:
+        if ddof != 0:
+            raise ValueError("ddof and correction can't be provided simultaneously.")
+        ddof = correction
+    x = _as_float(a, dtype)
+    shape = shape_of(x)
+    axes = normalize_axes(axis, len(shape))
+    count = _group_size(shape, axes)
+    if mean is None:
+        mean = bind(reduce_sum_p, x, axes=axes, keepdims=True) / count
+    centered = x - mean
+    if np.issubdtype(dtype_of(centered), np.complexfloating):
+        squares = elementwise.real(centered * elementwise.conj(centered))
+    else:
+        squares = centered * centered
+    return bind(reduce_sum_p, squares, axes=axes, keepdims=bool(keepdims)) / builtins.max(
+        count - ddof, 0
+    )
+
+
+def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
+        correction=None):
+    """`numpy.std`, differentiable; like sqrt, its derivative is infinite/NaN where var is 0.
+
+    Example:
+        >>> import numpy as np
+        >>> std(np.array([1.0, 3.0]))
+        np.float64(1.0)
+    """
+    _reject("std", out=out)
+    v = var(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean, correction=correction)
+    return elementwise.sqrt(v)
+
+
+def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
+    """`numpy.average`, differentiable in `a` and `weights`.
+
+    Example:
+        >>> import numpy as np
+        >>> average(np.array([1.0, 2.0, 4.0]), weights=np.array([1.0, 1.0, 2.0]))
+        np.float64(2.75)
+    """
+    keepdims = bool(keepdims)
+    if weights is None:
+        avg = mean(a, axis, keepdims=keepdims)
+        if not returned:
+            return avg
+        shape, avg_shape = shape_of(a), shape_of(avg)
+        scale = dtype_of(avg).type(math.prod(shape) / builtins.max(math.prod(avg_shape), 1))
+        return avg, np.full(avg_shape, scale) if avg_shape else scale
+    shape, w_shape = shape_of(a), shape_of(weights)
+    axes = normalize_axes(axis, len(shape))
+    extra = (np.float64,) if not is_inexact(dtype_of(a)) else ()
+    result_dtype = np.result_type(dtype_of(a), dtype_of(weights), *extra)
+    if w_shape != shape:
+        if axis is None:
+            raise TypeError("Axis must be specified when shapes of a and weights differ.")
+        if len(w_shape) != 1:
+            raise TypeError("1D weights expected when shapes of a and weights differ.")
+        if len(axes) != 1 or w_shape[0] != shape[axes[0]]:
+            raise ValueError("Length of weights not compatible with specified axis.")
+        others = tuple(i for i in range(len(shape)) if i != axes[0])
+        weights = expand_reduced(weights, others, False, shape)
+    weights = astype(weights, result_dtype)
+    scale = reduce_sum(weights, axes, keepdims) if axes else weights
+    if bind(equal_p, scale, 0.0).any():
+        raise ZeroDivisionError("Weights sum to zero, can't be normalized")
+    avg = reduce_sum(astype(a, result_dtype) * weights, axes, keepdims) / scale
+    if not returned:
+        return avg
+    return avg, broadcast_to(scale, shape_of(avg))
+
+
+def _arg_fn(p, name: str):
+    def f(a, axis=None, out=None, *, keepdims=False):
+        _reject(name, out=out)
+        if axis is not None:
+            axis = _normalize_axis(axis, len(shape_of(a)))
+        return bind(p, a, axis=axis, keepdims=bool(keepdims))
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"`numpy.{name}`: integer indices, a constant."
+    return f
+
+
+argmax = _arg_fn(argmax_p, "argmax")
+argmin = _arg_fn(argmin_p, "argmin")
+
+
+def all(a, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
+    """`numpy.all`: a boolean constant."""
+    _reject("all", out=out)
+    if where is not True:
+        a = bind(logical_or_p, a, bind(logical_not_p, where))
+    return bind(all_p, a, axes=normalize_axes(axis, len(shape_of(a))), keepdims=bool(keepdims))
+
+
+def any(a, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
+    """`numpy.any`: a boolean constant."""
+    _reject("any", out=out)
+    if where is not True:
+        a = bind(logical_and_p, a, where)
+    return bind(any_p, a, axes=normalize_axes(axis, len(shape_of(a))), keepdims=bool(keepdims))
+
+
+def count_nonzero(a, axis=None, *, keepdims=False):
+    """`numpy.count_nonzero`: an integer constant."""
+    axes = normalize_axes(axis, len(shape_of(a)))
+    return bind(count_nonzero_p, a, axes=axes, keepdims=bool(keepdims))
+
+
+FUNCTIONS = {
+    "sum": sum, "prod": prod, "max": max, "min": min, "amax": amax, "amin": amin, "ptp": ptp,
+    "mean": mean, "var": var, "std": std, "average": average, "argmax": argmax,
+    "argmin": argmin, "all": all, "any": any, "count_nonzero": count_nonzero,
+}

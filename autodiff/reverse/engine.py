@@ -90,7 +90,8 @@ def backward_pass(roots, root_cts, *, retain_graph: bool = False, targets=None) 
             continue
         if node.primals is None:
             raise RuntimeError(RELEASED_MESSAGE)
-        in_cts = prim.vjp(ct, *node.primals, out=node.out, **node.params)
+        rule = prim.vjp or prim.rule("vjp")
+        in_cts = rule(ct, *node.primals, out=node.out, **node.params)
         if not retain_graph:
             node.release()
         for edge, in_ct in zip(node.parents, in_cts):

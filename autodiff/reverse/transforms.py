@@ -8,7 +8,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import wraps
-from typing import Any
 
 import numpy as np
 
@@ -254,6 +253,7 @@ def vjp(fun: Callable, *primals, has_aux: bool = False) -> tuple:
     out_primal = _primal_of(out, trace)
     edges = [v._edge if isinstance(v, Tensor) and v._trace is trace else None for v in out_flat]
     shapes = [(tuple(np.shape(v)) if not isinstance(v, Tensor) else v.shape) for v in out_flat]
+    dtypes = [dtype_of(v) for v in out_flat]
 
     def vjp_fn(ct):
         ct_flat, ct_def = tree_flatten(ct)
@@ -264,6 +264,8 @@ def vjp(fun: Callable, *primals, has_aux: bool = False) -> tuple:
             )
         roots, seeds = [], []
         for i, (edge, shape, c) in enumerate(zip(edges, shapes, ct_flat)):
+            if not isinstance(c, (Tensor, np.ndarray)):
+                c = np.asarray(c, dtype=dtypes[i])
             c_shape = c.shape if isinstance(c, Tensor) else np.shape(c)
             if tuple(c_shape) != shape:
                 raise ValueError(

@@ -1,0 +1,60 @@
+"""ForwardTrace: each tracer carries (primal, tangent); a tangent of None is a symbolic zero.
+
+Primals and tangents are values of the level below, so jvp rules written with
+autodiff ops are seen — and differentiated — by every enclosing level.
+"""
+from __future__ import annotations
+
+from autodiff.core.primitive import bind
+from autodiff.core.tensor import Tensor
+from autodiff.core.trace import Trace
+
+
+class ForwardTracer(Tensor):
+    """A dual number: `_value` is the primal, `_tangent` the tangent (never None)."""
+
+    __slots__ = ("_tangent",)
+
+    def __init__(self, value, trace, tangent):
+        self._value = value
+        self._trace = trace
+        self._edge = None
+        self._tangent = tangent
+
+
+class ForwardTrace(Trace):
+    """Propagates tangents through every primitive with its jvp rule."""
+
+    __slots__ = ("dual",)
+
+    def __init__(self, level: int, dual: bool = False):
+        super().__init__(level)
+        self.dual = dual  # a torch-style dual level: its tracers lower to their primal once it ends
+
+    def lower(self, tracer):
+        if self.dual:
+            return tracer._value
+        return super().lower(tracer)
+
+    def process(self, prim, args, params):
+        primals = []
+        tangents = []
+        any_tangent = False
+        for a in args:
+            if isinstance(a, Tensor) and a._trace is self:
+                primals.append(a._value)
+                tangents.append(a._tangent)
+                any_tangent = True
+            else:
+                primals.append(a)
+                tangents.append(None)
+        out = bind(prim, *primals, **params)
+        if not prim.differentiable or not any_tangent:
+            return out
+        rule = prim.jvp or prim.rule("jvp")
+        t_out = rule(tuple(primals), tuple(tangents), out=out, **params)
+        if prim.multiple_results:
+            return tuple(
+                o if t is None else ForwardTracer(o, self, t) for o, t in zip(out, t_out)
+            )
+        return out if t_out is None else ForwardTracer(out, self, t_out)

@@ -1,0 +1,341 @@
+"""Run the benchmark suite: one child process per framework, then one comparison table.
+
+The parent imports no framework. Each child sets up its one framework (threads
+pinned to 1, float64), then for every workload: builds the call, times its first
+call, warms up, finds how many calls take at least `min_time`, and keeps the
+minimum per-call time over `repeat` such loops (timeit-style, garbage collector
+on). The first result is compared with the workload's float64 reference; the
+child writes its results as JSON to a file the parent reads.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import gc
+import importlib.metadata
+import importlib.util
+import json
+import math
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.frameworks import FRAMEWORKS, THREAD_ENV, child_environment
+from benchmarks.workloads import WORKLOADS
+
+ROOT = Path(__file__).resolve().parent.parent
+REFERENCE = "autodiff"  # the ratio columns are autodiff's time over each other column's
+TOLERANCE = 1e-6  # max |result - reference| / max |reference|, per array
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How long each measurement runs."""
+
+    repeat: int  # timed loops; the minimum is reported
+    min_time: float  # seconds each timed loop lasts at least
+    warmup: int  # untimed calls after the first
+    child_timeout: float  # seconds a child process may take in all
+
+    @classmethod
+    def of(cls, quick: bool, repeat: int | None) -> Settings:
+        if quick:
+            return cls(repeat or 2, 0.02, 1, 120.0)
+        return cls(repeat or 5, 0.2, 3, 3600.0)
+
+
+# ---------------------------------------------------------------------------------------------
+# Child: one framework, every selected workload.
+
+
+def _loop(call, number: int) -> float:
+    gc.collect()
+    start = time.perf_counter()
+    for _ in range(number):
+        call()
+    return time.perf_counter() - start
+
+
+def measure(call, settings: Settings) -> dict:
+    """First-call time, then the minimum per-call time over `settings.repeat` loops of >= `min_time`."""
+    gc.collect()
+    start = time.perf_counter()
+    result = call()
+    first = time.perf_counter() - start
+    for _ in range(settings.warmup):
+        call()
+    number = 1
+    while (elapsed := _loop(call, number)) < settings.min_time:
+        number = max(2 * number, math.ceil(1.2 * number * settings.min_time / max(elapsed, 1e-9)))
+    best = min(_loop(call, number) for _ in range(settings.repeat))
+    return {"result": result, "first": first, "best": best / number, "number": number}
+
+
+def _leaves(tree) -> list[np.ndarray]:
+    """The arrays of a result pytree as NumPy arrays, in order."""
+    if isinstance(tree, (tuple, list)):
+        return [leaf for t in tree for leaf in _leaves(t)]
+    if isinstance(tree, dict):
+        return [leaf for k in sorted(tree) for leaf in _leaves(tree[k])]
+    if hasattr(tree, "detach"):
+        tree = tree.detach()
+    return [np.asarray(tree)]
+
+
+def compare(result, expected) -> tuple[float, str | None]:
+    """(worst relative error, problem or None): shapes, float64 dtype and values against the reference."""
+    got, want = _leaves(result), _leaves(expected)
+    if len(got) != len(want):
+        return math.nan, f"{len(got)} result arrays, expected {len(want)}"
+    worst = 0.0
+    for g, w in zip(got, want):
+        if g.shape != w.shape:
+            return math.nan, f"shape {g.shape}, expected {w.shape}"
+        if g.dtype != np.float64:
+            return math.nan, f"dtype {g.dtype}, expected float64"
+        scale = max(float(np.max(np.abs(w), initial=0.0)), np.finfo(np.float64).tiny)
+        worst = max(worst, float(np.max(np.abs(g - w), initial=0.0)) / scale)
+    if not worst <= TOLERANCE:
+        return worst, f"differs from the float64 reference: relative error {worst:.1e}"
+    return worst, None
+
+
+def _describe(e: BaseException) -> str:
+    lines = str(e).strip().splitlines()
+    return f"{type(e).__name__}: {lines[0] if lines else ''}"[:200]
+
+
+def run_workload(framework, workload, quick: bool, settings: Settings) -> dict:
+    program = workload.programs.get(framework.name)
+    if program is None:
+        return {"status": "n/a", "reason": "no program for this framework"}
+    args = workload.make_inputs(quick)
+    try:
+        timing = measure(program(args), settings)
+    except (NotImplementedError, AttributeError) as e:
+        return {"status": "n/a", "reason": _describe(e)}
+    except Exception as e:  # noqa: BLE001  (one broken cell must not stop the suite)
+        return {"status": "error", "reason": _describe(e)}
+    out = {"status": "ok", **{k: timing[k] for k in ("first", "best", "number")}}
+    if framework.checked:
+        out["error"], out["problem"] = compare(timing["result"], workload.reference(*args))
+    return out
+
+
+def child(name: str, workload_names: list[str], quick: bool, settings: Settings, out: Path) -> None:
+    framework = FRAMEWORKS[name]
+    framework.setup()
+    results = {w: run_workload(framework, WORKLOADS[w], quick, settings) for w in workload_names}
+    out.write_text(json.dumps(results))
+
+
+# ---------------------------------------------------------------------------------------------
+# Parent: one child per framework, then the tables.
+
+
+def _version(distribution: str) -> str:
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _cpu_model() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _blas() -> str:
+    try:
+        blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+        return f"{blas['name']} {blas.get('version', '')}".strip()
+    except Exception:  # noqa: BLE001  (informational only)
+        return "unknown BLAS"
+
+
+def _git_revision() -> str:
+    def git(*cmd):
+        return subprocess.run(
+            ["git", "-C", str(ROOT), *cmd], capture_output=True, text=True, timeout=10
+        ).stdout.strip()
+
+    try:
+        rev = git("rev-parse", "--short", "HEAD")
+        dirty = git("status", "--porcelain", "--untracked-files=no")
+    except (OSError, subprocess.SubprocessError):
+        return "unknown revision"
+    return f"{rev or 'unknown revision'}{' + uncommitted changes' if dirty else ''}"
+
+
+def machine_info(quick: bool, settings: Settings) -> str:
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    mode = "quick run" if quick else "full run"
+    return "\n".join(
+        [
+            f"autodiff benchmarks, {datetime.datetime.now().isoformat(timespec='seconds')}, {mode}: "
+            f"min over {settings.repeat} repeats of >= {settings.min_time:g} s each",
+            f"CPU: {_cpu_model()} ({os.cpu_count()} logical CPUs, {usable} usable); "
+            "every framework in its own process, pinned to 1 thread",
+            f"Python {platform.python_version()} on {platform.platform()}",
+            f"numpy {np.__version__} ({_blas()}), numba {_version('numba')}, "
+            f"autograd {_version('autograd')}, torch {_version('torch')}, "
+            f"jax {_version('jax')} (jaxlib {_version('jaxlib')})",
+            f"autodiff: {ROOT} at {_git_revision()}",
+        ]
+    )
+
+
+def _run_child(name: str, workload_names: list[str], quick: bool, settings: Settings) -> dict:
+    env = child_environment()
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "results.json"
+        cmd = [sys.executable, "-m", "benchmarks", "--child", name, "--only", ",".join(workload_names)]
+        cmd += ["--repeat", str(settings.repeat), "--out", str(out)] + (["--quick"] if quick else [])
+        try:
+            proc = subprocess.run(
+                cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=settings.child_timeout
+            )
+            reason = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+        except subprocess.TimeoutExpired:
+            reason = f"timed out after {settings.child_timeout:g} s"
+        if out.exists():
+            return json.loads(out.read_text())
+    return {w: {"status": "error", "reason": f"child process failed: {reason}"[:200]} for w in workload_names}
+
+
+def format_time(seconds: float) -> str:
+    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
+        if seconds >= scale:
+            break
+    value = seconds / scale
+    return f"{value:.3g} {unit}" if value < 100 else f"{value:.0f} {unit}"
+
+
+def _time_cell(r: dict, key: str = "best") -> str:
+    if r["status"] != "ok":
+        return r["status"]
+    return format_time(r[key]) + ("!" if r.get("problem") else "")
+
+
+def _ratio_cell(ours: dict, theirs: dict) -> str:
+    if ours["status"] != "ok" or theirs["status"] != "ok":
+        return "-"
+    mark = "!" if ours.get("problem") or theirs.get("problem") else ""
+    return f"{ours['best'] / theirs['best']:.2f}x{mark}"
+
+
+def format_table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    line = lambda cells: " | ".join(  # noqa: E731
+        c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))
+    )
+    return "\n".join([line(header), "-+-".join("-" * w for w in widths), *map(line, rows)])
+
+
+def report(results: dict[str, dict], workload_names: list[str], quick: bool, settings: Settings) -> str:
+    names = list(results)
+    peers = [n for n in names if n != REFERENCE] if REFERENCE in results else []
+    header = ["workload", *names, *(f"ad/{p}" for p in peers)]
+    rows = [
+        [w]
+        + [_time_cell(results[n][w]) for n in names]
+        + [_ratio_cell(results[REFERENCE][w], results[p][w]) for p in peers]
+        for w in workload_names
+    ]
+    first = [[w] + [_time_cell(results[n][w], "first") for n in names] for w in workload_names]
+
+    notes = [f"{w}: {WORKLOADS[w].describe(quick)}" for w in workload_names]
+    notes.append(
+        f"Times are per call: the minimum over {settings.repeat} repeats, each looping for >= "
+        f"{settings.min_time:g} s. ad/X = autodiff time / X time (above 1: autodiff is slower)."
+    )
+    notes.append(
+        "numpy fwd = the plain NumPy forward pass alone (no gradient): ad/numpy fwd is the "
+        "cost of a gradient relative to its function (the 'cheap gradient' bound is a small constant)."
+    )
+    errors = []
+    for n in names:
+        for w in workload_names:
+            r = results[n][w]
+            if r["status"] != "ok":
+                notes.append(f"{n} / {w}: {r['status']} ({r['reason']})")
+            elif r.get("problem"):
+                notes.append(f"{n} / {w}: ! result {r['problem']}")
+            if "error" in r:
+                errors.append(r["error"])
+    if errors:
+        notes.append(
+            f"{len(errors)} gradients checked against closed-form float64 references: "
+            f"worst relative error {max(errors):.1e} (tolerance {TOLERANCE:g}; '!' marks a failure)."
+        )
+    return "\n\n".join(
+        [
+            format_table(header, rows),
+            "First call (includes tracing, compilation and caches warming up):\n"
+            + format_table(["workload", *names], first),
+            "\n".join(notes),
+        ]
+    )
+
+
+def parent(workload_names: list[str], framework_names: list[str], quick: bool, settings: Settings) -> None:
+    print(machine_info(quick, settings), flush=True)
+    print(f"thread settings: {' '.join(f'{k}={v!r}' for k, v in THREAD_ENV.items())}\n", flush=True)
+    start = time.perf_counter()
+    results = {}
+    for name in framework_names:
+        if importlib.util.find_spec(FRAMEWORKS[name].module) is None:
+            print(f"{name}: not installed, skipped", file=sys.stderr, flush=True)
+            continue
+        t = time.perf_counter()
+        results[name] = _run_child(name, workload_names, quick, settings)
+        print(f"{name}: {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
+    print(report(results, workload_names, quick, settings))
+    print(f"\ntotal wall time {time.perf_counter() - start:.1f} s")
+
+
+def _names(text: str | None, known: dict, what: str) -> list[str]:
+    if text is None:
+        return list(known)
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise SystemExit(f"unknown {what}: {', '.join(unknown)} (known: {', '.join(known)})")
+    return names
+
+
+def main(argv: list[str] | None = None) -> int:
+    """`python -m benchmarks [--quick] [--only chain,mlp] [--frameworks autodiff,torch] [--repeat N]`."""
+    parser = argparse.ArgumentParser(
+        prog="python -m benchmarks",
+        description="Time autodiff's gradients against autograd, torch and jax; print a comparison table.",
+    )
+    parser.add_argument("--quick", action="store_true", help="small sizes and few repeats (smoke run)")
+    parser.add_argument("--only", metavar="W1,W2", help=f"workloads to run (default all: {','.join(WORKLOADS)})")
+    parser.add_argument("--frameworks", metavar="F1,F2", help=f"columns to run (default all: {','.join(FRAMEWORKS)})")
+    parser.add_argument("--repeat", type=int, help="timed repeats per cell (default 5, quick 2)")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.repeat is not None and args.repeat < 1:
+        parser.error("--repeat must be at least 1")
+    settings = Settings.of(args.quick, args.repeat)
+    workload_names = _names(args.only, WORKLOADS, "workload")
+    if args.child:
+        child(args.child, workload_names, args.quick, settings, args.out)
+    else:
+        parent(workload_names, _names(args.frameworks, FRAMEWORKS, "framework"), args.quick, settings)
+    return 0
