@@ -22,8 +22,11 @@ from autodiff.core import (
 )
 from autodiff import autograd  # noqa: F401
 from autodiff.forward_ad import hvp, jvp, linearize
+from autodiff.forward_ad.jacobian import hessian, jacfwd
 from autodiff.ops.elementwise import stop_gradient
 from autodiff.reverse import grad, value_and_grad, vjp
+from autodiff.reverse.jacobian import jacrev
+from autodiff.vmap import vmap
 
 
 def tensor(data, dtype=None) -> Tensor:
@@ -46,7 +49,10 @@ __all__ = [
     "TracerConversionError",
     "autograd",
     "grad",
+    "hessian",
     "hvp",
+    "jacfwd",
+    "jacrev",
     "jvp",
     "linearize",
     "numpy",
@@ -60,4 +66,5 @@ __all__ = [
     "tree_unflatten",
     "value_and_grad",
     "vjp",
+    "vmap",
 ]

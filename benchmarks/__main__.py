@@ -1,4 +1,6 @@
 """`python -m benchmarks`: run the suite and print the comparison table."""
+
 from benchmarks.run import main
 
-raise SystemExit(main())
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,4 +1,4 @@
-"""The columns of the benchmark table: how each framework is set up in its child process and how it takes a gradient.
+"""The columns of the benchmark table: each framework's setup in its child, and its gradient.
 
 Every framework is imported only inside its own functions, so a child process
 imports one framework and nothing else, and the parent imports none of them.
@@ -6,6 +6,7 @@ A gradient workload is a loss written once against an array namespace `xp`
 (`autodiff.numpy`, `autograd.numpy`, `torch`, `jax.numpy` or `numpy`); each
 framework turns it into a zero-argument call with its own idiomatic API.
 """
+
 from __future__ import annotations
 
 import os
@@ -85,7 +86,7 @@ def _tree_map(f, tree):
 
 
 def _torch_grad(loss, argnums, args):
-    """Leaf tensors are made once; every call records a fresh graph and runs `torch.autograd.grad` on it."""
+    """Leaf tensors are made once; each call records a new graph and runs `torch.autograd.grad`."""
     import torch
 
     wrt = (argnums,) if isinstance(argnums, int) else tuple(argnums)
@@ -97,7 +98,8 @@ def _torch_grad(loss, argnums, args):
         return t
 
     targs = [
-        _tree_map(leaf, a) if i in wrt else _tree_map(torch.from_numpy, a) for i, a in enumerate(args)
+        _tree_map(leaf, a) if i in wrt else _tree_map(torch.from_numpy, a)
+        for i, a in enumerate(args)
     ]
     return lambda: torch.autograd.grad(loss(torch, *targs), leaves)
 
@@ -110,7 +112,7 @@ def _jax_setup() -> None:
 
 
 def _jax_grad(loss, argnums, args, *, jit: bool):
-    """Inputs are placed on the device once; every call waits for its result (`block_until_ready`)."""
+    """Inputs are placed on the device once; each call waits for its result (block_until_ready)."""
     import jax
     import jax.numpy as jnp
 
@@ -129,13 +131,13 @@ FRAMEWORKS: dict[str, Framework] = {
         Framework("torch", "torch", _torch_setup, _torch_grad),
         Framework("jax", "jax", _jax_setup, partial(_jax_grad, jit=False)),
         Framework("jax.jit", "jax", _jax_setup, partial(_jax_grad, jit=True)),
-        Framework("numpy fwd", "numpy", _no_setup, _numpy_forward, checked=False),
+        Framework("numpy-fwd", "numpy", _no_setup, _numpy_forward, checked=False),
     )
 }
 
 
 def child_environment() -> dict[str, str]:
-    """The environment of a child process: this one's, with every thread pool pinned to one thread."""
+    """A child process's environment: this one's, with every thread pool pinned to one thread."""
     env = dict(os.environ)
     env.update(THREAD_ENV)
     return env

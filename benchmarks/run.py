@@ -7,6 +7,7 @@ minimum per-call time over `repeat` such loops (timeit-style, garbage collector
 on). The first result is compared with the workload's float64 reference; the
 child writes its results as JSON to a file the parent reads.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -33,6 +34,7 @@ from benchmarks.workloads import WORKLOADS
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = "autodiff"  # the ratio columns are autodiff's time over each other column's
 TOLERANCE = 1e-6  # max |result - reference| / max |reference|, per array
+BUSY_SHARE = 0.9  # below this CPU share in its best loop, a time is marked "~" (machine busy)
 
 
 @dataclass(frozen=True)
@@ -55,16 +57,18 @@ class Settings:
 # Child: one framework, every selected workload.
 
 
-def _loop(call, number: int) -> float:
+def _loop(call, number: int) -> tuple[float, float]:
+    """(wall seconds, CPU share): the share drops below 1 when other processes take the core."""
     gc.collect()
-    start = time.perf_counter()
+    wall, cpu = time.perf_counter(), time.process_time()
     for _ in range(number):
         call()
-    return time.perf_counter() - start
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    return wall, cpu / wall
 
 
 def measure(call, settings: Settings) -> dict:
-    """First-call time, then the minimum per-call time over `settings.repeat` loops of >= `min_time`."""
+    """First-call time, then the minimum per-call time over `repeat` loops of >= `min_time` each."""
     gc.collect()
     start = time.perf_counter()
     result = call()
@@ -72,10 +76,16 @@ def measure(call, settings: Settings) -> dict:
     for _ in range(settings.warmup):
         call()
     number = 1
-    while (elapsed := _loop(call, number)) < settings.min_time:
+    while (elapsed := _loop(call, number)[0]) < settings.min_time:
         number = max(2 * number, math.ceil(1.2 * number * settings.min_time / max(elapsed, 1e-9)))
-    best = min(_loop(call, number) for _ in range(settings.repeat))
-    return {"result": result, "first": first, "best": best / number, "number": number}
+    best, share = min(_loop(call, number) for _ in range(settings.repeat))
+    return {
+        "result": result,
+        "first": first,
+        "best": best / number,
+        "number": number,
+        "share": share,
+    }
 
 
 def _leaves(tree) -> list[np.ndarray]:
@@ -90,7 +100,7 @@ def _leaves(tree) -> list[np.ndarray]:
 
 
 def compare(result, expected) -> tuple[float, str | None]:
-    """(worst relative error, problem or None): shapes, float64 dtype and values against the reference."""
+    """(worst relative error, problem or None): shapes, float64 dtype, values vs the reference."""
     got, want = _leaves(result), _leaves(expected)
     if len(got) != len(want):
         return math.nan, f"{len(got)} result arrays, expected {len(want)}"
@@ -100,6 +110,8 @@ def compare(result, expected) -> tuple[float, str | None]:
             return math.nan, f"shape {g.shape}, expected {w.shape}"
         if g.dtype != np.float64:
             return math.nan, f"dtype {g.dtype}, expected float64"
+        if not np.all(np.isfinite(g)):
+            return math.nan, "non-finite values"
         scale = max(float(np.max(np.abs(w), initial=0.0)), np.finfo(np.float64).tiny)
         worst = max(worst, float(np.max(np.abs(g - w), initial=0.0)) / scale)
     if not worst <= TOLERANCE:
@@ -123,7 +135,7 @@ def run_workload(framework, workload, quick: bool, settings: Settings) -> dict:
         return {"status": "n/a", "reason": _describe(e)}
     except Exception as e:  # noqa: BLE001  (one broken cell must not stop the suite)
         return {"status": "error", "reason": _describe(e)}
-    out = {"status": "ok", **{k: timing[k] for k in ("first", "best", "number")}}
+    out = {"status": "ok", **{k: timing[k] for k in ("first", "best", "number", "share")}}
     if framework.checked:
         out["error"], out["problem"] = compare(timing["result"], workload.reference(*args))
     return out
@@ -182,12 +194,13 @@ def _git_revision() -> str:
 def machine_info(quick: bool, settings: Settings) -> str:
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     mode = "quick run" if quick else "full run"
+    now = datetime.datetime.now().isoformat(timespec="seconds")
     return "\n".join(
         [
-            f"autodiff benchmarks, {datetime.datetime.now().isoformat(timespec='seconds')}, {mode}: "
-            f"min over {settings.repeat} repeats of >= {settings.min_time:g} s each",
-            f"CPU: {_cpu_model()} ({os.cpu_count()} logical CPUs, {usable} usable); "
-            "every framework in its own process, pinned to 1 thread",
+            f"autodiff benchmarks, {now}, {mode}: min over {settings.repeat} repeats "
+            f"of >= {settings.min_time:g} s each",
+            f"CPU: {_cpu_model()} ({os.cpu_count()} logical CPUs, {usable} usable, load average "
+            f"{os.getloadavg()[0]:.2f}); every framework in its own process, pinned to 1 thread",
             f"Python {platform.python_version()} on {platform.platform()}",
             f"numpy {np.__version__} ({_blas()}), numba {_version('numba')}, "
             f"autograd {_version('autograd')}, torch {_version('torch')}, "
@@ -202,32 +215,53 @@ def _run_child(name: str, workload_names: list[str], quick: bool, settings: Sett
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "results.json"
-        cmd = [sys.executable, "-m", "benchmarks", "--child", name, "--only", ",".join(workload_names)]
-        cmd += ["--repeat", str(settings.repeat), "--out", str(out)] + (["--quick"] if quick else [])
+        cmd = [
+            sys.executable,
+            "-m",
+            "benchmarks",
+            "--child",
+            name,
+            "--only",
+            ",".join(workload_names),
+        ]
+        cmd += ["--repeat", str(settings.repeat), "--out", str(out)] + (
+            ["--quick"] if quick else []
+        )
         try:
             proc = subprocess.run(
-                cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=settings.child_timeout
+                cmd,
+                cwd=ROOT,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=settings.child_timeout,
             )
             reason = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
         except subprocess.TimeoutExpired:
             reason = f"timed out after {settings.child_timeout:g} s"
         if out.exists():
             return json.loads(out.read_text())
-    return {w: {"status": "error", "reason": f"child process failed: {reason}"[:200]} for w in workload_names}
+    return {
+        w: {"status": "error", "reason": f"child process failed: {reason}"[:200]}
+        for w in workload_names
+    }
+
+
+_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns"))
 
 
 def format_time(seconds: float) -> str:
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("us", 1e-6)):
-        if seconds >= scale:
-            break
+    """Three significant digits in the largest unit that keeps the number >= 1, e.g. '1.23 ms'."""
+    scale, unit = next(((s, u) for s, u in _UNITS if seconds >= s), _UNITS[-1])
     value = seconds / scale
-    return f"{value:.3g} {unit}" if value < 100 else f"{value:.0f} {unit}"
+    return f"{value:.3g} {unit}" if value < 1000 else f"{value:.0f} {unit}"
 
 
 def _time_cell(r: dict, key: str = "best") -> str:
     if r["status"] != "ok":
         return r["status"]
-    return format_time(r[key]) + ("!" if r.get("problem") else "")
+    busy = key == "best" and r["share"] < BUSY_SHARE
+    return format_time(r[key]) + ("!" if r.get("problem") else "~" if busy else "")
 
 
 def _ratio_cell(ours: dict, theirs: dict) -> str:
@@ -245,7 +279,9 @@ def format_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join([line(header), "-+-".join("-" * w for w in widths), *map(line, rows)])
 
 
-def report(results: dict[str, dict], workload_names: list[str], quick: bool, settings: Settings) -> str:
+def report(
+    results: dict[str, dict], workload_names: list[str], quick: bool, settings: Settings
+) -> str:
     names = list(results)
     peers = [n for n in names if n != REFERENCE] if REFERENCE in results else []
     header = ["workload", *names, *(f"ad/{p}" for p in peers)]
@@ -262,11 +298,18 @@ def report(results: dict[str, dict], workload_names: list[str], quick: bool, set
         f"Times are per call: the minimum over {settings.repeat} repeats, each looping for >= "
         f"{settings.min_time:g} s. ad/X = autodiff time / X time (above 1: autodiff is slower)."
     )
-    notes.append(
-        "numpy fwd = the plain NumPy forward pass alone (no gradient): ad/numpy fwd is the "
-        "cost of a gradient relative to its function (the 'cheap gradient' bound is a small constant)."
-    )
-    errors = []
+    if any(results[n][w].get("share", 1.0) < BUSY_SHARE for n in names for w in workload_names):
+        notes.append(
+            f"~ = in its best loop the process had less than {BUSY_SHARE:.0%} of a CPU: other "
+            "processes were running, so that time is inflated. Rerun on an idle machine."
+        )
+    if "numpy-fwd" in names:
+        notes.append(
+            "numpy-fwd = the plain NumPy forward pass alone (no gradient): ad/numpy-fwd is the "
+            "cost of a gradient relative to its function (the 'cheap gradient' bound: a small "
+            "constant)."
+        )
+    checked, failed, worst = 0, 0, 0.0
     for n in names:
         for w in workload_names:
             r = results[n][w]
@@ -274,12 +317,14 @@ def report(results: dict[str, dict], workload_names: list[str], quick: bool, set
                 notes.append(f"{n} / {w}: {r['status']} ({r['reason']})")
             elif r.get("problem"):
                 notes.append(f"{n} / {w}: ! result {r['problem']}")
-            if "error" in r:
-                errors.append(r["error"])
-    if errors:
+            if "problem" in r:
+                checked += 1
+                failed += bool(r["problem"])
+                worst = max(worst, r["error"]) if math.isfinite(r["error"]) else worst
+    if checked:
         notes.append(
-            f"{len(errors)} gradients checked against closed-form float64 references: "
-            f"worst relative error {max(errors):.1e} (tolerance {TOLERANCE:g}; '!' marks a failure)."
+            f"{checked} results checked against closed-form float64 references (relative "
+            f"tolerance {TOLERANCE:g}): {failed} failed ('!'); worst finite error {worst:.1e}."
         )
     return "\n\n".join(
         [
@@ -291,7 +336,9 @@ def report(results: dict[str, dict], workload_names: list[str], quick: bool, set
     )
 
 
-def parent(workload_names: list[str], framework_names: list[str], quick: bool, settings: Settings) -> None:
+def parent(
+    workload_names: list[str], framework_names: list[str], quick: bool, settings: Settings
+) -> None:
     print(machine_info(quick, settings), flush=True)
     print(f"thread settings: {' '.join(f'{k}={v!r}' for k, v in THREAD_ENV.items())}\n", flush=True)
     start = time.perf_counter()
@@ -318,14 +365,20 @@ def _names(text: str | None, known: dict, what: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m benchmarks [--quick] [--only chain,mlp] [--frameworks autodiff,torch] [--repeat N]`."""
+    """`python -m benchmarks [--quick] [--only W,...] [--frameworks F,...] [--repeat N]`."""
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks",
-        description="Time autodiff's gradients against autograd, torch and jax; print a comparison table.",
+        description="Time autodiff's gradients against autograd, torch and jax; print a table.",
     )
-    parser.add_argument("--quick", action="store_true", help="small sizes and few repeats (smoke run)")
-    parser.add_argument("--only", metavar="W1,W2", help=f"workloads to run (default all: {','.join(WORKLOADS)})")
-    parser.add_argument("--frameworks", metavar="F1,F2", help=f"columns to run (default all: {','.join(FRAMEWORKS)})")
+    parser.add_argument(
+        "--quick", action="store_true", help="small sizes and few repeats (smoke run)"
+    )
+    parser.add_argument(
+        "--only", metavar="W,...", help=f"workloads (default: {','.join(WORKLOADS)})"
+    )
+    parser.add_argument(
+        "--frameworks", metavar="F,...", help=f"columns (default: {','.join(FRAMEWORKS)})"
+    )
     parser.add_argument("--repeat", type=int, help="timed repeats per cell (default 5, quick 2)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
@@ -337,5 +390,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.child:
         child(args.child, workload_names, args.quick, settings, args.out)
     else:
-        parent(workload_names, _names(args.frameworks, FRAMEWORKS, "framework"), args.quick, settings)
+        parent(
+            workload_names, _names(args.frameworks, FRAMEWORKS, "framework"), args.quick, settings
+        )
     return 0

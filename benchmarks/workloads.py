@@ -8,6 +8,7 @@ constructor, or lists per-framework programs directly.
 
 Imports NumPy only: the parent process reads this table without importing any framework.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -47,7 +48,7 @@ class Workload:
 
 
 def gradient_workload(name, about, sizes, loss, inputs, reference, argnums=0) -> Workload:
-    """A workload timing the gradient of `loss(xp, *args)` w.r.t. `args[argnums]` in every framework."""
+    """A workload timing the gradient of `loss(xp, *args)` w.r.t. `args[argnums]` everywhere."""
     programs = {fw.name: partial(fw.grad, loss, argnums) for fw in FRAMEWORKS.values()}
     return Workload(name, about, sizes, inputs, reference, programs)
 
@@ -148,7 +149,10 @@ def mlp_inputs(batch, widths):
 MLP = gradient_workload(
     "mlp",
     "grad of the mean squared error of a tanh MLP {widths}, batch {batch}, w.r.t. 6 parameters",
-    {"full": {"batch": 128, "widths": (64, 256, 256, 10)}, "quick": {"batch": 32, "widths": (64, 256, 256, 10)}},
+    {
+        "full": {"batch": 128, "widths": (64, 256, 256, 10)},
+        "quick": {"batch": 32, "widths": (64, 256, 256, 10)},
+    },
     mlp_loss,
     mlp_inputs,
     mlp_gradient,

@@ -68,9 +68,7 @@ class Tensor:
     def primal(self):
         """The concrete NumPy value underneath all levels."""
         v = self._value
-        while isinstance(v, Tensor):
-            v = v._value
-        return v
+        return v.primal() if isinstance(v, Tensor) else v
 
     def __bool__(self) -> bool:
         return bool(self.primal())

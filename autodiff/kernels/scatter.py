@@ -1,10 +1,10 @@
 """Scatter-add of rows: `out[rows[i], :] += values[i, :]`, duplicates accumulating.
 
 The gradient of indexing (`ops.index.scatter_add`) reduces every index to this form.
-NumPy impl: `np.add.at` for single elements, `np.bincount` on flat positions for
-rows. The Numba loop beats both (about 1.5x for single elements, about 10x for rows
-of 64; see benchmarks/bench_scatter.py); it runs from KERNEL_MIN_SIZE values up, so
-that small problems never pay the compile or cache-load cost.
+NumPy impl: `np.add.at` for single elements (its 1-d fast path is as fast as a
+Numba loop), `np.bincount` on flat positions for rows. For rows the Numba loop is
+about 5-15x faster (benchmarks/bench_scatter.py); it runs from KERNEL_MIN_SIZE
+values up, so that small problems never pay the compile or cache-load cost.
 """
 from __future__ import annotations
 
@@ -12,18 +12,23 @@ import numpy as np
 
 from autodiff.kernels._numba import njit_lazy, numba_enabled
 
-KERNEL_MIN_SIZE = 1 << 15
+KERNEL_MIN_SIZE = 1 << 16
 _KERNEL_DTYPES = frozenset(map(np.dtype, (np.float32, np.float64, np.complex64, np.complex128)))
 
 
 def scatter_add_rows(rows: np.ndarray, values: np.ndarray, n_rows: int) -> np.ndarray:
-    """A `(n_rows, values.shape[1])` array of `values.dtype`: zeros, plus `values[i]` added at row `rows[i]`.
+    """`(n_rows, values.shape[1])` zeros of `values.dtype`, plus `values[i]` at row `rows[i]`.
 
     Example:
         >>> scatter_add_rows(np.array([0, 2, 0]), np.array([[1.0], [2.0], [3.0]]), 3).ravel()
         array([4., 0., 2.])
     """
-    if values.size >= KERNEL_MIN_SIZE and values.dtype in _KERNEL_DTYPES and numba_enabled():
+    if (
+        values.shape[1] > 1
+        and values.size >= KERNEL_MIN_SIZE
+        and values.dtype in _KERNEL_DTYPES
+        and numba_enabled()
+    ):
         return scatter_add_rows_numba(rows, values, n_rows)
     return scatter_add_rows_numpy(rows, values, n_rows)
 

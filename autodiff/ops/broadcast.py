@@ -47,3 +47,32 @@ def sum_to_shape(x, shape):
     if shape_of(x) == shape:
         return x
     return bind(sum_to_shape_p, x, shape=shape)
+
+
+def _reshape(x, shape):
+    from autodiff.ops.shape import FUNCTIONS as shape_ops
+
+    return shape_ops["reshape"](x, shape)
+
+
+def _broadcast_to_batch(values, dims, *, shape):
+    from autodiff.ops.batching import move_to_front
+
+    x = move_to_front(values[0], dims[0])
+    size, per_example = shape_of(x)[0], tuple(shape_of(x)[1:])
+    x = _reshape(x, (size,) + (1,) * (len(shape) - len(per_example)) + per_example)
+    return broadcast_to(x, (size,) + shape), 0
+
+
+def _sum_to_shape_batch(values, dims, *, shape):
+    from autodiff.ops.batching import move_to_front
+
+    x = move_to_front(values[0], dims[0])
+    size, per_example = shape_of(x)[0], tuple(shape_of(x)[1:])
+    lead = len(per_example) - len(shape)
+    x = sum_to_shape(x, (size,) + (1,) * lead + shape)
+    return _reshape(x, (size,) + shape), 0
+
+
+broadcast_to_p.batch = _broadcast_to_batch
+sum_to_shape_p.batch = _sum_to_shape_batch

@@ -12,6 +12,7 @@ import numpy as np
 
 from autodiff.core.dtypes import is_inexact
 from autodiff.core.primitive import Primitive, bind
+from autodiff.ops.batching import broadcasting_batch_rule, unary_batch_rule
 from autodiff.ops.broadcast import broadcast_to, shape_of, sum_to_shape
 
 _NUMBER = frozenset((int, float, complex, bool))
@@ -298,6 +299,12 @@ conj_p.jvp = lambda primals, tangents, *, out: conj(tangents[0])
 conj_p.vjp = lambda g, x, *, out: (conj(g),)
 
 # ---------------------------------------------------------------------------------------------
+# Batch rules: every primitive here maps elementwise (with NumPy broadcasting).
+
+for _p in (astype_p, round_p, stop_gradient_p, real_p, conj_p):
+    _p.batch = unary_batch_rule(_p)
+
+# ---------------------------------------------------------------------------------------------
 # The functions. NumPy names; `autodiff.numpy` re-exports them.
 
 
@@ -359,6 +366,11 @@ add = _fn2(add_p, "add", "add")
 divide = _fn2(divide_p, "divide", "divide")
 power = _fn2(power_p, "power", "power")
 floor_divide = _fn2(floor_divide_p, "floor_divide", "floor_divide")
+
+for _p in UNARY.values():
+    _p.batch = _p.batch or unary_batch_rule(_p)
+for _p in (*BINARY.values(), where_p):
+    _p.batch = broadcasting_batch_rule(_p)
 
 FUNCTIONS = {name: _fn1(p, name, name) for name, p in UNARY.items()}
 FUNCTIONS.update({name: _fn2(p, name, name) for name, p in BINARY.items()})

@@ -63,6 +63,14 @@ def _is_full_slice(part) -> bool:
     )
 
 
+def _is_nonnegative_integer_array(part) -> bool:
+    return (
+        isinstance(part, np.ndarray)
+        and part.dtype.kind in "iu"
+        and (part.size == 0 or part.min() >= 0)
+    )
+
+
 def _row_positions(shape: tuple, index: tuple) -> tuple[np.ndarray, int]:
     """The rows `index` selects in the C-ordered `(rows, inner)` view of an array of `shape`.
 
@@ -76,21 +84,23 @@ def _row_positions(shape: tuple, index: tuple) -> tuple[np.ndarray, int]:
     while parts and (parts[-1] is Ellipsis or _is_full_slice(parts[-1])):
         trailing += ellipsis_dims if parts.pop() is Ellipsis else 1
     lead = shape[: ndim - trailing]
+    inner = int(np.prod(shape[ndim - trailing :], dtype=np.int64))
+    if len(parts) == 1 and _is_nonnegative_integer_array(parts[0]):
+        return parts[0].astype(np.intp, copy=False), inner  # x[rows, ...]: rows as they are
     rows = np.arange(int(np.prod(lead, dtype=np.int64)), dtype=np.intp).reshape(lead)
-    return rows[tuple(parts)], int(np.prod(shape[ndim - trailing :], dtype=np.int64))
+    return rows[tuple(parts)], inner
 
 
 def _scatter_add_impl(values, *, shape, index):
     values = np.asarray(values)
-    out = np.zeros(shape, values.dtype)
-    if out.size == 0:
-        return out
-    if _is_basic(index):
-        out[index] = values
+    size = int(np.prod(shape, dtype=np.int64))
+    if size == 0 or _is_basic(index):
+        out = np.zeros(shape, values.dtype)
+        out[index] = values  # a basic index selects each position at most once
         return out
     rows, inner = _row_positions(shape, index)
     rows = rows.ravel()
-    summed = scatter_add_rows(rows, values.reshape(rows.size, inner), out.size // inner)
+    summed = scatter_add_rows(rows, values.reshape(rows.size, inner), size // inner)
     return summed.reshape(shape)
 
 
@@ -108,6 +118,47 @@ scatter_add_p.jvp = lambda primals, tangents, *, out, shape, index: (
     None if tangents[0] is None else scatter_add(tangents[0], shape, index)
 )
 scatter_add_p.vjp = lambda g, values, *, out, shape, index: (_getitem(g, index),)
+
+
+def _batched_axis(index: tuple, ndim: int) -> int:
+    """Where axis 0 of `xs` lands in `xs[(slice(None),) + index]` (xs: a batch of rank-`ndim` arrays).
+
+    It is 0 unless the advanced indices are separated, which moves their broadcast axes
+    first; a probe of size-1 axes (and a batch of 2) finds it under every NumPy rule.
+    """
+    def probe(p):
+        if isinstance(p, slice):
+            return slice(None)
+        if isinstance(p, (bool, np.bool_)):
+            return True
+        if isinstance(p, np.ndarray):
+            return np.ones((1,) * p.ndim, bool) if p.dtype == np.bool_ else np.zeros((1,) * p.ndim, int)
+        return 0 if isinstance(p, (int, np.integer)) else p
+
+    batch = np.arange(2).reshape((2,) + (1,) * ndim)
+    return batch[(slice(None),) + tuple(probe(p) for p in index)].shape.index(2)
+
+
+def _moveaxis(x, source: int, dest: int):
+    from autodiff.ops.shape import FUNCTIONS as shape_ops  # the shape family imports this one
+
+    return x if source == dest else shape_ops["moveaxis"](x, source, dest)
+
+
+def _getitem_batch(values, dims, *, index):
+    x = _moveaxis(values[0], dims[0], 0)
+    return _getitem(x, (slice(None),) + index), _batched_axis(index, len(shape_of(x)) - 1)
+
+
+def _scatter_add_batch(values, dims, *, shape, index):
+    dest = _batched_axis(index, len(shape))
+    v = _moveaxis(values[0], dims[0], dest)
+    size = shape_of(v)[dest]
+    return scatter_add(v, (size,) + tuple(shape), (slice(None),) + index), 0
+
+
+getitem_p.batch = _getitem_batch
+scatter_add_p.batch = _scatter_add_batch
 
 
 def _getitem(x, index: tuple):

@@ -1,3 +1,491 @@
-"""linalg primitives (being written)."""
+"""Linear algebra primitives: products (matmul, dot, tensordot, einsum, outer, inner, vdot).
 
-FUNCTIONS: dict = {}
+Two product primitives carry everything:
+
+- `matmul_p` (impl `np.matmul`) is the hot path of `@` and `dot`: its vjp is two
+  matmuls with a matrix transpose (plus `sum_to_shape` for broadcast batch dims
+  and reshapes for 1-D operands), so a 2-D product costs two matmuls backward.
+- `einsum_p` (impl `np.einsum`, canonical explicit subscripts as a param) is the
+  general contraction: the cotangent of an operand is the einsum of the output
+  cotangent with the other operands, producing that operand's subscripts.
+
+`dot_p` (impl `np.dot`) covers `dot` of N-D arrays, where NumPy's summation order
+differs from matmul's. `tensordot`, `inner`, `outer` and `vdot` are composites
+following NumPy's own algorithms, so that values match NumPy's exactly.
+
+Complex values: the vjp rules are the plain linear transpose (cotangent of `a`
+in `a @ b` is `g @ b.T`, no conjugation, as in JAX); complex conventions are
+settled in a later issue. Decompositions (inv, solve, cholesky, ...) will live
+in this module too.
+"""
+from __future__ import annotations
+
+import string
+from functools import lru_cache
+
+import numpy as np
+
+from autodiff.core.dtypes import dtype_of, is_inexact
+from autodiff.core.primitive import Primitive, bind
+from autodiff.core.tensor import Tensor
+from autodiff.ops.broadcast import broadcast_to, shape_of, sum_to_shape
+from autodiff.ops.elementwise import add, astype, conj, multiply_p
+
+
+def _array(x):
+    """Lists and Python or NumPy scalars become arrays (NumPy's products do the same)."""
+    return x if isinstance(x, (Tensor, np.ndarray)) else np.asarray(x)
+
+
+def _like(ct, x):
+    """Cotangent `ct` cast to the dtype of primal `x`; None when `x` is not differentiable."""
+    dt = dtype_of(x)
+    if not is_inexact(dt):
+        return None
+    return ct if ct.dtype == dt else astype(ct, dt)
+
+
+def _add_tangents(a, b):
+    return b if a is None else a if b is None else add(a, b)
+
+
+def _no_extras(name: str, **kwargs) -> None:
+    given = sorted(k for k, v in kwargs.items() if v is not None)
+    if given:
+        raise NotImplementedError(f"autodiff.numpy.{name} does not support the arguments {given}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Reshape and axis permutation, the linear glue of the products.
+# TODO(shape family): use autodiff.ops.shape's reshape/transpose once that module lands.
+
+_reshape_p = Primitive("reshape")
+_reshape_p.impl = lambda x, shape: np.reshape(x, shape)
+_reshape_p.jvp = lambda primals, tangents, *, out, shape: _reshape(tangents[0], shape)
+_reshape_p.vjp = lambda g, x, *, out, shape: (_reshape(g, shape_of(x)),)
+
+_transpose_p = Primitive("transpose")
+_transpose_p.impl = lambda x, axes: np.transpose(x, axes)
+_transpose_p.jvp = lambda primals, tangents, *, out, axes: _transpose(tangents[0], axes)
+_transpose_p.vjp = lambda g, x, *, out, axes: (_transpose(g, tuple(np.argsort(axes))),)
+
+
+def _reshape(x, shape):
+    shape = tuple(int(s) for s in shape)
+    return x if shape_of(x) == shape else bind(_reshape_p, x, shape=shape)
+
+
+def _transpose(x, axes):
+    axes = tuple(int(a) for a in axes)
+    return x if axes == tuple(range(len(axes))) else bind(_transpose_p, x, axes=axes)
+
+
+def _matrix_transpose(x):
+    """Swap the last two axes."""
+    n = len(shape_of(x))
+    return bind(_transpose_p, x, axes=(*range(n - 2), n - 1, n - 2))
+
+
+def _ravel(x):
+    return _reshape(x, (int(np.prod(shape_of(x), dtype=np.int64)),))
+
+
+# ---------------------------------------------------------------------------------------------
+# matmul: NumPy's matmul, 1-D operands and broadcast batch dims included.
+
+
+def _matmul_vjp(g, a, b, *, out):
+    a_shape, b_shape = shape_of(a), shape_of(b)
+    a_vec, b_vec = len(a_shape) == 1, len(b_shape) == 1
+    if a_vec and b_vec:  # inner product of vectors: g is a scalar
+        return _like(bind(multiply_p, g, b), a), _like(bind(multiply_p, g, a), b)
+    # Work on matrices: a vector operand becomes a row (left) or a column (right).
+    a2 = _reshape(a, (1, *a_shape)) if a_vec else a
+    b2 = _reshape(b, (*b_shape, 1)) if b_vec else b
+    g2 = g
+    if a_vec or b_vec:
+        g_shape = shape_of(g)
+        if b_vec:
+            g_shape = (*g_shape, 1)
+        if a_vec:
+            g_shape = (*g_shape[:-1], 1, g_shape[-1])
+        g2 = _reshape(g, g_shape)
+    ga = gb = None
+    if is_inexact(dtype_of(a)):
+        ga = bind(matmul_p, g2, _matrix_transpose(b2))
+        ga = _reshape(sum_to_shape(ga, shape_of(a2)), a_shape)
+        ga = _like(ga, a)
+    if is_inexact(dtype_of(b)):
+        gb = bind(matmul_p, _matrix_transpose(a2), g2)
+        gb = _reshape(sum_to_shape(gb, shape_of(b2)), b_shape)
+        gb = _like(gb, b)
+    return ga, gb
+
+
+def _matmul_jvp(primals, tangents, *, out):
+    a, b = primals
+    ta, tb = tangents
+    t = _add_tangents(
+        None if ta is None else bind(matmul_p, ta, b), None if tb is None else bind(matmul_p, a, tb)
+    )
+    return t if t is None or t.dtype == out.dtype else astype(t, out.dtype)
+
+
+matmul_p = Primitive("mm")
+matmul_p.impl = np.matmul
+matmul_p.vjp = _matmul_vjp
+matmul_p.jvp = _matmul_jvp
+
+
+def matmul(x1, x2, /, out=None, **kwargs):
+    """`numpy.matmul` (the `@` operator), differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> matmul(np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([1.0, 1.0]))
+        array([3., 7.])
+    """
+    _no_extras("matmul", out=out, **kwargs)
+    return bind(matmul_p, _array(x1), _array(x2))
+
+
+# ---------------------------------------------------------------------------------------------
+# einsum: one general contraction primitive on canonical subscripts.
+
+# NumPy's label alphabet, in the order of its integer sublist labels (0-25 'A'-'Z', 26-51 'a'-'z').
+_LABELS = string.ascii_uppercase + string.ascii_lowercase
+
+
+def _fresh_labels(used, n: int) -> str:
+    free = [c for c in _LABELS if c not in used]
+    if len(free) < n:
+        raise ValueError("einsum: too many subscript labels (at most 52 distinct labels)")
+    return "".join(free[:n])
+
+
+@lru_cache(maxsize=512)
+def _einsum_spec(subscripts: str, shapes: tuple) -> tuple[str, tuple]:
+    """Canonical subscripts (explicit output, no ellipsis or spaces) and each operand's shape
+    once broadcast so that a label has one size everywhere."""
+    s = subscripts.replace(" ", "")
+    lhs, arrow, rhs = s.partition("->")
+    if "->" in rhs or "-" in lhs or ">" in lhs:
+        raise ValueError(f"einsum: invalid subscripts {subscripts!r}")
+    terms = lhs.split(",")
+    if len(terms) != len(shapes):
+        raise ValueError(
+            f"einsum: {len(terms)} subscript terms given for {len(shapes)} operands"
+        )
+    bad = set(s) - set(_LABELS) - set(",.->")
+    if bad:
+        raise ValueError(f"einsum: invalid subscript characters {sorted(bad)} in {subscripts!r}")
+    if "." in rhs.replace("...", "", 1):
+        raise ValueError(f"einsum: subscripts {subscripts!r} contain a '.' outside of '...'")
+    named = []
+    ell_dims = []
+    for term, shape in zip(terms, shapes):
+        rest = term.replace("...", "", 1)
+        if "." in rest:
+            raise ValueError(f"einsum: subscripts {subscripts!r} contain a '.' outside of '...'")
+        n = len(shape) - len(rest) if "..." in term else 0
+        if n < 0 or ("..." not in term and len(rest) != len(shape)):
+            raise ValueError(
+                f"einsum: operand of shape {shape} does not match its subscripts {term!r}"
+            )
+        named.append(rest)
+        ell_dims.append(n)
+    n_ell = max(ell_dims, default=0)
+    ell = _fresh_labels(set(s), n_ell)
+    ins = [t.replace("...", ell[n_ell - n:]) for t, n in zip(terms, ell_dims)]
+    if arrow:
+        if "..." not in rhs and n_ell:
+            raise ValueError(
+                "einsum: output has more dimensions than subscripts given in einstein sum, "
+                "but no '...' ellipsis provided to broadcast the extra dimensions."
+            )
+        out = rhs.replace("...", ell)
+        for c in out:
+            if out.count(c) > 1:
+                raise ValueError(f"einsum: output subscript '{c}' appears more than once")
+            if not any(c in t for t in ins):
+                raise ValueError(f"einsum: output subscript '{c}' does not appear in the input")
+    else:
+        counts = "".join(named)
+        out = ell + "".join(sorted(c for c in set(counts) if counts.count(c) == 1))
+    sizes: dict = {}
+    for term, shape in zip(ins, shapes):
+        mine: dict = {}
+        for c, d in zip(term, shape):
+            if mine.setdefault(c, d) != d:
+                raise ValueError(
+                    f"einsum: dimensions in single operand for collapsing index '{c}' "
+                    f"don't match ({mine[c]} != {d})"
+                )
+            known = sizes.get(c)
+            if known is None or known == 1:
+                sizes[c] = d
+            elif d != 1 and d != known:
+                raise ValueError(
+                    f"einsum: operands could not be broadcast together: label '{c}' has size "
+                    f"{known} and {d}"
+                )
+    targets = tuple(tuple(sizes[c] for c in term) for term in ins)
+    return ",".join(ins) + "->" + out, targets
+
+
+@lru_cache(maxsize=512)
+def _einsum_transpose_spec(subscripts: str, i: int) -> tuple[str, tuple, str]:
+    """How operand `i`'s cotangent is an einsum of (g, other operands, constants).
+
+    A label repeated on operand `i` (a diagonal) gets a fresh label per repeat, tied to
+    the original by an identity-matrix operand; labels of operand `i` found nowhere else
+    (summed over it alone) come from an all-ones operand. Returns the subscripts, the
+    (label, fresh label) pairs of the identity operands and the labels of the ones operand.
+    """
+    lhs, _, out = subscripts.partition("->")
+    ins = lhs.split(",")
+    term = ins[i]
+    fresh = iter(_fresh_labels(set(subscripts), len(term)))
+    ct_labels = ""
+    eyes = []
+    for c in term:
+        if c in ct_labels:
+            f = next(fresh)
+            eyes.append((c, f))
+            ct_labels += f
+        else:
+            ct_labels += c
+    others = [t for j, t in enumerate(ins) if j != i]
+    present = set(out).union(*others, *eyes)
+    missing = "".join(c for c in ct_labels if c not in present)
+    terms = [out, *others, *(c + f for c, f in eyes)] + ([missing] if missing else [])
+    return ",".join(terms) + "->" + ct_labels, tuple(eyes), missing
+
+
+def _backward_optimize(optimize):
+    """An explicit contraction path fits only the forward operands."""
+    return True if isinstance(optimize, tuple) else optimize
+
+
+def _einsum_vjp(g, *operands, out, subscripts, optimize):
+    ins = subscripts.partition("->")[0].split(",")
+    dt = dtype_of(g)
+    cts = []
+    for i, x in enumerate(operands):
+        if not is_inexact(dtype_of(x)):
+            cts.append(None)
+            continue
+        spec, eyes, missing = _einsum_transpose_spec(subscripts, i)
+        size = dict(zip(ins[i], shape_of(x)))
+        consts = [np.eye(size[c], dtype=dt) for c, _ in eyes]
+        if missing:
+            consts.append(np.ones(tuple(size[c] for c in missing), dtype=dt))
+        others = [y for j, y in enumerate(operands) if j != i]
+        ct = bind(einsum_p, g, *others, *consts, subscripts=spec,
+                  optimize=_backward_optimize(optimize))
+        cts.append(_like(ct, x))
+    return tuple(cts)
+
+
+def _einsum_jvp(primals, tangents, *, out, subscripts, optimize):
+    t_out = None
+    for i, t in enumerate(tangents):
+        if t is not None:
+            ops = (*primals[:i], t, *primals[i + 1:])
+            t_out = _add_tangents(
+                t_out, bind(einsum_p, *ops, subscripts=subscripts, optimize=optimize)
+            )
+    return t_out if t_out is None or t_out.dtype == out.dtype else astype(t_out, out.dtype)
+
+
+def _einsum_impl(*operands, subscripts, optimize):
+    if isinstance(optimize, tuple):
+        optimize = list(optimize)
+    return np.einsum(subscripts, *operands, optimize=optimize)
+
+
+einsum_p = Primitive("einsum")
+einsum_p.impl = _einsum_impl
+einsum_p.vjp = _einsum_vjp
+einsum_p.jvp = _einsum_jvp
+
+
+def _sublist_subscripts(sublist) -> str:
+    out = ""
+    for s in sublist:
+        if s is Ellipsis:
+            out += "..."
+        elif isinstance(s, (int, np.integer)) and 0 <= s < len(_LABELS):
+            out += _LABELS[s]
+        else:
+            raise ValueError(f"einsum: subscript {s!r} is not an int in [0, 52) or Ellipsis")
+    return out
+
+
+def einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting="safe"):
+    """`numpy.einsum`, differentiable: explicit or implicit output, '...', repeated labels.
+
+    Both call forms work: `einsum("ij,jk->ik", a, b)` and `einsum(a, [0, 1], b, [1, 2])`.
+    `optimize` is passed to `numpy.einsum`.
+
+    Example:
+        >>> import numpy as np
+        >>> einsum("ii", np.array([[1.0, 2.0], [3.0, 4.0]]))
+        np.float64(5.0)
+    """
+    _no_extras("einsum", out=out, dtype=dtype)
+    if order != "K" or casting != "safe":
+        raise NotImplementedError("autodiff.numpy.einsum supports only order='K', casting='safe'")
+    if not operands:
+        raise TypeError("einsum() missing the subscripts and operands")
+    if isinstance(operands[0], str):
+        subscripts, ops = operands[0], operands[1:]
+    else:  # einsum(op0, sublist0, op1, sublist1, ..., [sublist_out])
+        ops = operands[0::2][: len(operands) // 2]
+        subscripts = ",".join(_sublist_subscripts(s) for s in operands[1::2][: len(ops)])
+        if len(operands) % 2:
+            subscripts += "->" + _sublist_subscripts(operands[-1])
+    ops = [_array(x) for x in ops]
+    canonical, targets = _einsum_spec(subscripts, tuple(shape_of(x) for x in ops))
+    ops = [broadcast_to(x, t) for x, t in zip(ops, targets)]
+    if isinstance(optimize, list):
+        optimize = tuple(tuple(p) if isinstance(p, list) else p for p in optimize)
+    return bind(einsum_p, *ops, subscripts=canonical, optimize=optimize)
+
+
+# ---------------------------------------------------------------------------------------------
+# dot_p: NumPy's dot where it is not a matmul (an operand with more than 2 dims). Its impl is
+# np.dot itself, whose per-element summation order matmul would not reproduce.
+
+
+def _dot_vjp(g, a, b, *, out):
+    nda, ndb = len(shape_of(a)), len(shape_of(b))
+    kb = max(ndb - 2, 0)  # b's contracted axis
+    free_b = [j for j in range(ndb) if j != kb]
+    lead = list(range(nda - 1))  # a's free axes, also the leading axes of g
+    ga = gb = None
+    if is_inexact(dtype_of(a)):
+        ga = _like(tensordot(g, b, axes=(list(range(nda - 1, len(shape_of(g)))), free_b)), a)
+    if is_inexact(dtype_of(b)):
+        gb = tensordot(a, g, axes=(lead, lead))  # b's contracted axis first, then its free axes
+        gb = _like(_transpose(gb, [0 if j == kb else 1 + free_b.index(j) for j in range(ndb)]), b)
+    return ga, gb
+
+
+def _dot_jvp(primals, tangents, *, out):
+    a, b = primals
+    ta, tb = tangents
+    t = _add_tangents(
+        None if ta is None else bind(dot_p, ta, b), None if tb is None else bind(dot_p, a, tb)
+    )
+    return t if t is None or t.dtype == out.dtype else astype(t, out.dtype)
+
+
+dot_p = Primitive("dot")
+dot_p.impl = np.dot
+dot_p.vjp = _dot_vjp
+dot_p.jvp = _dot_jvp
+
+
+# ---------------------------------------------------------------------------------------------
+# Composites: NumPy's dot, tensordot, inner, outer, vdot.
+
+
+def tensordot(a, b, axes=2):
+    """`numpy.tensordot`, differentiable: `axes` an int or a pair of axis sequences.
+
+    Example:
+        >>> import numpy as np
+        >>> tensordot(np.ones((2, 3)), np.ones((3, 4)), axes=1).shape
+        (2, 4)
+    """
+    a, b = _array(a), _array(b)
+    a_shape, b_shape = shape_of(a), shape_of(b)
+    try:
+        iter(axes)
+    except TypeError:
+        axes_a, axes_b = list(range(-axes, 0)), list(range(axes))
+    else:
+        axes_a, axes_b = axes
+    axes_a = [axes_a] if isinstance(axes_a, (int, np.integer)) else list(axes_a)
+    axes_b = [axes_b] if isinstance(axes_b, (int, np.integer)) else list(axes_b)
+    if len(axes_a) != len(axes_b) or any(
+        a_shape[i] != b_shape[j] for i, j in zip(axes_a, axes_b)
+    ):
+        raise ValueError("shape-mismatch for sum")
+    axes_a = [int(i) % len(a_shape) for i in axes_a]
+    axes_b = [int(j) % len(b_shape) for j in axes_b]
+    free_a = [i for i in range(len(a_shape)) if i not in axes_a]
+    free_b = [j for j in range(len(b_shape)) if j not in axes_b]
+    k = int(np.prod([a_shape[i] for i in axes_a], dtype=np.int64))
+    m = int(np.prod([a_shape[i] for i in free_a], dtype=np.int64))
+    n = int(np.prod([b_shape[j] for j in free_b], dtype=np.int64))
+    at = _reshape(_transpose(a, free_a + axes_a), (m, k))
+    bt = _reshape(_transpose(b, axes_b + free_b), (k, n))
+    out_shape = tuple(a_shape[i] for i in free_a) + tuple(b_shape[j] for j in free_b)
+    return bind(_reshape_p, _dot(at, bt), shape=out_shape)
+
+
+def _dot(a, b):
+    """np.dot of arrays with at least 1 dim. Same-dtype vectors and matrices take the matmul
+    hot path (np.matmul gives np.dot's values there); mixed dtypes and N-D use np.dot."""
+    if len(shape_of(a)) <= 2 and len(shape_of(b)) <= 2 and dtype_of(a) == dtype_of(b):
+        return bind(matmul_p, a, b)
+    return bind(dot_p, a, b)
+
+
+def dot(a, b, out=None):
+    """`numpy.dot`, differentiable (scalars, vectors, matrices and N-D arrays).
+
+    Example:
+        >>> import numpy as np
+        >>> dot(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
+        np.float64(11.0)
+    """
+    _no_extras("dot", out=out)
+    a, b = _array(a), _array(b)
+    nda, ndb = len(shape_of(a)), len(shape_of(b))
+    if nda == 0 or ndb == 0:
+        return bind(multiply_p, a, b)
+    return _dot(a, b)
+
+
+def inner(a, b, /):
+    """`numpy.inner`, differentiable: sums over the last axes of `a` and `b`."""
+    a, b = _array(a), _array(b)
+    nda, ndb = len(shape_of(a)), len(shape_of(b))
+    if nda == 0 or ndb == 0:
+        return bind(multiply_p, a, b)
+    return _dot(a, b if ndb == 1 else _matrix_transpose(b))
+
+
+def outer(a, b, out=None):
+    """`numpy.outer`, differentiable: inputs are flattened first.
+
+    Example:
+        >>> import numpy as np
+        >>> outer(np.array([1.0, 2.0]), np.array([1.0, 10.0, 100.0])).shape
+        (2, 3)
+    """
+    _no_extras("outer", out=out)
+    a, b = _ravel(_array(a)), _ravel(_array(b))
+    return bind(multiply_p, _reshape(a, (*shape_of(a), 1)), _reshape(b, (1, *shape_of(b))))
+
+
+def vdot(a, b, /):
+    """`numpy.vdot`, differentiable: flattened inner product, conjugating a complex `a`."""
+    a, b = _ravel(_array(a)), _ravel(_array(b))
+    if np.issubdtype(dtype_of(a), np.complexfloating):
+        a = conj(a)
+    return bind(matmul_p, a, b)
+
+
+FUNCTIONS = {
+    "matmul": matmul,
+    "dot": dot,
+    "tensordot": tensordot,
+    "einsum": einsum,
+    "inner": inner,
+    "outer": outer,
+    "vdot": vdot,
+}

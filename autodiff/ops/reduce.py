@@ -1,4 +1,4 @@
-"""Reductions: sum, prod, max/min primitives; mean, var, std, ptp, average composites; arg/logical reductions.
+"""Reductions: sum, prod, max/min primitives; mean/var/std/ptp/average composites; arg/logical ones.
 
 Every reduction primitive takes `axes` (a sorted tuple of non-negative ints, see
 `normalize_axes`) and `keepdims`. `reduce_sum` and `expand_reduced` are each other's
@@ -19,7 +19,7 @@ from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.primitive import Primitive, bind
 from autodiff.ops import elementwise
 from autodiff.ops.broadcast import broadcast_to, shape_of
-from autodiff.ops.elementwise import astype, equal_p, logical_and_p, logical_or_p, logical_not_p
+from autodiff.ops.elementwise import astype, equal_p, logical_and_p, logical_not_p, logical_or_p
 
 _ALL_AXES = [tuple(range(n)) for n in range(33)]
 
@@ -71,7 +71,7 @@ def reduce_sum(x, axes: tuple, keepdims: bool):
 
 
 def expand_reduced(g, axes: tuple, keepdims: bool, shape: tuple):
-    """Broadcast `g`, the result of a reduction of an array of `shape` over `axes`, back to `shape`."""
+    """Broadcast `g`, a reduction over `axes` of an array of `shape`, back to `shape`."""
     if keepdims or len(axes) == len(shape):
         return broadcast_to(g, shape)
     if not axes:
@@ -80,7 +80,8 @@ def expand_reduced(g, axes: tuple, keepdims: bool, shape: tuple):
 
 
 reduce_sum_p = Primitive("reduce_sum")
-reduce_sum_p.impl = lambda x, *, axes, keepdims: np.sum(x, axis=axes, keepdims=keepdims)
+# ufunc.reduce is numpy.sum minus its Python-level dispatch (same result types and values).
+reduce_sum_p.impl = lambda x, *, axes, keepdims: np.add.reduce(x, axes, None, None, keepdims)
 reduce_sum_p.jvp = lambda primals, tangents, *, out, axes, keepdims: (
     None if tangents[0] is None else reduce_sum(tangents[0], axes, keepdims)
 )
@@ -134,8 +135,8 @@ def _extremum(name: str, impl):
     return p
 
 
-reduce_max_p = _extremum("reduce_max", np.max)
-reduce_min_p = _extremum("reduce_min", np.min)
+reduce_max_p = _extremum("reduce_max", np.maximum.reduce)
+reduce_min_p = _extremum("reduce_min", np.minimum.reduce)
 
 # ---------------------------------------------------------------------------------------------
 # prod. d prod / d x_i is the product of the other factors of x_i's group: out / x_i when no
@@ -165,7 +166,7 @@ def reduce_prod(x, axes: tuple, keepdims: bool):
 
 
 reduce_prod_p = Primitive("reduce_prod")
-reduce_prod_p.impl = lambda x, *, axes, keepdims: np.prod(x, axis=axes, keepdims=keepdims)
+reduce_prod_p.impl = lambda x, *, axes, keepdims: np.multiply.reduce(x, axes, None, None, keepdims)
 reduce_prod_p.jvp = lambda primals, tangents, *, out, axes, keepdims: (
     None
     if tangents[0] is None
@@ -325,7 +326,9 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
         mean = bind(reduce_sum_p, x, axes=axes, keepdims=True) / count
     centered = x - mean
     if np.issubdtype(dtype_of(centered), np.complexfloating):
-        squares = elementwise.real(centered * elementwise.conj(centered))
+        # |c|^2 as NumPy computes it, re^2 + im^2 (im = real(-1j c) exactly)
+        re, im = elementwise.real(centered), elementwise.real(centered * -1j)
+        squares = re * re + im * im
     else:
         squares = centered * centered
     return bind(reduce_sum_p, squares, axes=axes, keepdims=bool(keepdims)) / builtins.max(

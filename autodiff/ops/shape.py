@@ -1,3 +1,711 @@
-"""shape primitives (being written)."""
+"""Shape primitives (reshape, transpose, flip, concatenate/split, repeat) and the shape functions.
 
-FUNCTIONS: dict = {}
+Every primitive here only moves or copies elements, so each is linear: its jvp applies
+the same op to the tangent and its vjp is its transpose (reshape back, the inverse
+permutation, the same flip, split <-> concatenate, repeat <-> segment_sum). The rest of
+NumPy's shape surface (expand_dims, stack, tile, atleast_2d, array of mixed Tensors
+and numbers, ...) is composites of these. Parameters are passed to NumPy as the user
+gave them where possible, so invalid ones raise NumPy's own errors; on raw arrays the
+impls are single NumPy calls, and reshape, transpose, flip and split return views.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+
+from autodiff.core.dtypes import dtype_of, is_inexact
+from autodiff.core.primitive import Primitive, bind
+from autodiff.core.tensor import Tensor
+from autodiff.ops import broadcast as _broadcast
+from autodiff.ops.broadcast import shape_of
+from autodiff.ops.elementwise import add, astype, stop_gradient
+
+
+def _maybe(f, t, *args, **kwargs):
+    """`f(t, ...)` for a tangent `t`; a symbolic zero (None) stays None."""
+    return None if t is None else f(t, *args, **kwargs)
+
+
+def _cast_like(g, x):
+    """Cotangent `g` in the dtype of primal `x`; None for non-float primals (constants)."""
+    dt = dtype_of(x)
+    if not is_inexact(dt):
+        return None
+    return g if dtype_of(g) == dt else astype(g, dt)
+
+
+def _zeros(shape, dtype):
+    """A constant zero array (a symbolic zero made concrete)."""
+    return np.zeros(shape, dtype)
+
+
+# ---------------------------------------------------------------------------------------------
+# Primitives.
+
+reshape_p = Primitive("reshape")
+reshape_p.impl = lambda x, shape, order: np.reshape(x, shape, order=order)
+reshape_p.jvp = lambda primals, tangents, *, out, shape, order: _maybe(
+    _reshape, tangents[0], shape_of(out), order
+)
+reshape_p.vjp = lambda g, x, *, out, shape, order: (_reshape(g, shape_of(x), order),)
+
+
+def _inverse_axes(axes, ndim: int):
+    if axes is None:  # reversing the axes is its own inverse
+        return None
+    return tuple(int(i) for i in np.argsort(normalize_axis_tuple(axes, ndim)))
+
+
+transpose_p = Primitive("transpose")
+transpose_p.impl = lambda x, axes: np.transpose(x, axes)
+transpose_p.jvp = lambda primals, tangents, *, out, axes: _maybe(_transpose, tangents[0], axes)
+transpose_p.vjp = lambda g, x, *, out, axes: (_transpose(g, _inverse_axes(axes, len(shape_of(x)))),)
+
+flip_p = Primitive("flip")
+flip_p.impl = lambda x, axis: np.flip(x, axis)
+flip_p.jvp = lambda primals, tangents, *, out, axis: _maybe(_flip, tangents[0], axis)
+flip_p.vjp = lambda g, x, *, out, axis: (_flip(g, axis),)
+
+copy_p = Primitive("copy")  # the identity, as a fresh array
+copy_p.impl = np.copy
+copy_p.jvp = lambda primals, tangents, *, out: tangents[0]
+copy_p.vjp = lambda g, x, *, out: (g,)
+
+
+def _concatenate_jvp(primals, tangents, *, out, axis, dtype, casting):
+    if all(t is None for t in tangents):
+        return None
+    # zeros in the output dtype make the tangents promote exactly like the primals did
+    dt = dtype_of(out)
+    filled = [_zeros(shape_of(p), dt) if t is None else t for p, t in zip(primals, tangents)]
+    return bind(concatenate_p, *filled, axis=axis, dtype=dtype, casting=casting)
+
+
+def _concatenate_vjp(g, *arrays, out, axis, dtype, casting):
+    axis = normalize_axis_index(axis, len(shape_of(out)))
+    if len(arrays) == 1:
+        return (_cast_like(g, arrays[0]),)
+    ranges, start = [], 0
+    for a in arrays:
+        stop = start + shape_of(a)[axis]
+        ranges.append((start, stop))
+        start = stop
+    pieces = bind(split_p, g, ranges=tuple(ranges), axis=axis)
+    return tuple(_cast_like(p, a) for p, a in zip(pieces, arrays))
+
+
+concatenate_p = Primitive("cat")
+concatenate_p.impl = lambda *arrays, axis, dtype, casting: np.concatenate(
+    arrays, axis=axis, dtype=dtype, casting=casting
+)
+concatenate_p.jvp = _concatenate_jvp
+concatenate_p.vjp = _concatenate_vjp
+
+
+def _split_impl(x, ranges, axis):
+    lead = (slice(None),) * axis
+    return tuple(x[lead + (slice(start, stop),)] for start, stop in ranges)
+
+
+def _tiles(ranges, n: int) -> bool:
+    """Do the non-empty ranges cover [0, n) in order, without overlap?"""
+    pos = 0
+    for start, stop in ranges:
+        if stop > start:
+            if start != pos:
+                return False
+            pos = stop
+    return pos == n
+
+
+def _split_vjp(cts, x, *, out, ranges, axis):
+    shape = shape_of(x)
+    dt = dtype_of(x)
+
+    def zeros(length):
+        return _zeros(shape[:axis] + (length,) + shape[axis + 1:], dt)
+
+    n = shape[axis]
+    if _tiles(ranges, n):  # the transpose of a partition is concatenation
+        parts = [
+            zeros(stop - start) if ct is None else ct
+            for ct, (start, stop) in zip(cts, ranges)
+            if stop > start
+        ]
+        if not parts:
+            return (None,)
+        return (parts[0] if len(parts) == 1 else _concatenate(parts, axis),)
+    total = None  # overlapping or partial pieces: pad each back into place and add
+    for ct, (start, stop) in zip(cts, ranges):
+        if ct is not None and stop > start:
+            padded = _concatenate([zeros(start), ct, zeros(n - stop)], axis)
+            total = padded if total is None else add(total, padded)
+    return (total,)
+
+
+split_p = Primitive("split", multiple_results=True)
+split_p.impl = _split_impl
+split_p.jvp = lambda primals, tangents, *, out, ranges, axis: (
+    (None,) * len(ranges) if tangents[0] is None
+    else bind(split_p, tangents[0], ranges=ranges, axis=axis)
+)
+split_p.vjp = _split_vjp
+
+
+def _repeat_counts(repeats, n: int) -> tuple:
+    """Per-element repeat counts along an axis of length n, exactly as np.repeat reads `repeats`."""
+    if isinstance(repeats, int):
+        return (repeats,) * n
+    return tuple(np.bincount(np.repeat(np.arange(n), repeats), minlength=n).tolist())
+
+
+def _segment_sum_impl(x, counts, axis):
+    x = np.asarray(x)
+    shape = x.shape
+    n = len(counts)
+    if n and counts.count(counts[0]) == n:  # equal runs: a reshape and one sum
+        runs = shape[:axis] + (n, counts[0]) + shape[axis + 1:]
+        return x.reshape(runs).sum(axis=axis + 1)
+    sums = np.zeros(shape[:axis] + (n,) + shape[axis + 1:], x.dtype)
+    nonempty = np.asarray(counts) > 0
+    if nonempty.any():  # reduceat over the non-empty runs only: their starts strictly increase
+        starts = np.cumsum((0,) + counts[:-1])[nonempty]
+        sums[(slice(None),) * axis + (nonempty,)] = np.add.reduceat(x, starts, axis=axis)
+    return sums
+
+
+repeat_p = Primitive("repeat")
+repeat_p.impl = lambda x, repeats, axis: np.repeat(x, repeats, axis)
+repeat_p.jvp = lambda primals, tangents, *, out, repeats, axis: _maybe(
+    _repeat, tangents[0], repeats, axis
+)
+repeat_p.vjp = lambda g, x, *, out, repeats, axis: (
+    _segment_sum(g, _repeat_counts(repeats, shape_of(x)[axis]), axis),
+)
+
+segment_sum_p = Primitive("segment_sum")  # the transpose of repeat: sums consecutive runs
+segment_sum_p.impl = _segment_sum_impl
+segment_sum_p.jvp = lambda primals, tangents, *, out, counts, axis: _maybe(
+    _segment_sum, tangents[0], counts, axis
+)
+segment_sum_p.vjp = lambda g, x, *, out, counts, axis: (_repeat(g, counts, axis),)
+
+
+# ---------------------------------------------------------------------------------------------
+# Internal helpers used by rules and composites (parameters already normalized).
+
+
+def _reshape(x, shape: tuple, order: str = "C"):
+    if shape_of(x) == shape:
+        return x
+    return bind(reshape_p, x, shape=shape, order=order)
+
+
+def _transpose(x, axes):
+    if axes is not None and axes == tuple(range(len(axes))):
+        return x
+    return bind(transpose_p, x, axes=axes)
+
+
+def _concatenate(arrays, axis: int):
+    return bind(concatenate_p, *arrays, axis=axis, dtype=None, casting="same_kind")
+
+
+def _flip(x, axis):
+    return bind(flip_p, x, axis=axis)
+
+
+def _repeat(x, repeats, axis: int):
+    return bind(repeat_p, x, repeats=repeats, axis=axis)
+
+
+def _segment_sum(x, counts: tuple, axis: int):
+    return bind(segment_sum_p, x, counts=counts, axis=axis)
+
+
+def _holds_tensor(obj) -> bool:
+    """Is `obj` a Tensor, or a (nested) list or tuple with a Tensor inside?"""
+    if isinstance(obj, Tensor):
+        return True
+    if isinstance(obj, (list, tuple)):
+        return any(_holds_tensor(o) for o in obj)
+    return False
+
+
+def _operand(a):
+    """An array argument: Tensors, ndarrays and NumPy scalars as they are, the rest as arrays
+    (a list or tuple holding Tensors becomes one differentiable value)."""
+    if isinstance(a, (Tensor, np.ndarray, np.generic)):
+        return a
+    if isinstance(a, (list, tuple)) and _holds_tensor(a):
+        return array(a)
+    return np.asarray(a)
+
+
+def _ndim(a) -> int:
+    return len(shape_of(a))
+
+
+def _memory_order(a: Tensor) -> str:
+    """"C" or "F": the layout of a Tensor's concrete value (for NumPy's order="A"/"K")."""
+    p = np.asarray(a.primal())
+    return "F" if p.flags.f_contiguous and not p.flags.c_contiguous else "C"
+
+
+def _shape_param(shape) -> tuple:
+    try:
+        return (operator.index(shape),)
+    except TypeError:
+        pass
+    try:
+        return tuple(operator.index(s) for s in shape)
+    except TypeError:
+        raise TypeError(
+            f"expected a sequence of integers or a single integer, got '{shape}'"
+        ) from None
+
+
+# ---------------------------------------------------------------------------------------------
+# The functions. NumPy names and signatures; `autodiff.numpy` re-exports them.
+
+
+def reshape(a, shape=None, order: str = "C", *, newshape=None, copy=None):
+    """`numpy.reshape`, differentiable (`-1` infers a dimension; order "C", "F" or "A").
+
+    Example:
+        >>> import numpy as np
+        >>> reshape(np.arange(6.0), (2, -1))
+        array([[0., 1., 2.],
+               [3., 4., 5.]])
+    """
+    if shape is None:
+        shape = newshape
+    elif newshape is not None:
+        raise TypeError("You cannot specify 'newshape' and 'shape' arguments at the same time.")
+    if shape is None:
+        raise TypeError("reshape() missing 1 required positional argument: 'shape'")
+    a = _operand(a)
+    shape = _shape_param(shape)
+    if not isinstance(a, Tensor):
+        if copy is not None:
+            return np.reshape(a, shape, order=order, copy=copy)
+        return bind(reshape_p, a, shape=shape, order=order)
+    if order == "A":
+        order = _memory_order(a)
+    elif order not in ("C", "F"):
+        np.reshape(np.empty(0), 0, order=order)  # NumPy's error for "K" and invalid orders
+    if shape == a.shape:
+        return bind(copy_p, a) if copy else a
+    return bind(reshape_p, a, shape=shape, order=order)
+
+
+def ravel(a, order: str = "C"):
+    """`numpy.ravel`, differentiable."""
+    a = _operand(a)
+    if not isinstance(a, Tensor):
+        return np.ravel(a, order)
+    if order in ("A", "K"):
+        order = _memory_order(a)
+    return reshape(a, (-1,), order)
+
+
+def transpose(a, axes=None):
+    """`numpy.transpose`, differentiable (a view on raw arrays).
+
+    Example:
+        >>> import numpy as np
+        >>> transpose(np.zeros((2, 3, 4)), (2, 0, 1)).shape
+        (4, 2, 3)
+    """
+    a = _operand(a)
+    if axes is not None:
+        axes = _shape_param(axes)
+    if isinstance(a, Tensor) and (axes is None and a.ndim < 2 or axes == tuple(range(a.ndim))):
+        return a
+    return bind(transpose_p, a, axes=axes)
+
+
+def swapaxes(a, axis1: int, axis2: int):
+    """`numpy.swapaxes`, differentiable."""
+    a = _operand(a)
+    n = _ndim(a)
+    i = normalize_axis_index(axis1, n, "axis1")
+    j = normalize_axis_index(axis2, n, "axis2")
+    perm = list(range(n))
+    perm[i], perm[j] = j, i
+    return _transpose(a, tuple(perm))
+
+
+def moveaxis(a, source, destination):
+    """`numpy.moveaxis`, differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> moveaxis(np.zeros((2, 3, 4)), 0, -1).shape
+        (3, 4, 2)
+    """
+    a = _operand(a)
+    n = _ndim(a)
+    source = normalize_axis_tuple(source, n, "source")
+    destination = normalize_axis_tuple(destination, n, "destination")
+    if len(source) != len(destination):
+        raise ValueError(
+            "`source` and `destination` arguments must have the same number of elements"
+        )
+    perm = [None] * n
+    for s, d in zip(source, destination):
+        perm[d] = s
+    rest = iter(i for i in range(n) if i not in source)
+    return _transpose(a, tuple(next(rest) if p is None else p for p in perm))
+
+
+def expand_dims(a, axis):
+    """`numpy.expand_dims` (an int or a tuple of axes), differentiable."""
+    a = _operand(a)
+    shape = shape_of(a)
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    out_ndim = len(axes) + len(shape)
+    axes = normalize_axis_tuple(axes, out_ndim)
+    dims = iter(shape)
+    return _reshape(a, tuple(1 if i in axes else next(dims) for i in range(out_ndim)))
+
+
+def squeeze(a, axis=None):
+    """`numpy.squeeze`, differentiable."""
+    a = _operand(a)
+    shape = shape_of(a)
+    if axis is None:
+        return _reshape(a, tuple(s for s in shape if s != 1))
+    axes = normalize_axis_tuple(axis, len(shape))
+    if any(shape[i] != 1 for i in axes):
+        raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
+    return _reshape(a, tuple(s for i, s in enumerate(shape) if i not in axes))
+
+
+def broadcast_to(array, shape, subok: bool = False):
+    """`numpy.broadcast_to`, differentiable (its transpose sums back)."""
+    return _broadcast.broadcast_to(_operand(array), shape)
+
+
+def broadcast_arrays(*args, subok: bool = False) -> tuple:
+    """`numpy.broadcast_arrays`, differentiable."""
+    arrays = [_operand(a) for a in args]
+    shape = np.broadcast_shapes(*(shape_of(a) for a in arrays))
+    return tuple(_broadcast.broadcast_to(a, shape) for a in arrays)
+
+
+def concatenate(arrays, axis=0, out=None, *, dtype=None, casting: str = "same_kind"):
+    """`numpy.concatenate` (`axis=None` flattens first), differentiable in every array.
+
+    Example:
+        >>> import numpy as np
+        >>> concatenate([np.zeros(2), np.ones(1)])
+        array([0., 0., 1.])
+    """
+    if out is not None:
+        raise NotImplementedError("autodiff.numpy.concatenate does not support out=")
+    arrays = [_operand(a) for a in arrays]
+    if axis is None:
+        arrays = [ravel(a) for a in arrays]
+        axis = 0
+    if dtype is not None:
+        dtype = np.dtype(dtype)
+        if not is_inexact(dtype):  # an integer result carries no derivative
+            arrays = [stop_gradient(a) if isinstance(a, Tensor) else a for a in arrays]
+    return bind(concatenate_p, *arrays, axis=operator.index(axis), dtype=dtype, casting=casting)
+
+
+def stack(arrays, axis: int = 0, out=None, *, dtype=None, casting: str = "same_kind"):
+    """`numpy.stack`, differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> stack([np.zeros(3), np.ones(3)], axis=1).shape
+        (3, 2)
+    """
+    arrays = [_operand(a) for a in arrays]
+    if not arrays:
+        raise ValueError("need at least one array to stack")
+    shapes = {shape_of(a) for a in arrays}
+    if len(shapes) != 1:
+        raise ValueError("all input arrays must have the same shape")
+    axis = normalize_axis_index(axis, len(shapes.pop()) + 1)
+    expanded = [expand_dims(a, axis) for a in arrays]
+    return concatenate(expanded, axis, out, dtype=dtype, casting=casting)
+
+
+def hstack(tup, *, dtype=None, casting: str = "same_kind"):
+    """`numpy.hstack`, differentiable."""
+    arrays = [_atleast_1d(a) for a in tup]
+    axis = 0 if arrays and _ndim(arrays[0]) == 1 else 1
+    return concatenate(arrays, axis, dtype=dtype, casting=casting)
+
+
+def vstack(tup, *, dtype=None, casting: str = "same_kind"):
+    """`numpy.vstack`, differentiable."""
+    return concatenate([_atleast_2d(a) for a in tup], 0, dtype=dtype, casting=casting)
+
+
+def dstack(tup):
+    """`numpy.dstack`, differentiable."""
+    return concatenate([_atleast_3d(a) for a in tup], 2)
+
+
+def column_stack(tup):
+    """`numpy.column_stack`, differentiable."""
+    arrays = []
+    for v in tup:
+        a = _operand(v)
+        arrays.append(_reshape(a, (a.size, 1)) if a.ndim < 2 else a)
+    return concatenate(arrays, 1)
+
+
+def array_split(ary, indices_or_sections, axis: int = 0) -> list:
+    """`numpy.array_split`, differentiable (the pieces are views on raw arrays)."""
+    ary = _operand(ary)
+    n = ary.shape[axis]
+    axis = normalize_axis_index(axis, ary.ndim)
+    try:
+        bounds = [0, *indices_or_sections, n]
+    except TypeError:
+        sections = int(indices_or_sections)
+        if sections <= 0:
+            raise ValueError("number sections must be larger than 0.") from None
+        each, extra = divmod(n, sections)
+        bounds = np.cumsum([0] + [each + 1] * extra + [each] * (sections - extra)).tolist()
+    ranges = []
+    for lo, hi in zip(bounds[:-1], bounds[1:]):
+        start, stop, _ = slice(lo, hi).indices(n)
+        ranges.append((start, max(start, stop)))
+    return list(bind(split_p, ary, ranges=tuple(ranges), axis=axis))
+
+
+def split(ary, indices_or_sections, axis: int = 0) -> list:
+    """`numpy.split`, differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> [p.tolist() for p in split(np.arange(5.0), [2])]
+        [[0.0, 1.0], [2.0, 3.0, 4.0]]
+    """
+    ary = _operand(ary)
+    try:
+        len(indices_or_sections)
+    except TypeError:
+        if ary.shape[axis] % indices_or_sections:
+            raise ValueError("array split does not result in an equal division") from None
+    return array_split(ary, indices_or_sections, axis)
+
+
+def hsplit(ary, indices_or_sections) -> list:
+    """`numpy.hsplit`, differentiable."""
+    ary = _operand(ary)
+    if ary.ndim == 0:
+        raise ValueError("hsplit only works on arrays of 1 or more dimensions")
+    return split(ary, indices_or_sections, 1 if ary.ndim > 1 else 0)
+
+
+def vsplit(ary, indices_or_sections) -> list:
+    """`numpy.vsplit`, differentiable."""
+    ary = _operand(ary)
+    if ary.ndim < 2:
+        raise ValueError("vsplit only works on arrays of 2 or more dimensions")
+    return split(ary, indices_or_sections, 0)
+
+
+def dsplit(ary, indices_or_sections) -> list:
+    """`numpy.dsplit`, differentiable."""
+    ary = _operand(ary)
+    if ary.ndim < 3:
+        raise ValueError("dsplit only works on arrays of 3 or more dimensions")
+    return split(ary, indices_or_sections, 2)
+
+
+def tile(A, reps):
+    """`numpy.tile`, differentiable (a broadcast, whose transpose sums the copies).
+
+    Example:
+        >>> import numpy as np
+        >>> tile(np.array([1.0, 2.0]), (2, 2))
+        array([[1., 2., 1., 2.],
+               [1., 2., 1., 2.]])
+    """
+    A = _operand(A)
+    if not isinstance(A, Tensor):
+        return np.tile(A, reps)
+    try:
+        reps = tuple(operator.index(r) for r in reps)
+    except TypeError:
+        reps = (operator.index(reps),)
+    if any(r < 0 for r in reps):
+        raise ValueError("negative dimensions are not allowed")
+    shape = A.shape
+    n = max(len(shape), len(reps))
+    shape = (1,) * (n - len(shape)) + shape
+    reps = (1,) * (n - len(reps)) + reps
+    if all(r == 1 for r in reps):
+        return _reshape(A, shape)
+    # (s0, s1) -> (1, s0, 1, s1) -> broadcast (r0, s0, r1, s1) -> (r0 * s0, r1 * s1)
+    x = _reshape(A, tuple(d for s in shape for d in (1, s)))
+    x = _broadcast.broadcast_to(x, tuple(d for r, s in zip(reps, shape) for d in (r, s)))
+    return _reshape(x, tuple(r * s for r, s in zip(reps, shape)))
+
+
+def repeat(a, repeats, axis=None):
+    """`numpy.repeat` (int or per-element repeats), differentiable (its transpose sums runs).
+
+    Example:
+        >>> import numpy as np
+        >>> repeat(np.array([1.0, 2.0]), [1, 2])
+        array([1., 2., 2.])
+    """
+    a = _operand(a)
+    if axis is None:
+        a = ravel(a)
+        axis = 0
+    else:
+        axis = normalize_axis_index(axis, _ndim(a))
+    r = np.asarray(repeats.primal() if isinstance(repeats, Tensor) else repeats)
+    repeats = r.item() if r.ndim == 0 else tuple(r.tolist())
+    return _repeat(a, repeats, axis)
+
+
+def flip(m, axis=None):
+    """`numpy.flip`, differentiable (a view on raw arrays)."""
+    m = _operand(m)
+    if axis is not None and not isinstance(axis, (int, np.integer)):
+        axis = tuple(axis)
+    return _flip(m, axis)
+
+
+def fliplr(m):
+    """`numpy.fliplr`, differentiable."""
+    m = _operand(m)
+    if _ndim(m) < 2:
+        raise ValueError("Input must be >= 2-d.")
+    return flip(m, 1)
+
+
+def flipud(m):
+    """`numpy.flipud`, differentiable."""
+    m = _operand(m)
+    if _ndim(m) < 1:
+        raise ValueError("Input must be >= 1-d.")
+    return flip(m, 0)
+
+
+def _atleast_1d(a):
+    a = _operand(a)
+    return _reshape(a, (1,)) if a.ndim == 0 else a
+
+
+def _atleast_2d(a):
+    a = _operand(a)
+    return _reshape(a, (1,) * (2 - a.ndim) + a.shape) if a.ndim < 2 else a
+
+
+def _atleast_3d(a):
+    a = _operand(a)
+    if a.ndim == 0:
+        return _reshape(a, (1, 1, 1))
+    if a.ndim == 1:
+        return _reshape(a, (1,) + a.shape + (1,))
+    if a.ndim == 2:
+        return _reshape(a, a.shape + (1,))
+    return a
+
+
+def _one_or_tuple(results: tuple):
+    return results[0] if len(results) == 1 else results
+
+
+def atleast_1d(*arys):
+    """`numpy.atleast_1d`, differentiable."""
+    return _one_or_tuple(tuple(_atleast_1d(a) for a in arys))
+
+
+def atleast_2d(*arys):
+    """`numpy.atleast_2d`, differentiable."""
+    return _one_or_tuple(tuple(_atleast_2d(a) for a in arys))
+
+
+def atleast_3d(*arys):
+    """`numpy.atleast_3d`, differentiable."""
+    return _one_or_tuple(tuple(_atleast_3d(a) for a in arys))
+
+
+def copy(a, order: str = "K", subok: bool = False):
+    """`numpy.copy`, differentiable (the identity on values)."""
+    a = _operand(a)
+    if not isinstance(a, Tensor):
+        return np.copy(a, order=order, subok=subok)
+    return bind(copy_p, a)
+
+
+def _build(obj):
+    """A nested list or tuple holding Tensors and numbers, stacked into one differentiable value."""
+    if isinstance(obj, Tensor):
+        return obj
+    if not (isinstance(obj, (list, tuple)) and _holds_tensor(obj)):
+        return np.asarray(obj)
+    parts = [_build(o) for o in obj]
+    shapes = {shape_of(p) for p in parts}
+    if len(shapes) > 1:
+        raise ValueError(
+            "setting an array element with a sequence. The requested array has an "
+            f"inhomogeneous shape: its elements have shapes {sorted(shapes)}."
+        )
+    return stack(parts)
+
+
+def array(object, dtype=None, *, copy: bool = True, order: str = "K", subok: bool = False,
+          ndmin: int = 0, like=None):
+    """`numpy.array`; nested lists may mix Tensors and numbers, and stay differentiable.
+
+    Without a Tensor inside, this is `numpy.array` itself.
+
+    Example:
+        >>> import autodiff as ad, autodiff.numpy as anp
+        >>> ad.grad(lambda x: anp.sum(anp.array([x[0], 2.0 * x[1], 1.0])))(anp.array([3.0, 4.0]))
+        array([1., 2.])
+    """
+    if not _holds_tensor(object):
+        return np.array(object, dtype=dtype, copy=copy, order=order, subok=subok, ndmin=ndmin,
+                        like=like)
+    out = _build(object)
+    if dtype is not None:
+        out = astype(out, dtype)
+    if copy and out is object:
+        out = bind(copy_p, out)
+    if out.ndim < ndmin:
+        out = _reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
+    return out
+
+
+def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
+    """`numpy.asarray`; a Tensor is returned as it is (cast if `dtype` is given).
+
+    Example:
+        >>> asarray([1.0, 2.0])
+        array([1., 2.])
+    """
+    if isinstance(a, Tensor):
+        out = a if dtype is None else astype(a, dtype)
+        return bind(copy_p, out) if copy and out is a else out
+    if _holds_tensor(a):
+        return array(a, dtype=dtype)
+    return np.asarray(a, dtype=dtype, order=order, device=device, copy=copy, like=like)
+
+
+FUNCTIONS = {
+    f.__name__: f
+    for f in (
+        reshape, ravel, transpose, swapaxes, moveaxis, expand_dims, squeeze, broadcast_to,
+        broadcast_arrays, concatenate, stack, hstack, vstack, dstack, column_stack, split,
+        array_split, hsplit, vsplit, dsplit, tile, repeat, flip, fliplr, flipud, atleast_1d,
+        atleast_2d, atleast_3d, copy, array, asarray,
+    )
+}
+FUNCTIONS.update({"concat": concatenate, "permute_dims": transpose})

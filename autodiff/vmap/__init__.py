@@ -1,0 +1,6 @@
+"""vmap: BatchTrace (values with a batch dimension), batch rules' shared helpers, and the vmap transform.
+"""
+from autodiff.vmap.trace import BatchTrace, BatchTracer, move_batch_axis
+from autodiff.vmap.transform import vmap
+
+__all__ = ["BatchTrace", "BatchTracer", "move_batch_axis", "vmap"]
