@@ -140,7 +140,7 @@ def _batched_axis(index: tuple, ndim: int) -> int:
 
 
 def _moveaxis(x, source: int, dest: int):
-    from autodiff.ops.shape import FUNCTIONS as shape_ops  # the shape family imports this one
+    from autodiff.ops.shape import FUNCTIONS as shape_ops  # lazily, as in ops.batching
 
     return x if source == dest else shape_ops["moveaxis"](x, source, dest)
 

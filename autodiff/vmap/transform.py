@@ -93,10 +93,10 @@ def vmap(
                 raise ValueError(
                     f"vmap was requested to map its argument along axis {ax}, which implies that "
                     f"its rank should be at least {ax + 1 if ax >= 0 else -ax}, but is only {nd} "
-                    f"(its shape is {tuple(shape_of(x))}); argument leaf {i}."
+                    f"(its shape is {tuple(shape_of(x))}) for {_describe_leaf(args, i)}."
                 )
             norm_axes.append(ax % nd)
-            sizes.append((i, ax, shape_of(x)[ax % nd]))
+            sizes.append((_describe_leaf(args, i), ax, shape_of(x)[ax % nd]))
         size = _common_size(sizes, axis_size)
         if chunk_size is not None and size > chunk_size:
             pieces = [
@@ -134,6 +134,17 @@ def vmap(
     return vmapped
 
 
+def _describe_leaf(args, leaf_index: int) -> str:
+    """'argument 1' or 'argument 1 (leaf 2 of its pytree)' for a flat leaf index."""
+    for pos, arg in enumerate(args):
+        n = len(tree_flatten(arg)[0])
+        if leaf_index < n:
+            simple = n == 1 and tree_flatten(arg)[0][0] is arg
+            return f"argument {pos}" if simple else f"argument {pos} (leaf {leaf_index} of its pytree)"
+        leaf_index -= n
+    return f"leaf {leaf_index}"
+
+
 def _common_size(sizes, axis_size):
     if not sizes:
         if axis_size is None:
@@ -143,9 +154,7 @@ def _common_size(sizes, axis_size):
     if axis_size is not None:
         distinct.add(axis_size)
     if len(distinct) > 1:
-        lines = "\n".join(
-            f"  argument leaf {i} has size {s} along axis {ax}" for i, ax, s in sizes
-        )
+        lines = "\n".join(f"  {name} has size {s} along axis {ax}" for name, ax, s in sizes)
         extra = f"\n  axis_size is {axis_size}" if axis_size is not None else ""
         raise ValueError(f"vmap got inconsistent sizes for the mapped axes:\n{lines}{extra}")
     return distinct.pop()
