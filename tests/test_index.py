@@ -239,3 +239,25 @@ def test_argument_errors():
         take_along_axis(x, np.zeros((3, 1), int), None)
     with pytest.raises(np.exceptions.AxisError):
         take(x, [0], axis=2)
+
+
+@pytest.mark.parametrize(
+    "index",
+    [(np.array([0, 2, 0]), slice(None), np.array([3, 1, 3])), ([1, 0], None, [1, 1]),
+     (0, slice(None), [1, 1]), (Ellipsis, np.array([True, False, True, True])), slice(None, 1)],
+    ids=repr,
+)
+def test_vmap_and_jacobians_of_indexing(index):
+    xs = RNG.standard_normal((5, 3, 2, 4))
+    f = lambda x: x[index] * x[index]
+    for axis in (0, 2):
+        got = ad.vmap(f, in_axes=axis)(np.moveaxis(xs, 0, axis))
+        np.testing.assert_allclose(got, np.stack([f(x) for x in xs]))
+    x = xs[0]
+    jac = ad.jacrev(f)(x)
+    np.testing.assert_allclose(jac, ad.jacfwd(f)(x), atol=1e-12)
+    want = np.zeros(f(x).shape + x.shape)
+    out_positions = np.arange(x.size).reshape(x.shape)[index]
+    for out_pos, in_pos in np.ndenumerate(out_positions):
+        want[out_pos + np.unravel_index(in_pos, x.shape)] = 2 * x.flat[in_pos]
+    np.testing.assert_allclose(jac, want)

@@ -258,3 +258,37 @@ def test_tensor_methods():
     assert bool(t.all()) and not bool((t > 5).any())
     g = ad.grad(lambda x: x.sum() + x.max(axis=0).sum())(X)
     np.testing.assert_allclose(g, [[2.0, 1.0, 2.0], [1.0, 2.0, 1.0]])
+
+
+# ---- vmap of the non-differentiable reductions (the table covers the differentiable ones) --
+
+Y = np.arange(24.0).reshape(2, 3, 4) % 7
+
+
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+@pytest.mark.parametrize("axis", [None, 0, -1])
+@pytest.mark.parametrize("keepdims", [False, True])
+@pytest.mark.parametrize("in_axis", [0, 1, 2])
+def test_vmap_arg_reductions(name, axis, keepdims, in_axis):
+    f = lambda x: getattr(anp, name)(x, axis=axis, keepdims=keepdims)
+    want = np.stack([getattr(np, name)(np.take(Y, i, in_axis), axis=axis, keepdims=keepdims)
+                     for i in range(Y.shape[in_axis])])
+    np.testing.assert_array_equal(ad.vmap(f, in_axes=in_axis)(Y), want)
+
+
+@pytest.mark.parametrize("name", ["all", "any", "count_nonzero"])
+@pytest.mark.parametrize("axis", [None, 1, (0, -1)])
+@pytest.mark.parametrize("in_axis", [0, 2])
+def test_vmap_logical_reductions(name, axis, in_axis):
+    f = lambda x: getattr(anp, name)(x > 3, axis=axis, keepdims=False)
+    want = np.stack([getattr(np, name)(np.take(Y, i, in_axis) > 3, axis=axis)
+                     for i in range(Y.shape[in_axis])])
+    np.testing.assert_array_equal(ad.vmap(f, in_axes=in_axis)(Y), want)
+
+
+def test_per_example_gradients_of_max_with_ties():
+    x = np.array([[1.0, 3.0, 3.0], [2.0, 0.0, 1.0]])
+    g = ad.vmap(ad.grad(lambda r: anp.max(r)))(x)
+    np.testing.assert_allclose(g, [[0.0, 0.5, 0.5], [1.0, 0.0, 0.0]])
+    g = ad.vmap(ad.grad(lambda r: anp.prod(r)))(np.array([[2.0, 0.0, 3.0], [1.0, 2.0, 4.0]]))
+    np.testing.assert_allclose(g, [[0.0, 6.0, 0.0], [8.0, 4.0, 2.0]])

@@ -1,5 +1,41 @@
 """autodiff.autograd: the PyTorch-compatible imperative API (torch.autograd's names and semantics).
-"""
-from autodiff.autograd import forward_ad
 
-__all__ = ["forward_ad"]
+Runs on the same core and engine as the functional transforms.
+"""
+from autodiff.autograd import _tensor_api, forward_ad, graph
+from autodiff.autograd._backward import backward, grad
+from autodiff.autograd.anomaly_mode import (
+    detect_anomaly,
+    is_anomaly_check_nan_enabled,
+    is_anomaly_enabled,
+    set_detect_anomaly,
+)
+from autodiff.autograd.grad_mode import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    is_inference_mode_enabled,
+    no_grad,
+    set_grad_enabled,
+    set_multithreading_enabled,
+)
+
+_tensor_api.install()
+
+__all__ = [
+    "backward",
+    "detect_anomaly",
+    "enable_grad",
+    "forward_ad",
+    "grad",
+    "graph",
+    "inference_mode",
+    "is_anomaly_check_nan_enabled",
+    "is_anomaly_enabled",
+    "is_grad_enabled",
+    "is_inference_mode_enabled",
+    "no_grad",
+    "set_detect_anomaly",
+    "set_grad_enabled",
+    "set_multithreading_enabled",
+]

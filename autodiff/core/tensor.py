@@ -25,15 +25,114 @@ class Tensor:
         array([3., 6.])
     """
 
-    __slots__ = ("_value", "_trace", "_edge", "__weakref__")
+    __slots__ = (
+        "_value", "_trace", "_edge", "_requires_grad", "_grad", "_vc", "_accumulator",
+        "__weakref__",
+    )
     __array_priority__ = 1000
 
-    def __init__(self, data, dtype=None):
+    def __init__(self, data, dtype=None, requires_grad: bool = False):
         if isinstance(data, Tensor):
             data = data._value if data._trace is EVAL_TRACE else data.__array__()
         self._value = np.asarray(data, dtype=dtype)
         self._trace = EVAL_TRACE
         self._edge = None
+        self._requires_grad = False
+        self._grad = None
+        self._vc = 0
+        self._accumulator = None
+        if requires_grad:
+            self.requires_grad = True
+
+    @classmethod
+    def _from(cls, value, edge=None):
+        """A level-0 Tensor around a fresh result (no copy, no checks): the recording fast path."""
+        t = cls.__new__(cls)
+        t._value = value
+        t._trace = EVAL_TRACE
+        t._edge = edge
+        t._requires_grad = False
+        t._grad = None
+        t._vc = 0
+        t._accumulator = None
+        return t
+
+    # ---- autograd state (level-0 Tensors; tracers report no graph) ----
+    @property
+    def requires_grad(self) -> bool:
+        """Whether gradients flow to this tensor: a leaf that asked for them, or a graph result."""
+        if self._trace is not EVAL_TRACE:
+            return False
+        return self._requires_grad or self._edge is not None
+
+    @requires_grad.setter
+    def requires_grad(self, flag: bool) -> None:
+        if self._edge is not None:
+            raise RuntimeError(
+                "you can only change requires_grad flags of leaf variables. If you want to use a "
+                "computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach()."
+            )
+        if flag and not np.issubdtype(self._value.dtype, np.inexact):
+            raise RuntimeError(
+                "only Tensors of floating point and complex dtype can require gradients"
+            )
+        self._requires_grad = bool(flag)
+
+    def requires_grad_(self, requires_grad: bool = True) -> Tensor:
+        """Set `requires_grad` in place (leaves only) and return self."""
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def is_leaf(self) -> bool:
+        """True for tensors not produced by a recorded operation."""
+        return self._trace is not EVAL_TRACE or self._edge is None
+
+    @property
+    def grad_fn(self):
+        """The Node that produced this tensor (None for leaves)."""
+        return self._edge[0] if self._trace is EVAL_TRACE and self._edge is not None else None
+
+    @property
+    def grad(self):
+        """The gradient accumulated by `backward()` (leaves, and non-leaves that `retain_grad()`)."""
+        return self._grad if self._trace is EVAL_TRACE else None
+
+    @grad.setter
+    def grad(self, value) -> None:
+        if value is not None:
+            value = value if isinstance(value, Tensor) else Tensor(value)
+            if value.shape != self.shape:
+                raise RuntimeError(
+                    f"assigned grad has data of a different size: {list(value.shape)} vs "
+                    f"{list(self.shape)}"
+                )
+        self._grad = value
+
+    @property
+    def _version(self) -> int:
+        """How many in-place modifications this tensor has seen."""
+        return self._vc
+
+    def detach(self) -> Tensor:
+        """A new leaf sharing this tensor's data, cut from the graph."""
+        return Tensor._from(self._value if self._trace is EVAL_TRACE else self.primal())
+
+    @property
+    def data(self) -> Tensor:
+        return self.detach()
+
+    def _gradient_edge(self):
+        """`(node, index)` where this tensor's gradient enters the graph (a leaf's accumulator)."""
+        if self._edge is not None:
+            return self._edge
+        if self._accumulator is None:
+            from autodiff.core.graph import leaf_node
+            from autodiff.core.trace import next_sequence_number
+
+            self._accumulator = leaf_node(self, next_sequence_number())
+        return (self._accumulator, 0)
 
     # ---- array metadata (read through to the primal, however deeply nested) ----
     @property
@@ -93,7 +192,12 @@ class Tensor:
         return np.asarray(self.primal()).tolist()
 
     def numpy(self) -> np.ndarray:
-        """The value as a NumPy array (level-0 Tensors only)."""
+        """The value as a NumPy array (level-0 Tensors that do not require grad)."""
+        if self.requires_grad:
+            raise RuntimeError(
+                "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
+                "instead."
+            )
         return np.asarray(self.__array__())
 
     def __array__(self, dtype=None, copy=None):
@@ -109,7 +213,9 @@ class Tensor:
     def __repr__(self):
         body = np.array2string(np.asarray(self.primal()), separator=", ", prefix="tensor(")
         if self._trace is EVAL_TRACE:
-            return f"tensor({body})"
+            if self._edge is not None:
+                return f"tensor({body}, grad_fn=<{self._edge[0].name()}>)"
+            return f"tensor({body}, requires_grad=True)" if self._requires_grad else f"tensor({body})"
         return f"{type(self).__name__}<level {self._trace.level}>({body})"
 
     __str__ = __repr__

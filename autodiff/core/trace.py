@@ -48,7 +48,14 @@ class Trace:
 class _ThreadState(threading.local):
     def __init__(self):
         self.stack: list[Trace] = [EVAL_TRACE]
-        self.grad_enabled = True
+        self.grad_enabled = True  # torch-style grad mode: does level 0 record a graph?
+        self.fw_grad_enabled = True  # off in inference_mode: dual levels carry no tangents
+        self.anomaly = False  # detect_anomaly: record forward tracebacks, check for nan
+        self.anomaly_check_nan = True
+        self.seq = 0  # sequence numbers of level-0 nodes (per thread, as in torch)
+        self.saved_tensors_hooks: list = []  # (pack, unpack) pairs, innermost last
+        self.backward_pass_id = 0  # which backward pass is running (multi-grad hooks)
+        self.pass_nodes: frozenset | set = frozenset()  # the nodes that pass will run
 
 
 class EvalTrace(Trace):
@@ -59,11 +66,23 @@ class EvalTrace(Trace):
     def process(self, prim, args, params):
         from autodiff.core.tensor import Tensor
 
-        raw = tuple(a._value if isinstance(a, Tensor) else a for a in args)
+        raw = []
+        record = False
+        for a in args:
+            if isinstance(a, Tensor):
+                raw.append(a._value)
+                if a._requires_grad or a._edge is not None:
+                    record = True
+            else:
+                raw.append(a)
         out = prim.impl(*raw, **params)
+        if record and prim.differentiable and _state.grad_enabled:
+            from autodiff.core.graph import record
+
+            return record(prim, args, params, out)
         if prim.multiple_results:
-            return tuple(Tensor(o) for o in out)
-        return Tensor(out)
+            return tuple(Tensor._from(o) for o in out)
+        return Tensor._from(out)
 
     def lower(self, tracer):
         return tracer._value
@@ -76,6 +95,12 @@ _state = _ThreadState()
 def state() -> _ThreadState:
     """This thread's level stack and grad mode."""
     return _state
+
+
+def next_sequence_number() -> int:
+    """A new level-0 node sequence number (grows with creation, per thread)."""
+    _state.seq += 1
+    return _state.seq
 
 
 def current_level() -> int:

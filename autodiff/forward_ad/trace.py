@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from autodiff.core.primitive import bind
 from autodiff.core.tensor import Tensor
-from autodiff.core.trace import Trace
+from autodiff.core.trace import Trace, state
 
 
 class ForwardTracer(Tensor):
@@ -50,6 +50,8 @@ class ForwardTrace(Trace):
                 tangents.append(None)
         out = bind(prim, *primals, **params)
         if not prim.differentiable or not any_tangent:
+            return out
+        if self.dual and not state().fw_grad_enabled:  # inference_mode
             return out
         rule = prim.jvp or prim.rule("jvp")
         t_out = rule(tuple(primals), tuple(tangents), out=out, **params)

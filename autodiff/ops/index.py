@@ -121,7 +121,7 @@ scatter_add_p.vjp = lambda g, values, *, out, shape, index: (_getitem(g, index),
 
 
 def _batched_axis(index: tuple, ndim: int) -> int:
-    """Where axis 0 of `xs` lands in `xs[(slice(None),) + index]` (xs: a batch of rank-`ndim` arrays).
+    """Where axis 0 of a batch `xs` of rank-`ndim` arrays lands in `xs[(slice(None),) + index]`.
 
     It is 0 unless the advanced indices are separated, which moves their broadcast axes
     first; a probe of size-1 axes (and a batch of 2) finds it under every NumPy rule.
@@ -132,7 +132,8 @@ def _batched_axis(index: tuple, ndim: int) -> int:
         if isinstance(p, (bool, np.bool_)):
             return True
         if isinstance(p, np.ndarray):
-            return np.ones((1,) * p.ndim, bool) if p.dtype == np.bool_ else np.zeros((1,) * p.ndim, int)
+            ones = (1,) * p.ndim
+            return np.ones(ones, bool) if p.dtype == np.bool_ else np.zeros(ones, int)
         return 0 if isinstance(p, (int, np.integer)) else p
 
     batch = np.arange(2).reshape((2,) + (1,) * ndim)

@@ -1,6 +1,6 @@
 """Linear algebra primitives: products (matmul, dot, tensordot, einsum, outer, inner, vdot).
 
-Two product primitives carry everything:
+Three product primitives:
 
 - `matmul_p` (impl `np.matmul`) is the hot path of `@` and `dot`: its vjp is two
   matmuls with a matrix transpose (plus `sum_to_shape` for broadcast batch dims
@@ -8,10 +8,11 @@ Two product primitives carry everything:
 - `einsum_p` (impl `np.einsum`, canonical explicit subscripts as a param) is the
   general contraction: the cotangent of an operand is the einsum of the output
   cotangent with the other operands, producing that operand's subscripts.
+- `dot_p` (impl `np.dot`) covers `dot` and `inner` of N-D arrays and of mixed
+  dtypes, where NumPy's summation order differs from matmul's.
 
-`dot_p` (impl `np.dot`) covers `dot` of N-D arrays, where NumPy's summation order
-differs from matmul's. `tensordot`, `inner`, `outer` and `vdot` are composites
-following NumPy's own algorithms, so that values match NumPy's exactly.
+`tensordot`, `inner`, `outer` and `vdot` are composites following NumPy's own
+algorithms, so that values match NumPy's exactly.
 
 Complex values: the vjp rules are the plain linear transpose (cotangent of `a`
 in `a @ b` is `g @ b.T`, no conjugation, as in JAX); complex conventions are
@@ -25,11 +26,12 @@ from functools import lru_cache
 
 import numpy as np
 
-from autodiff.core.dtypes import dtype_of, is_inexact
+from autodiff.core.dtypes import dtype_of
 from autodiff.core.primitive import Primitive, bind
 from autodiff.core.tensor import Tensor
 from autodiff.ops.broadcast import broadcast_to, shape_of, sum_to_shape
 from autodiff.ops.elementwise import add, astype, conj, multiply_p
+from autodiff.ops.shape import reshape_p, transpose_p
 
 
 def _array(x):
@@ -37,11 +39,16 @@ def _array(x):
     return x if isinstance(x, (Tensor, np.ndarray)) else np.asarray(x)
 
 
+def _differentiable(x) -> bool:
+    return dtype_of(x).kind in "fc"  # is_inexact, without np.issubdtype's cost on the hot path
+
+
 def _like(ct, x):
-    """Cotangent `ct` cast to the dtype of primal `x`; None when `x` is not differentiable."""
+    """Cotangent `ct` summed to the shape and cast to the dtype of primal `x`."""
+    shape = shape_of(x)
+    if shape_of(ct) != shape:
+        ct = sum_to_shape(ct, shape)
     dt = dtype_of(x)
-    if not is_inexact(dt):
-        return None
     return ct if ct.dtype == dt else astype(ct, dt)
 
 
@@ -56,34 +63,23 @@ def _no_extras(name: str, **kwargs) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Reshape and axis permutation, the linear glue of the products.
-# TODO(shape family): use autodiff.ops.shape's reshape/transpose once that module lands.
-
-_reshape_p = Primitive("reshape")
-_reshape_p.impl = lambda x, shape: np.reshape(x, shape)
-_reshape_p.jvp = lambda primals, tangents, *, out, shape: _reshape(tangents[0], shape)
-_reshape_p.vjp = lambda g, x, *, out, shape: (_reshape(g, shape_of(x)),)
-
-_transpose_p = Primitive("transpose")
-_transpose_p.impl = lambda x, axes: np.transpose(x, axes)
-_transpose_p.jvp = lambda primals, tangents, *, out, axes: _transpose(tangents[0], axes)
-_transpose_p.vjp = lambda g, x, *, out, axes: (_transpose(g, tuple(np.argsort(axes))),)
+# Reshape and axis permutation (shape.py's primitives), the linear glue of the products.
 
 
 def _reshape(x, shape):
     shape = tuple(int(s) for s in shape)
-    return x if shape_of(x) == shape else bind(_reshape_p, x, shape=shape)
+    return x if shape_of(x) == shape else bind(reshape_p, x, shape=shape, order="C")
 
 
 def _transpose(x, axes):
     axes = tuple(int(a) for a in axes)
-    return x if axes == tuple(range(len(axes))) else bind(_transpose_p, x, axes=axes)
+    return x if axes == tuple(range(len(axes))) else bind(transpose_p, x, axes=axes)
 
 
 def _matrix_transpose(x):
     """Swap the last two axes."""
     n = len(shape_of(x))
-    return bind(_transpose_p, x, axes=(*range(n - 2), n - 1, n - 2))
+    return bind(transpose_p, x, axes=(*range(n - 2), n - 1, n - 2))
 
 
 def _ravel(x):
@@ -97,29 +93,27 @@ def _ravel(x):
 def _matmul_vjp(g, a, b, *, out):
     a_shape, b_shape = shape_of(a), shape_of(b)
     a_vec, b_vec = len(a_shape) == 1, len(b_shape) == 1
+    if not (a_vec or b_vec):  # matrices (batched, maybe broadcast): the hot path
+        return (
+            _like(bind(matmul_p, g, _matrix_transpose(b)), a) if _differentiable(a) else None,
+            _like(bind(matmul_p, _matrix_transpose(a), g), b) if _differentiable(b) else None,
+        )
     if a_vec and b_vec:  # inner product of vectors: g is a scalar
-        return _like(bind(multiply_p, g, b), a), _like(bind(multiply_p, g, a), b)
-    # Work on matrices: a vector operand becomes a row (left) or a column (right).
-    a2 = _reshape(a, (1, *a_shape)) if a_vec else a
-    b2 = _reshape(b, (*b_shape, 1)) if b_vec else b
-    g2 = g
-    if a_vec or b_vec:
-        g_shape = shape_of(g)
-        if b_vec:
-            g_shape = (*g_shape, 1)
-        if a_vec:
-            g_shape = (*g_shape[:-1], 1, g_shape[-1])
-        g2 = _reshape(g, g_shape)
-    ga = gb = None
-    if is_inexact(dtype_of(a)):
-        ga = bind(matmul_p, g2, _matrix_transpose(b2))
-        ga = _reshape(sum_to_shape(ga, shape_of(a2)), a_shape)
-        ga = _like(ga, a)
-    if is_inexact(dtype_of(b)):
-        gb = bind(matmul_p, _matrix_transpose(a2), g2)
-        gb = _reshape(sum_to_shape(gb, shape_of(b2)), b_shape)
-        gb = _like(gb, b)
-    return ga, gb
+        return (
+            _like(bind(multiply_p, g, b), a) if _differentiable(a) else None,
+            _like(bind(multiply_p, g, a), b) if _differentiable(b) else None,
+        )
+    # A vector operand is a row (on the left) or a column (on the right); so is g's last axis.
+    g_shape = shape_of(g)
+    if a_vec:
+        a, g = _reshape(a, (1, *a_shape)), _reshape(g, (*g_shape[:-1], 1, g_shape[-1]))
+    else:
+        b, g = _reshape(b, (*b_shape, 1)), _reshape(g, (*g_shape, 1))
+    ga, gb = _matmul_vjp(g, a, b, out=out)
+    return (
+        None if ga is None else _reshape(ga, a_shape),
+        None if gb is None else _reshape(gb, b_shape),
+    )
 
 
 def _matmul_jvp(primals, tangents, *, out):
@@ -272,7 +266,7 @@ def _einsum_vjp(g, *operands, out, subscripts, optimize):
     dt = dtype_of(g)
     cts = []
     for i, x in enumerate(operands):
-        if not is_inexact(dtype_of(x)):
+        if not _differentiable(x):
             cts.append(None)
             continue
         spec, eyes, missing = _einsum_transpose_spec(subscripts, i)
@@ -364,9 +358,9 @@ def _dot_vjp(g, a, b, *, out):
     free_b = [j for j in range(ndb) if j != kb]
     lead = list(range(nda - 1))  # a's free axes, also the leading axes of g
     ga = gb = None
-    if is_inexact(dtype_of(a)):
+    if _differentiable(a):
         ga = _like(tensordot(g, b, axes=(list(range(nda - 1, len(shape_of(g)))), free_b)), a)
-    if is_inexact(dtype_of(b)):
+    if _differentiable(b):
         gb = tensordot(a, g, axes=(lead, lead))  # b's contracted axis first, then its free axes
         gb = _like(_transpose(gb, [0 if j == kb else 1 + free_b.index(j) for j in range(ndb)]), b)
     return ga, gb
@@ -423,7 +417,7 @@ def tensordot(a, b, axes=2):
     at = _reshape(_transpose(a, free_a + axes_a), (m, k))
     bt = _reshape(_transpose(b, axes_b + free_b), (k, n))
     out_shape = tuple(a_shape[i] for i in free_a) + tuple(b_shape[j] for j in free_b)
-    return bind(_reshape_p, _dot(at, bt), shape=out_shape)
+    return bind(reshape_p, _dot(at, bt), shape=out_shape, order="C")
 
 
 def _dot(a, b):

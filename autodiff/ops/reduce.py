@@ -10,14 +10,14 @@ from __future__ import annotations
 
 import builtins
 import math
-import operator
 
 import numpy as np
-from numpy.exceptions import AxisError
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.primitive import Primitive, bind
 from autodiff.ops import elementwise
+from autodiff.ops.batching import move_to_front
 from autodiff.ops.broadcast import broadcast_to, shape_of
 from autodiff.ops.elementwise import astype, equal_p, logical_and_p, logical_not_p, logical_or_p
 
@@ -33,19 +33,10 @@ def normalize_axes(axis, ndim: int) -> tuple:
     """
     if axis is None:
         return _ALL_AXES[ndim] if ndim < len(_ALL_AXES) else tuple(range(ndim))
-    if isinstance(axis, (tuple, list)):
-        axes = tuple(sorted(_normalize_axis(a, ndim) for a in axis))
-        if len(set(axes)) != len(axes):
-            raise ValueError("duplicate value in 'axis'")
-        return axes
-    return (_normalize_axis(axis, ndim),)
-
-
-def _normalize_axis(axis, ndim: int) -> int:
-    axis = operator.index(axis)
-    if not -ndim <= axis < ndim:
-        raise AxisError(axis, ndim)
-    return axis % ndim
+    axes = normalize_axis_tuple(axis, ndim, allow_duplicate=True)
+    if len(set(axes)) != len(axes):
+        raise ValueError("duplicate value in 'axis'")  # numpy.sum's message
+    return tuple(sorted(axes))
 
 
 def _group_size(shape: tuple, axes: tuple) -> int:
@@ -64,7 +55,7 @@ def _reject(fname: str, **unsupported) -> None:
 
 
 def reduce_sum(x, axes: tuple, keepdims: bool):
-    """Sum over `axes` (already normalized); no work for an empty tuple without keepdims change."""
+    """Sum over normalized `axes`; summing over no axis is the identity."""
     if not axes:
         return x
     return bind(reduce_sum_p, x, axes=axes, keepdims=keepdims)
@@ -96,6 +87,34 @@ expand_reduced_p.jvp = lambda primals, tangents, *, out, axes, shape: (
 )
 expand_reduced_p.vjp = lambda g, x, *, out, axes, shape: (reduce_sum(g, axes, False),)
 
+
+def _expand_reduced_batch(values, dims, *, axes, shape):
+    # g's batch axis lands just before the output axis that g's following axis becomes, so
+    # the other axes keep their order.
+    g, bdim = values[0], dims[0]
+    kept = [i for i in range(len(shape)) if i not in axes]
+    at = kept[bdim] if bdim < len(kept) else len(shape)
+    size = shape_of(g)[bdim]
+    out_shape = shape[:at] + (size,) + shape[at:]
+    axes = tuple(a + (a >= at) for a in axes)
+    return bind(expand_reduced_p, g, axes=axes, shape=out_shape), at
+
+
+def _reduction_batch(p):
+    """Batch rule of a reduction with params `axes`, `keepdims`: the batch axis stays put."""
+
+    def rule(values, dims, *, axes, keepdims):
+        bdim = dims[0]
+        axes = tuple(a + (a >= bdim) for a in axes)
+        out_dim = bdim if keepdims else bdim - len([a for a in axes if a < bdim])
+        return bind(p, values[0], axes=axes, keepdims=keepdims), out_dim
+
+    return rule
+
+
+reduce_sum_p.batch = _reduction_batch(reduce_sum_p)
+expand_reduced_p.batch = _expand_reduced_batch
+
 # ---------------------------------------------------------------------------------------------
 # max and min. The derivative is split evenly among the elements equal to the extremum (ties
 # share it, as in JAX and HIPS autograd); a NaN extremum sends it to the NaN elements.
@@ -116,6 +135,19 @@ tie_weights_p = Primitive("tie_weights", differentiable=False)
 tie_weights_p.impl = _tie_weights_impl
 
 
+def _tie_weights_batch(values, dims, *, axes, keepdims):
+    size = next(shape_of(v)[d] for v, d in zip(values, dims) if d is not None)
+    x, out = (
+        broadcast_to(v, (size,) + shape_of(v)) if d is None else move_to_front(v, d)
+        for v, d in zip(values, dims)
+    )
+    axes = tuple(a + 1 for a in axes)
+    return bind(tie_weights_p, x, out, axes=axes, keepdims=keepdims), 0
+
+
+tie_weights_p.batch = _tie_weights_batch
+
+
 def _extremum(name: str, impl):
     p = Primitive(name)
     p.impl = lambda x, *, axes, keepdims: impl(x, axis=axes, keepdims=keepdims)
@@ -132,6 +164,7 @@ def _extremum(name: str, impl):
 
     p.jvp = jvp
     p.vjp = vjp
+    p.batch = _reduction_batch(p)
     return p
 
 
@@ -175,6 +208,7 @@ reduce_prod_p.jvp = lambda primals, tangents, *, out, axes, keepdims: (
 reduce_prod_p.vjp = lambda g, x, *, out, axes, keepdims: (
     expand_reduced(g, axes, keepdims, shape_of(x)) * _prod_others(x, out, axes, keepdims),
 )
+reduce_prod_p.batch = _reduction_batch(reduce_prod_p)
 
 # ---------------------------------------------------------------------------------------------
 # Non-differentiable reductions: integer or boolean results.
@@ -194,6 +228,28 @@ count_nonzero_p = _nondiff(
     "count_nonzero",
     lambda x, *, axes, keepdims: np.count_nonzero(x, axis=axes, keepdims=keepdims),
 )
+for _p in (all_p, any_p, count_nonzero_p):
+    _p.batch = _reduction_batch(_p)
+
+
+def _arg_batch(p):
+    def rule(values, dims, *, axis, keepdims):
+        x, bdim = values[0], dims[0]
+        if axis is None:  # an index into each example's flattened array
+            from autodiff.ops.shape import reshape
+
+            x = move_to_front(x, bdim)
+            shape = shape_of(x)
+            i = bind(p, reshape(x, (shape[0], -1)), axis=1, keepdims=False)
+            return (reshape(i, (shape[0],) + (1,) * (len(shape) - 1)) if keepdims else i), 0
+        axis = axis + (axis >= bdim)
+        return bind(p, x, axis=axis, keepdims=keepdims), bdim - (not keepdims and axis < bdim)
+
+    return rule
+
+
+argmax_p.batch = _arg_batch(argmax_p)
+argmin_p.batch = _arg_batch(argmin_p)
 
 # ---------------------------------------------------------------------------------------------
 # The functions. NumPy names and signatures; `autodiff.numpy` re-exports them.
@@ -240,8 +296,8 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
 
 
 def _extremum_fn(p, name: str, doc_name: str):
-    def f(a, axis=None, out=None, keepdims=False, initial=None, where=None):
-        _reject(name, out=out, initial=initial, where=where)
+    def f(a, axis=None, out=None, keepdims=False, initial=None, where=True):
+        _reject(name, out=out, initial=initial, where=None if where is True else where)
         return bind(p, a, axes=normalize_axes(axis, len(shape_of(a))), keepdims=bool(keepdims))
 
     f.__name__ = f.__qualname__ = name
@@ -381,7 +437,8 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
         weights = expand_reduced(weights, others, False, shape)
     weights = astype(weights, result_dtype)
     scale = reduce_sum(weights, axes, keepdims) if axes else weights
-    if bind(equal_p, scale, 0.0).any():
+    zero = bind(equal_p, scale, 0.0)
+    if isinstance(zero, (np.ndarray, np.generic)) and zero.any():  # checked when concrete
         raise ZeroDivisionError("Weights sum to zero, can't be normalized")
     avg = reduce_sum(astype(a, result_dtype) * weights, axes, keepdims) / scale
     if not returned:
@@ -393,7 +450,7 @@ def _arg_fn(p, name: str):
     def f(a, axis=None, out=None, *, keepdims=False):
         _reject(name, out=out)
         if axis is not None:
-            axis = _normalize_axis(axis, len(shape_of(a)))
+            axis = normalize_axis_index(axis, len(shape_of(a)))
         return bind(p, a, axis=axis, keepdims=bool(keepdims))
 
     f.__name__ = f.__qualname__ = name

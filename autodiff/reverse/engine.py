@@ -1,16 +1,29 @@
 """The backward engine: one iterative walk used by every reverse-mode entry point.
 
-1. Collect the nodes reachable from the roots (an explicit stack, no recursion).
-2. Order them by decreasing sequence number: a node runs only after every node
-   that consumes its output has run, so its cotangent is complete (fan-in summed).
-3. Optionally prune nodes that cannot reach any target (`targets`).
-4. Run each node's vjp rule on its summed cotangent and route the results to its
-   parents; leaves (`prim is None`) collect their cotangent in the result.
+1. Collect the nodes reachable from the roots (an explicit stack, no recursion)
+   and count, for each node, the edges from reachable consumers into it.
+2. Optionally prune nodes from which no target can be reached.
+3. Run nodes in decreasing sequence number. Every consumer of a node has a
+   larger number, so a node's summed cotangent is complete when it runs; among
+   ready nodes this is also the highest-sequence-number-first order of PyTorch.
+   Leaf nodes (`prim is None`, torch's AccumulateGrad) run as soon as their
+   last consumer has, as in PyTorch.
+4. Per node, in PyTorch's order: tensor pre-hooks, node pre-hooks, retain_grad,
+   capture (autograd.grad inputs), the vjp rule (or the leaf accumulation and
+   post-accumulate hooks), node post-hooks; then route cotangents to parents.
+
+Rules see raw arrays, or Tensors/lower-level tracers when the pass must itself
+be recorded (create_graph, or a functional transform nested in another).
 """
 from __future__ import annotations
 
+import warnings
 from operator import attrgetter
 
+import numpy as np
+
+from autodiff.core.tensor import Tensor
+from autodiff.core.trace import state
 from autodiff.ops.elementwise import add
 
 RELEASED_MESSAGE = (
@@ -24,10 +37,11 @@ RELEASED_MESSAGE = (
 _by_seq = attrgetter("seq")
 
 
-def _reachable(roots) -> list:
-    """All nodes reachable from `roots`, sorted by increasing sequence number."""
+def _collect(roots) -> tuple[list, dict]:
+    """Reachable nodes sorted by increasing sequence number, and their dependency counts."""
     seen = set()
     order = []
+    deps: dict = {}
     stack = list(roots)
     while stack:
         node = stack.pop()
@@ -36,19 +50,28 @@ def _reachable(roots) -> list:
         seen.add(node)
         order.append(node)
         for edge in node.parents:
-            if edge is not None and edge[0] not in seen:
-                stack.append(edge[0])
+            if edge is not None:
+                parent = edge[0]
+                deps[parent] = deps.get(parent, 0) + 1
+                if parent not in seen:
+                    stack.append(parent)
     order.sort(key=_by_seq)
-    return order
+    return order, deps
 
 
-def _prune(order: list, targets) -> list:
-    """Keep only the nodes from which some target can be reached (order is parents-first)."""
+def _prune(order: list, deps: dict, targets) -> tuple[list, dict]:
+    """Keep the nodes from which a target can be reached; recount dependencies among them."""
     useful = set()
-    for node in order:
+    for node in order:  # parents first
         if node in targets or any(e is not None and e[0] in useful for e in node.parents):
             useful.add(node)
-    return [n for n in order if n in useful]
+    kept = [n for n in order if n in useful]
+    deps = {}
+    for node in kept:
+        for e in node.parents:
+            if e is not None and e[0] in useful:
+                deps[e[0]] = deps.get(e[0], 0) + 1
+    return kept, deps
 
 
 def _accumulate(cts: dict, node, index: int, ct) -> None:
@@ -63,41 +86,270 @@ def _accumulate(cts: dict, node, index: int, ct) -> None:
         cts[node] = ct if prev is None else add(prev, ct)
 
 
-def backward_pass(roots, root_cts, *, retain_graph: bool = False, targets=None) -> dict:
-    """Propagate cotangents from `roots` (a list of `(node, index)` edges) to the leaves.
+class Sinks:
+    """Where gradients go besides the graph: captured edges (autograd.grad / functional
+    transforms) and tensors whose `.grad` accumulates (backward)."""
 
-    Returns a dict mapping each reached leaf node (and each node in `targets`) to
-    its summed cotangent. Node rules see raw arrays or lower-level tracers, so the
-    pass is itself recorded by any enclosing transform.
+    __slots__ = ("capture", "accumulate_all_leaves", "accumulate_into", "captured")
+
+    def __init__(self, capture=(), accumulate_all_leaves=False, accumulate_into=None):
+        self.capture = set(capture)  # edges (node, index)
+        self.accumulate_all_leaves = accumulate_all_leaves
+        self.accumulate_into = accumulate_into or {}  # edge -> tensor
+        self.captured: dict = {}
+
+
+def backward_pass(
+    roots,
+    root_cts,
+    *,
+    retain_graph: bool = False,
+    create_graph: bool | None = None,
+    sinks: Sinks | None = None,
+    prune: bool = False,
+) -> dict:
+    """Propagate cotangents from `roots` (a list of `(node, index)` edges).
+
+    Without `sinks`, returns a dict mapping each reached leaf node to its summed
+    cotangent (the functional transforms' use). With `sinks`, gradients are
+    captured into `sinks.captured` (keyed by edge) and/or accumulated into `.grad`.
+    `create_graph` (torch API only) sets grad mode for the pass and makes rules
+    run on Tensors so that the pass is recorded; `None` leaves grad mode alone.
     """
     cts: dict = {}
     for (node, index), ct in zip(roots, root_cts):
         if ct is not None:
             _accumulate(cts, node, index, ct)
-    order = _reachable([edge[0] for edge in roots])
-    if targets is not None:
-        order = _prune(order, targets)
-    results = {}
-    for node in reversed(order):
-        ct = cts.pop(node, None)
+    order, deps = _collect([edge[0] for edge in roots])
+    if prune and sinks is not None:
+        targets = {e[0] for e in sinks.capture} | {e[0] for e in sinks.accumulate_into}
+        order, deps = _prune(order, deps, targets)
+    st = state()
+    saved = (st.grad_enabled, st.backward_pass_id, st.pass_nodes)
+    if create_graph is not None:
+        st.grad_enabled = create_graph
+    if sinks is not None:  # torch-style pass: hooks may ask which nodes it runs
+        st.backward_pass_id += 1
+        st.pass_nodes = set(order)
+    run = _Runner(cts, sinks, retain_graph, bool(create_graph), st)
+    try:
+        for node in order:  # leaves that are roots themselves (x.backward() on a leaf)
+            if node.prim is None and node not in deps:
+                run.leaf(node)
+        for node in reversed(order):
+            if node.prim is None:
+                continue
+            run.node(node)
+            for edge in node.parents:
+                if edge is None:
+                    continue
+                parent = edge[0]
+                left = deps.get(parent, 0) - 1  # pruned parents have no count and never run
+                deps[parent] = left
+                if left == 0 and parent.prim is None:
+                    run.leaf(parent)
+    finally:
+        st.grad_enabled, _, st.pass_nodes = saved
+    return run.results
+
+
+class _Runner:
+    """Executes single nodes for `backward_pass` (hooks, rules, sinks)."""
+
+    __slots__ = ("cts", "sinks", "retain", "create_graph", "state", "results")
+
+    def __init__(self, cts, sinks, retain, create_graph, st):
+        self.cts = cts
+        self.sinks = sinks
+        self.retain = retain
+        self.create_graph = create_graph
+        self.state = st
+        self.results = {} if sinks is None else sinks.captured
+
+    # ---- leaves ----
+    def leaf(self, node) -> None:
+        ct = self.cts.pop(node, None)
         if ct is None:
-            continue
-        if targets is not None and node in targets:
-            results[node] = ct
+            return
+        extra = node.extra
+        if extra is not None:
+            ct = self._pre_hooks(node, [ct])[0]
+        sinks = self.sinks
+        if sinks is None:
+            self.results[node] = ct
+            return
+        edge = (node, 0)
+        if edge in sinks.capture:
+            sinks.captured[edge] = ct
+        tensor = None
+        if edge in sinks.accumulate_into:
+            tensor = sinks.accumulate_into[edge]
+        elif sinks.accumulate_all_leaves and extra is not None and extra.variable is not None:
+            tensor = extra.variable()
+        if tensor is not None and ct is not None:
+            _accumulate_grad(tensor, ct, self.create_graph)
+            if extra is not None and extra.post_accumulate_hooks:
+                for hook in list(extra.post_accumulate_hooks):
+                    hook(tensor)
+        if extra is not None and extra.post_hooks:
+            for hook in list(extra.post_hooks):
+                hook((_as_tensor(ct),), ())
+
+    # ---- interior nodes ----
+    def node(self, node) -> None:
         prim = node.prim
-        if prim is None:
-            results[node] = ct
-            continue
+        multi = prim.multiple_results
+        ct = self.cts.pop(node, None)
+        if ct is None:
+            if not self.retain:
+                node.release()
+            return
+        extra = node.extra
+        sinks = self.sinks
+        if extra is not None or sinks is not None:
+            grads = ct if multi else [ct]
+            if extra is not None:
+                grads = self._pre_hooks(node, grads)
+            if sinks is not None:
+                self._sink_outputs(node, grads)
+            ct = grads if multi else grads[0]
         if node.primals is None:
             raise RuntimeError(RELEASED_MESSAGE)
+        primals, out = self._residuals(node)
         rule = prim.vjp or prim.rule("vjp")
-        in_cts = rule(ct, *node.primals, out=node.out, **node.params)
-        if not retain_graph:
+        try:
+            in_cts = rule(ct, *primals, out=out, **node.params)
+        except Exception:
+            if extra is not None and extra.anomaly_trace is not None:
+                warnings.warn(
+                    f"Error detected in {node.name()}. Traceback of forward call that caused the "
+                    f"error:\n{extra.anomaly_trace}",
+                    stacklevel=2,
+                )
+            raise
+        if self.state.anomaly and self.state.anomaly_check_nan:
+            _check_nan(node, in_cts)
+        if extra is not None and extra.post_hooks:
+            in_cts = self._post_hooks(node, in_cts, ct if multi else [ct])
+        if not self.retain:
             node.release()
+        cts = self.cts
         for edge, in_ct in zip(node.parents, in_cts):
             if edge is not None and in_ct is not None:
                 _accumulate(cts, edge[0], edge[1], in_ct)
-    return results
+
+    def _residuals(self, node):
+        primals, out = node.primals, node.out
+        if node.versions is None:  # functional-trace node: residuals are lower-level values
+            return primals, out
+        _check_versions(node)
+        values = []
+        for p in primals:
+            if type(p).__name__ == "_Packed":
+                p = p.unpack(p.packed)
+            if isinstance(p, Tensor) and not self.create_graph:
+                p = p._value
+            values.append(p)
+        if self.create_graph:
+            if node.prim.multiple_results:
+                out = tuple(Tensor._from(o, (node, i)) for i, o in enumerate(out))
+            else:
+                out = Tensor._from(out, (node, 0))
+        return values, out
+
+    def _pre_hooks(self, node, grads: list) -> list:
+        extra = node.extra
+        if extra.tensor_pre_hooks:
+            grads = list(grads)
+            for index, hooks in extra.tensor_pre_hooks.items():
+                for hook in list(hooks):
+                    if grads[index] is None:
+                        continue
+                    new = hook(_as_tensor(grads[index]))
+                    if new is not None:
+                        grads[index] = self._unwrap(new)
+        if extra.pre_hooks:
+            for hook in list(extra.pre_hooks):
+                new = hook(tuple(_as_tensor(g) for g in grads))
+                if new is not None:
+                    grads = [self._unwrap(g) for g in new]
+        if extra.retains:
+            for index, ref in extra.retains.items():
+                tensor = ref()
+                if tensor is not None and grads[index] is not None:
+                    _accumulate_grad(tensor, grads[index], self.create_graph)
+        return grads
+
+    def _post_hooks(self, node, in_cts, grad_outputs):
+        in_cts = tuple(in_cts)
+        for hook in list(node.extra.post_hooks):
+            new = hook(tuple(_as_tensor(g) for g in in_cts), tuple(_as_tensor(g) for g in grad_outputs))
+            if new is not None:
+                in_cts = tuple(self._unwrap(g) for g in new)
+        return in_cts
+
+    def _sink_outputs(self, node, grads) -> None:
+        sinks = self.sinks
+        for index, g in enumerate(grads):
+            edge = (node, index)
+            if edge in sinks.capture:
+                sinks.captured[edge] = g
+            tensor = sinks.accumulate_into.get(edge)
+            if tensor is not None and g is not None:
+                _accumulate_grad(tensor, g, self.create_graph)
+
+    def _unwrap(self, g):
+        if isinstance(g, Tensor) and not self.create_graph and g._trace is not None:
+            return g._value if g._edge is None and not g._requires_grad else g.detach()._value
+        return g
 
 
-__all__ = ["RELEASED_MESSAGE", "backward_pass"]
+def _as_tensor(g):
+    if g is None or isinstance(g, Tensor):
+        return g
+    return Tensor._from(np.asarray(g))
+
+
+def _accumulate_grad(tensor, ct, create_graph: bool) -> None:
+    """torch's AccumulateGrad: the first gradient is stored, later ones are added in place."""
+    if isinstance(ct, Tensor) and not create_graph:
+        ct = ct._value
+    if not isinstance(ct, Tensor):
+        ct = np.asarray(ct)
+        if ct.shape != tensor.shape:
+            ct = np.broadcast_to(ct, tensor.shape)
+    current = tensor._grad
+    if current is None:
+        tensor._grad = ct if isinstance(ct, Tensor) else Tensor._from(np.array(ct, copy=True))
+    elif create_graph or isinstance(ct, Tensor) or current.requires_grad:
+        tensor._grad = current + ct
+    else:
+        np.add(current._value, ct, out=current._value, casting="unsafe")
+
+
+def _check_versions(node) -> None:
+    for p, version in zip(node.primals, node.versions):
+        if version is not None and isinstance(p, Tensor) and p._vc != version:
+            shape = list(p.shape)
+            producer = ""
+            if p._edge is not None:
+                producer = f", which is output {p._edge[1]} of {p._edge[0].name()}"
+            raise RuntimeError(
+                "one of the variables needed for gradient computation has been modified by an "
+                f"inplace operation: [Tensor[{p.dtype.name}] {shape}]{producer}, is at version "
+                f"{p._vc}; expected version {version} instead. Hint: enable anomaly detection to "
+                "find the operation that failed to compute its gradient, with "
+                "autodiff.autograd.set_detect_anomaly(True)."
+            )
+
+
+def _check_nan(node, in_cts) -> None:
+    for i, g in enumerate(in_cts):
+        if g is None:
+            continue
+        value = g.primal() if isinstance(g, Tensor) else g
+        if np.any(np.isnan(value)):
+            raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
+
+
+__all__ = ["RELEASED_MESSAGE", "Sinks", "backward_pass"]

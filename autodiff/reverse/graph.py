@@ -1,46 +1,15 @@
-"""The reverse-mode graph: Node (one per differentiable primitive application), ReverseTrace, ReverseTracer.
+"""ReverseTrace and ReverseTracer: the functional reverse-mode level (grad, vjp, jacrev).
 
-A tracer's `_edge` is `(node, output_index)`: the node that produced it. A node
-keeps its primitive, params, the primal inputs and output it needs to run the
-vjp rule (its residuals, at the level below), and the edges of its inputs
-(`parents`, `None` for constants). Sequence numbers grow with creation, so every
-node's parents have smaller numbers than the node: sorting by sequence number is
-a topological order.
+A tracer's `_edge` is `(node, output_index)`: the Node (autodiff.core.graph) that
+produced it. Residuals are saved as values of the level below, so the backward
+pass is seen — and differentiated — by any enclosing level.
 """
 from __future__ import annotations
 
+from autodiff.core.graph import Node
 from autodiff.core.primitive import bind
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import Trace
-
-
-class Node:
-    """One recorded primitive application (or, with `prim=None`, a leaf that receives a gradient)."""
-
-    __slots__ = ("prim", "params", "primals", "out", "parents", "seq", "__weakref__")
-
-    def __init__(self, prim, params, primals, out, parents, seq):
-        self.prim = prim
-        self.params = params
-        self.primals = primals
-        self.out = out
-        self.parents = parents
-        self.seq = seq
-
-    def name(self) -> str:
-        return "AccumulateGrad" if self.prim is None else self.prim.node_name
-
-    @property
-    def released(self) -> bool:
-        return self.primals is None
-
-    def release(self) -> None:
-        """Drop the saved residuals; the graph structure (parents) stays."""
-        self.primals = None
-        self.out = None
-
-    def __repr__(self):
-        return f"<{self.name()} seq={self.seq}>"
 
 
 class ReverseTracer(Tensor):

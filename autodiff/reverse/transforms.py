@@ -189,7 +189,7 @@ def value_and_grad(
         if isinstance(out, Tensor) and out._trace is trace:
             value = out._value
             seed = np.ones((), dtype_of(value))
-            cts = backward_pass([out._edge], [seed], targets=None)
+            cts = backward_pass([out._edge], [seed])
         else:
             value = out
         grads = leaves.gradients(cts)

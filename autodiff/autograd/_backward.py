@@ -1,0 +1,251 @@
+"""torch.autograd.backward and torch.autograd.grad on the one engine."""
+from __future__ import annotations
+
+import warnings
+from collections.abc import Sequence
+
+import numpy as np
+
+from autodiff.core.tensor import Tensor
+from autodiff.core.trace import EVAL_TRACE
+from autodiff.reverse.engine import Sinks, backward_pass
+
+
+def _as_tuple(x) -> tuple:
+    if x is None:
+        return ()
+    if isinstance(x, Tensor) or _is_edge(x):
+        return (x,)
+    return tuple(x)
+
+
+def _is_edge(x) -> bool:
+    from autodiff.autograd.graph import GradientEdge
+
+    return isinstance(x, GradientEdge)
+
+
+def _size(shape) -> str:
+    return f"[{', '.join(str(s) for s in shape)}]"
+
+
+def _seeds(outputs: tuple, grad_outputs, create_graph: bool, batched: bool = False) -> list:
+    """One cotangent per output: given, or ones for one-element outputs."""
+    grads = _as_tuple(grad_outputs) if grad_outputs is not None else (None,) * len(outputs)
+    if isinstance(grad_outputs, Tensor):
+        grads = (grad_outputs,)
+    if len(grads) != len(outputs):
+        raise RuntimeError(
+            f"grad can be implicitly created only for scalar outputs"
+            if not grads
+            else f"Mismatch in number of gradients: got {len(grads)} gradients for "
+            f"{len(outputs)} outputs"
+        )
+    seeds = []
+    for i, (out, g) in enumerate(zip(outputs, grads)):
+        if not isinstance(out, Tensor):
+            raise TypeError(f"element {i} of tensors is not a Tensor")
+        if not out.requires_grad:
+            raise RuntimeError(
+                f"element {i} of tensors does not require grad and does not have a grad_fn"
+            )
+        if g is None:
+            if out.size != 1:
+                raise RuntimeError("grad can be implicitly created only for scalar outputs")
+            seeds.append(np.ones(out.shape, out.dtype))
+            continue
+        g_shape = tuple(g.shape) if isinstance(g, Tensor) else np.shape(g)
+        want = ((g_shape[0],) if batched and g_shape else ()) + tuple(out.shape)
+        if tuple(g_shape) != want:
+            s_out = _size(out.shape)
+            s_g = _size(g_shape[1:] if batched and g_shape else g_shape)
+            raise RuntimeError(
+                f"Mismatch in shape: grad_output[{i}] has a shape of torch.Size({s_g}) and "
+                f"output[{i}] has a shape of torch.Size({s_out})."
+                if not batched
+                else f"If `is_grads_batched=True`, we interpret the first dimension of each "
+                f"grad_output as the batch dimension. The sizes of the remaining dimensions are "
+                f"expected to match the shape of corresponding output, but a mismatch was "
+                f"detected: grad_output[{i}] has a shape of torch.Size({s_g}) and output[{i}] "
+                f"has a shape of torch.Size({s_out})."
+            )
+        if isinstance(g, Tensor):
+            seeds.append(g if create_graph or g._trace is not EVAL_TRACE else g._value)
+        else:
+            seeds.append(np.asarray(g, dtype=out.dtype))
+    return seeds
+
+
+def _input_edges(inputs, fname: str) -> list:
+    if inputs is None:
+        return []
+    items = _as_tuple(inputs)
+    if len(items) == 0:
+        raise RuntimeError(f"`inputs` argument to `{fname}()` cannot be empty.")
+    edges = []
+    for i, t in enumerate(items):
+        if _is_edge(t):
+            edges.append((tuple(t), None))
+            continue
+        if not isinstance(t, Tensor):
+            raise TypeError(f"inputs to {fname}() must be Tensors or GradientEdges, got {type(t)}")
+        if not t.requires_grad:
+            raise RuntimeError("One of the differentiated Tensors does not require grad")
+        edges.append((t._gradient_edge(), t))
+    return edges
+
+
+def backward(
+    tensors,
+    grad_tensors=None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    grad_variables=None,
+    inputs=None,
+) -> None:
+    """Accumulate gradients of `tensors` into the `.grad` of graph leaves (or of `inputs`).
+
+    Example:
+        >>> import autodiff as ad
+        >>> x = ad.tensor([1.0, 2.0], requires_grad=True)
+        >>> backward((x * x).sum()); x.grad
+        tensor([2., 4.])
+    """
+    if grad_variables is not None:
+        warnings.warn(
+            "`grad_variables` is deprecated. Use `grad_tensors` instead.", FutureWarning,
+            stacklevel=2,
+        )
+        if grad_tensors is None:
+            grad_tensors = grad_variables
+        else:
+            raise RuntimeError(
+                "`grad_tensors` and `grad_variables` (deprecated) arguments both passed to "
+                "`backward()`. Please only use `grad_tensors`."
+            )
+    if inputs is not None and len(_as_tuple(inputs)) == 0:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
+    outputs = _as_tuple(tensors)
+    if retain_graph is None:
+        retain_graph = create_graph
+    seeds = _seeds(outputs, grad_tensors, create_graph)
+    edges = _input_edges(inputs, "backward")
+    if edges:
+        into = {}
+        for edge, t in edges:
+            if t is None:
+                raise RuntimeError("backward() inputs given as GradientEdge are not supported; pass tensors")
+            into[edge] = t
+        sinks = Sinks(accumulate_into=into)
+    else:
+        sinks = Sinks(accumulate_all_leaves=True)
+    backward_pass(
+        [o._edge if o._edge is not None else o._gradient_edge() for o in outputs],
+        seeds,
+        retain_graph=retain_graph,
+        create_graph=create_graph,
+        sinks=sinks,
+        prune=bool(edges),
+    )
+
+
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    only_inputs: bool = True,
+    allow_unused: bool | None = None,
+    is_grads_batched: bool = False,
+    materialize_grads: bool = False,
+) -> tuple:
+    """Gradients of `outputs` with respect to `inputs`, returned (never written to `.grad`).
+
+    Example:
+        >>> import autodiff as ad
+        >>> x = ad.tensor([1.0, 2.0], requires_grad=True)
+        >>> grad((x ** 3).sum(), x)
+        (tensor([ 3., 12.]),)
+    """
+    if materialize_grads and allow_unused is False:
+        raise ValueError(
+            "Expected allow_unused to be True or not passed when materialize_grads=True, but got: "
+            "allow_unused=False."
+        )
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    if not only_inputs:
+        warnings.warn(
+            "only_inputs argument is deprecated and is ignored now (defaults to True). To "
+            "accumulate gradient for other parts of the graph, please use torch.autograd.backward.",
+            FutureWarning,
+            stacklevel=2,
+        )
+    outputs = _as_tuple(outputs)
+    edges = _input_edges(inputs, "grad")
+    if retain_graph is None:
+        retain_graph = create_graph
+    if is_grads_batched:
+        return _batched_grad(outputs, edges, grad_outputs, retain_graph, create_graph,
+                             allow_unused, materialize_grads)
+    seeds = _seeds(outputs, grad_outputs, create_graph)
+    return _run_grad(outputs, edges, seeds, retain_graph, create_graph, allow_unused,
+                     materialize_grads)
+
+
+def _run_grad(outputs, edges, seeds, retain_graph, create_graph, allow_unused, materialize):
+    sinks = Sinks(capture=[e for e, _ in edges])
+    backward_pass(
+        [o._edge if o._edge is not None else o._gradient_edge() for o in outputs],
+        seeds,
+        retain_graph=retain_graph,
+        create_graph=create_graph,
+        sinks=sinks,
+        prune=True,
+    )
+    results = []
+    for i, (edge, t) in enumerate(edges):
+        g = sinks.captured.get(edge)
+        if g is None:
+            if not allow_unused:
+                raise RuntimeError(
+                    f"The differentiated Tensor at index {i} appears to not have been used in the "
+                    "graph. Set allow_unused=True if this is the desired behavior."
+                )
+            if materialize:
+                shape, dtype = _edge_shape_dtype(edge, t)
+                g = np.zeros(shape, dtype)
+            else:
+                results.append(None)
+                continue
+        results.append(g if isinstance(g, Tensor) else Tensor._from(np.asarray(g)))
+    return tuple(results)
+
+
+def _edge_shape_dtype(edge, tensor):
+    if tensor is not None:
+        return tensor.shape, tensor.dtype
+    node, index = edge
+    if node.prim is None:
+        v = node.variable
+        return v.shape, v.dtype
+    out = node.out[index] if node.prim.multiple_results else node.out
+    return np.shape(out), np.asarray(out).dtype
+
+
+def _batched_grad(outputs, edges, grad_outputs, retain_graph, create_graph, allow_unused,
+                  materialize):
+    """One backward pass under vmap over the leading axis of every grad_output."""
+    from autodiff.vmap import vmap
+
+    grads = _as_tuple(grad_outputs) if not isinstance(grad_outputs, Tensor) else (grad_outputs,)
+    _seeds(outputs, grad_outputs, create_graph, batched=True)  # validates shapes
+    raw = [g._value if isinstance(g, Tensor) and not create_graph else g for g in grads]
+
+    def one(*cts):
+        return _run_grad(outputs, edges, list(cts), True, create_graph, allow_unused, materialize)
+
+    results = vmap(one)(*raw)
+    return tuple(None if r is None else (r if isinstance(r, Tensor) else Tensor._from(r))
+                 for r in results)

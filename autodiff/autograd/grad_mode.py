@@ -1,0 +1,136 @@
+"""Grad modes: thread-local switches for level-0 graph recording (and, in inference mode,
+forward-AD tangents). Each is a context manager and a decorator, as in torch."""
+from __future__ import annotations
+
+import contextlib
+import functools
+
+from autodiff.core.trace import state
+
+
+class _ModeContext(contextlib.ContextDecorator):
+    """Base for the mode context managers: also usable as a bare decorator (`@no_grad`)."""
+
+    def __new__(cls, *args, **kwargs):
+        if len(args) == 1 and callable(args[0]) and not kwargs and cls._bare_decorator:
+            return cls()(args[0])
+        return super().__new__(cls)
+
+    _bare_decorator = True
+
+    def clone(self):
+        return self.__class__()
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return func(*args, **kwargs)
+
+        return wrapper
+
+
+class no_grad(_ModeContext):
+    """Do not record operations on Tensors (forward AD is unaffected).
+
+    Example:
+        >>> import autodiff as ad
+        >>> x = ad.tensor([1.0], requires_grad=True)
+        >>> with no_grad():
+        ...     y = x * 2
+        >>> y.requires_grad
+        False
+    """
+
+    def __enter__(self):
+        st = state()
+        self.prev = st.grad_enabled
+        st.grad_enabled = False
+
+    def __exit__(self, *exc):
+        state().grad_enabled = self.prev
+        return False
+
+
+class enable_grad(_ModeContext):
+    """Record operations again inside a `no_grad` block."""
+
+    def __enter__(self):
+        st = state()
+        self.prev = st.grad_enabled
+        st.grad_enabled = True
+
+    def __exit__(self, *exc):
+        state().grad_enabled = self.prev
+        return False
+
+
+class set_grad_enabled(_ModeContext):
+    """Set grad mode to `mode` now (as a function) or for a block (as a context manager)."""
+
+    _bare_decorator = False
+
+    def __init__(self, mode: bool):
+        st = state()
+        self.prev = st.grad_enabled
+        self.mode = bool(mode)
+        st.grad_enabled = self.mode
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+    def __enter__(self):
+        state().grad_enabled = self.mode
+
+    def __exit__(self, *exc):
+        state().grad_enabled = self.prev
+        return False
+
+
+class inference_mode(_ModeContext):
+    """Like `no_grad`, and dual levels carry no tangents either (mode=False: no effect)."""
+
+    def __init__(self, mode: bool = True):
+        self.mode = bool(mode)
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+    def __enter__(self):
+        st = state()
+        self.prev = (st.grad_enabled, st.fw_grad_enabled)
+        if self.mode:
+            st.grad_enabled = False
+            st.fw_grad_enabled = False
+
+    def __exit__(self, *exc):
+        st = state()
+        st.grad_enabled, st.fw_grad_enabled = self.prev
+        return False
+
+
+class set_multithreading_enabled(_ModeContext):
+    """Accepted for compatibility: autodiff's engine runs each backward pass on the calling thread."""
+
+    _bare_decorator = False
+
+    def __init__(self, mode: bool):
+        self.mode = bool(mode)
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+    def __enter__(self):
+        return None
+
+    def __exit__(self, *exc):
+        return False
+
+
+def is_grad_enabled() -> bool:
+    """Whether operations on Tensors are being recorded in this thread."""
+    return state().grad_enabled
+
+
+def is_inference_mode_enabled() -> bool:
+    return not state().fw_grad_enabled

@@ -1,0 +1,126 @@
+"""torch.autograd.graph: Node, GradientEdge, hooks across tensors, saved-tensor hooks, versions."""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+from autodiff.core.graph import Node
+from autodiff.core.tensor import Tensor
+from autodiff.core.trace import state
+
+
+class GradientEdge(NamedTuple):
+    """Where a tensor's gradient enters the graph: a node and one of its outputs."""
+
+    node: Node
+    output_nr: int
+
+
+def get_gradient_edge(tensor: Tensor) -> GradientEdge:
+    """The GradientEdge of `tensor` (usable as an `inputs` entry of backward/grad).
+
+    Example:
+        >>> import autodiff as ad
+        >>> x = ad.tensor([1.0], requires_grad=True)
+        >>> get_gradient_edge(x * 2).node.name()
+        'MulBackward0'
+    """
+    if not tensor.requires_grad:
+        raise RuntimeError(
+            "It is not possible to get the gradient edge for a Tensor that does not require "
+            "gradients"
+        )
+    return GradientEdge(*tensor._gradient_edge())
+
+
+def increment_version(tensor: Tensor) -> None:
+    """Bump `tensor._version`, as an in-place modification would."""
+    tensor._vc += 1
+
+
+class saved_tensors_hooks:
+    """Transform tensors saved for backward: `pack_hook(t)` when saved, `unpack_hook(p)` when used.
+
+    Example:
+        >>> import autodiff as ad
+        >>> x = ad.tensor([2.0], requires_grad=True)
+        >>> with saved_tensors_hooks(lambda t: t.detach() * 1, lambda p: p):
+        ...     y = x * x
+        >>> y.backward(ad.tensor([1.0])); x.grad
+        tensor([4.])
+    """
+
+    def __init__(self, pack_hook: Callable, unpack_hook: Callable):
+        self.hooks = (pack_hook, unpack_hook)
+
+    def __enter__(self):
+        state().saved_tensors_hooks.append(self.hooks)
+
+    def __exit__(self, *exc):
+        state().saved_tensors_hooks.pop()
+        return False
+
+
+class _MultiHandle:
+    def __init__(self, handles):
+        self.handles = handles
+
+    def remove(self) -> None:
+        for h in self.handles:
+            h.remove()
+
+
+def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable, *, mode: str = "all"):
+    """Call `fn` once per backward pass with the gradients of `tensors`.
+
+    mode "all": after every tensor of `tensors` that the pass reaches has its
+    gradient; `fn(grads)` gets None for the others. mode "any": `fn(grad)` on the
+    first gradient computed in the pass.
+    """
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    tensors = list(tensors)
+    lock = threading.Lock()
+    passes: dict = {}
+
+    def make_hook(i):
+        def hook(grad):
+            st = state()
+            pass_id = st.backward_pass_id
+            with lock:
+                entry = passes.setdefault(pass_id, {"grads": [None] * len(tensors), "seen": 0,
+                                                    "fired": False})
+                if mode == "any":
+                    if entry["fired"]:
+                        return None
+                    entry["fired"] = True
+                    call = True
+                else:
+                    entry["grads"][i] = grad
+                    entry["seen"] += 1
+                    expected = sum(
+                        1 for t in tensors if t.requires_grad and t._gradient_edge()[0] in st.pass_nodes
+                    )
+                    call = entry["seen"] >= expected
+            if mode == "any":
+                fn(grad)
+            elif call:
+                passes.pop(pass_id, None)
+                fn(tuple(entry["grads"]))
+            return None
+
+        return hook
+
+    return _MultiHandle([t.register_hook(make_hook(i)) for i, t in enumerate(tensors)
+                         if t.requires_grad])
+
+
+__all__ = [
+    "GradientEdge",
+    "Node",
+    "get_gradient_edge",
+    "increment_version",
+    "register_multi_grad_hook",
+    "saved_tensors_hooks",
+]

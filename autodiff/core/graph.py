@@ -1,0 +1,195 @@
+"""Node: one recorded primitive application in a reverse-mode graph (both the functional
+ReverseTrace and the torch-style level-0 graph record these), and the torch-facing Node API.
+
+A node keeps what its vjp rule needs (`primals`, `out`, `params`: its saved
+residuals), the edges `(node, output_index)` of its inputs (`parents`, None for
+constants) and a sequence number that grows with creation, so parents always
+have smaller numbers than their consumers. A leaf node (`prim is None`) stands
+for a leaf tensor: torch's AccumulateGrad.
+"""
+from __future__ import annotations
+
+import weakref
+
+
+class _NodeExtra:
+    """Rarely used per-node state, allocated only when something is registered."""
+
+    __slots__ = (
+        "tensor_pre_hooks", "pre_hooks", "post_hooks", "retains", "metadata", "variable",
+        "anomaly_trace", "post_accumulate_hooks", "name",
+    )
+
+    def __init__(self):
+        self.tensor_pre_hooks = None  # {output index: [hook(grad) -> grad | None]}
+        self.pre_hooks = None  # [hook(grad_outputs) -> grad_outputs | None]
+        self.post_hooks = None  # [hook(grad_inputs, grad_outputs) -> grad_inputs | None]
+        self.retains = None  # {output index: weakref to the tensor that retains its grad}
+        self.metadata = None
+        self.variable = None  # leaf nodes: weakref to the leaf tensor
+        self.anomaly_trace = None
+        self.post_accumulate_hooks = None  # leaf nodes: [hook(tensor)]
+        self.name = None
+
+
+class _RemovableHandle:
+    """Returned by hook registration; `.remove()` unregisters the hook."""
+
+    __slots__ = ("_list_ref", "_hook")
+
+    def __init__(self, hooks: list, hook):
+        self._list_ref = hooks
+        self._hook = hook
+
+    def remove(self) -> None:
+        try:
+            self._list_ref.remove(self._hook)
+        except ValueError:
+            pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.remove()
+
+
+class Node:
+    """A recorded primitive application (or, with `prim=None`, a leaf's gradient accumulator)."""
+
+    __slots__ = ("prim", "params", "primals", "out", "parents", "seq", "versions", "extra",
+                 "__weakref__")
+
+    def __init__(self, prim, params, primals, out, parents, seq):
+        self.prim = prim
+        self.params = params
+        self.primals = primals
+        self.out = out
+        self.parents = parents
+        self.seq = seq
+        self.versions = None
+        self.extra = None
+
+    # ---- torch.autograd.graph.Node API ----
+    def name(self) -> str:
+        """`MulBackward0`-style name; `AccumulateGrad` for a leaf."""
+        if self.extra is not None and self.extra.name is not None:
+            return self.extra.name
+        return "torch::autograd::AccumulateGrad" if self.prim is None else self.prim.node_name
+
+    @property
+    def next_functions(self) -> tuple:
+        """One `(node, output_index)` per input; `(None, 0)` for inputs that need no gradient."""
+        return tuple((None, 0) if e is None else e for e in self.parents)
+
+    @property
+    def metadata(self) -> dict:
+        extra = self._extra()
+        if extra.metadata is None:
+            extra.metadata = {}
+        return extra.metadata
+
+    @property
+    def variable(self):
+        """The leaf tensor of an AccumulateGrad node."""
+        ref = self.extra.variable if self.extra is not None else None
+        return ref() if ref is not None else None
+
+    def register_hook(self, fn):
+        """`fn(grad_inputs, grad_outputs)` runs after the node; it may return new grad_inputs."""
+        extra = self._extra()
+        if extra.post_hooks is None:
+            extra.post_hooks = []
+        extra.post_hooks.append(fn)
+        return _RemovableHandle(extra.post_hooks, fn)
+
+    def register_prehook(self, fn):
+        """`fn(grad_outputs)` runs before the node; it may return new grad_outputs."""
+        extra = self._extra()
+        if extra.pre_hooks is None:
+            extra.pre_hooks = []
+        extra.pre_hooks.append(fn)
+        return _RemovableHandle(extra.pre_hooks, fn)
+
+    def _register_tensor_pre_hook(self, index: int, fn):
+        extra = self._extra()
+        if extra.tensor_pre_hooks is None:
+            extra.tensor_pre_hooks = {}
+        hooks = extra.tensor_pre_hooks.setdefault(index, [])
+        hooks.append(fn)
+        return _RemovableHandle(hooks, fn)
+
+    def _retain(self, index: int, tensor) -> None:
+        extra = self._extra()
+        if extra.retains is None:
+            extra.retains = {}
+        extra.retains[index] = weakref.ref(tensor)
+
+    def _extra(self) -> _NodeExtra:
+        if self.extra is None:
+            self.extra = _NodeExtra()
+        return self.extra
+
+    @property
+    def n_outputs(self) -> int:
+        return len(self.out) if self.prim is not None and self.prim.multiple_results else 1
+
+    def release(self) -> None:
+        """Drop the saved residuals; the graph structure (parents) stays."""
+        self.primals = None
+        self.out = None
+
+    def __repr__(self):
+        return f"<{self.name()} object at {hex(id(self))}>"
+
+
+def leaf_node(tensor, seq: int) -> Node:
+    """The AccumulateGrad node of a leaf tensor (held weakly: no reference cycle)."""
+    node = Node(None, None, (), None, (), seq)
+    node._extra().variable = weakref.ref(tensor)
+    return node
+
+
+def record(prim, args: tuple, params: dict, out):
+    """Record a level-0 (torch-style) node for `prim` applied to `args` and wrap its outputs.
+
+    Saved inputs are the argument Tensors themselves, so that a `create_graph`
+    backward pass links to this graph; their versions are kept for the in-place check.
+    """
+    import traceback
+
+    from autodiff.core.tensor import Tensor
+    from autodiff.core.trace import next_sequence_number, state
+
+    parents = []
+    versions = []
+    for a in args:
+        if isinstance(a, Tensor):
+            parents.append(a._gradient_edge() if a._requires_grad or a._edge is not None else None)
+            versions.append(a._vc)
+        else:
+            parents.append(None)
+            versions.append(None)
+    st = state()
+    saved = args
+    if st.saved_tensors_hooks:
+        pack = st.saved_tensors_hooks[-1][0]
+        saved = tuple(_Packed(pack(a), st.saved_tensors_hooks[-1][1]) if isinstance(a, Tensor) else a
+                      for a in args)
+    node = Node(prim, params, saved, out, tuple(parents), next_sequence_number())
+    node.versions = tuple(versions)
+    if st.anomaly:
+        node._extra().anomaly_trace = "".join(traceback.format_stack()[:-3])
+    if prim.multiple_results:
+        return tuple(Tensor._from(o, (node, i)) for i, o in enumerate(out))
+    return Tensor._from(out, (node, 0))
+
+
+class _Packed:
+    """A saved tensor transformed by a `saved_tensors_hooks` pack hook, unpacked on use."""
+
+    __slots__ = ("packed", "unpack")
+
+    def __init__(self, packed, unpack):
+        self.packed = packed
+        self.unpack = unpack
