@@ -153,31 +153,31 @@ def leaf_node(tensor, seq: int) -> Node:
 def record(prim, args: tuple, params: dict, out):
     """Record a level-0 (torch-style) node for `prim` applied to `args` and wrap its outputs.
 
-    Saved inputs are the argument Tensors themselves, so that a `create_graph`
-    backward pass links to this graph; their versions are kept for the in-place check.
+    Like torch's SavedVariable, a saved input is its raw array plus the edge it had
+    (in `parents`), from which a `create_graph` backward rebuilds a Tensor linked to
+    this graph; `versions` keeps `(tensor, version)` for the in-place check.
     """
     import traceback
 
     from autodiff.core.tensor import Tensor
     from autodiff.core.trace import next_sequence_number, state
 
+    st = state()
+    hooks = st.saved_tensors_hooks[-1] if st.saved_tensors_hooks else None
+    primals = []
     parents = []
     versions = []
     for a in args:
         if isinstance(a, Tensor):
             parents.append(a._gradient_edge() if a._requires_grad or a._edge is not None else None)
-            versions.append(a._vc)
+            versions.append((a, a._vc))
+            primals.append(a._value if hooks is None else _Packed(hooks[0](a), hooks[1]))
         else:
             parents.append(None)
             versions.append(None)
-    st = state()
-    saved = args
-    if st.saved_tensors_hooks:
-        pack = st.saved_tensors_hooks[-1][0]
-        saved = tuple(_Packed(pack(a), st.saved_tensors_hooks[-1][1]) if isinstance(a, Tensor) else a
-                      for a in args)
-    node = Node(prim, params, saved, out, tuple(parents), next_sequence_number())
-    node.versions = tuple(versions)
+            primals.append(a)
+    node = Node(prim, params, primals, out, tuple(parents), next_sequence_number())
+    node.versions = versions
     if st.anomaly:
         node._extra().anomaly_trace = "".join(traceback.format_stack()[:-3])
     if prim.multiple_results:

@@ -163,6 +163,53 @@ class Tensor:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self.shape[0]))
 
+    # ---- in-place updates ----
+    def _assign_inplace(self, result) -> Tensor:
+        """Make this tensor hold `result` (an in-place operator's out-of-place value).
+
+        Without recording, the data are written into the existing buffer, so NumPy-style
+        views see them. When the update is recorded, the tensor takes the new buffer and
+        the new grad_fn, leaving saved residuals intact; either way the version counter
+        grows, so a backward pass that saved the old value raises.
+        """
+        from autodiff.core.trace import state
+
+        if self._trace is not EVAL_TRACE:  # inside a transform: functional update
+            return result
+        recording = isinstance(result, Tensor) and result._edge is not None
+        if self._requires_grad and self._edge is None and state().grad_enabled:
+            raise RuntimeError(
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            )
+        value = result._value if isinstance(result, Tensor) else np.asarray(result)
+        if np.shape(value) != self.shape:
+            raise ValueError(
+                f"non-broadcastable output operand with shape {self.shape} doesn't match the "
+                f"broadcast shape {np.shape(value)}"
+            )
+        if not np.can_cast(np.result_type(value), self.dtype, "same_kind"):
+            raise TypeError(
+                f"result type {np.result_type(value).name} can't be cast to the desired output "
+                f"type {self.dtype.name}"
+            )
+        if recording:
+            self._value = np.asarray(value, dtype=self.dtype)
+            self._edge = result._edge
+            # The op's own node saved the old buffer, which stays intact (as torch's
+            # original_self): it expects the new version.
+            node = result._edge[0]
+            if node.versions is not None:
+                node.versions = [
+                    (self, saved[1] + 1) if saved is not None and saved[0] is self else saved
+                    for saved in node.versions
+                ]
+        elif isinstance(self._value, np.ndarray) and self._value.flags.writeable:
+            self._value[...] = value
+        else:
+            self._value = np.array(value, dtype=self.dtype)
+        self._vc += 1
+        return self
+
     # ---- concrete values: a tracer's primal is concrete, so control flow works ----
     def primal(self):
         """The concrete NumPy value underneath all levels."""

@@ -113,6 +113,24 @@ def _passthrough():
     return PASSTHROUGH
 
 
+def _inplace(f):
+    def iop(self, other):
+        return self._assign_inplace(f(self, other))
+
+    return iop
+
+
+def _setitem(self, index, value):
+    """`t[index] = value`: an in-place functional update (differentiable in both)."""
+    updated = _ns().FUNCTIONS["index_set"](self, index, value)
+    result = self._assign_inplace(updated)
+    if result is not self:
+        raise TypeError(
+            "Item assignment on a traced value inside a transform is not supported: use "
+            "x = x.at[index].set(value), which returns the updated array."
+        )
+
+
 def install() -> None:
     """Attach operators, methods and protocols to Tensor."""
     anp = _ns()
@@ -121,6 +139,7 @@ def install() -> None:
             op, rop = _binary(name)
             setattr(Tensor, f"__{short}__", op)
             setattr(Tensor, f"__r{short}__", rop)
+            setattr(Tensor, f"__i{short}__", _inplace(op))
     for dunder, name in _COMPARISONS.items():
         setattr(Tensor, dunder, _binary(name)[0])
     for dunder, name in _UNARY.items():
@@ -137,6 +156,7 @@ def install() -> None:
     Tensor.flatten = _flatten
     Tensor.copy = _copy
     Tensor.__getitem__ = _getitem
+    Tensor.__setitem__ = _setitem
     Tensor.T = property(lambda self: _ns().transpose(self))
     Tensor.mT = property(lambda self: _ns().swapaxes(self, -1, -2))
     Tensor.real = property(lambda self: _ns().real(self))

@@ -198,20 +198,22 @@ def _check_bounds(indices: np.ndarray, size: int, axis: int) -> None:
         raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {size}")
 
 
-def _integer_indices(indices, name: str = "indices") -> np.ndarray:
+def _integer_indices(indices) -> np.ndarray:
     arr = np.asarray(_concrete(indices))
     if arr.size == 0 and arr.dtype == np.float64:
         arr = arr.astype(np.intp)
     if not np.issubdtype(arr.dtype, np.integer):
-        raise IndexError(f"`{name}` must be an integer array")
+        raise IndexError("`indices` must be an integer array")
     return arr
 
 
-def _flat_index(indices: np.ndarray, shape: tuple) -> tuple:
-    """The multi-index of flat positions `indices` (negative ones counting from the end)."""
+def _take_flat(a, indices: np.ndarray):
+    """`a.ravel()[indices]` as one getitem (in-bounds `indices`, negative ones from the end)."""
+    shape = shape_of(a)
+    if not shape:
+        a, shape = _getitem(a, (None,)), (1,)
     size = int(np.prod(shape, dtype=np.int64))
-    _check_bounds(indices, size, 0)
-    return np.unravel_index(np.where(indices < 0, indices + size, indices), shape)
+    return _getitem(a, np.unravel_index(np.where(indices < 0, indices + size, indices), shape))
 
 
 def take(a, indices, axis=None, out=None, mode="raise"):
@@ -231,11 +233,7 @@ def take(a, indices, axis=None, out=None, mode="raise"):
     idx = _integer_indices(indices)
     shape = shape_of(a)
     if axis is None:
-        if not shape:
-            a, shape = _getitem(a, (None,)), (1,)
-        size = int(np.prod(shape, dtype=np.int64))
-        idx = _take_mode(idx, size, mode, 0)
-        return _getitem(a, _flat_index(idx, shape))
+        return _take_flat(a, _take_mode(idx, int(np.prod(shape, dtype=np.int64)), mode, 0))
     axis = normalize_axis_index(axis, len(shape))
     idx = _take_mode(idx, shape[axis], mode, axis)
     return _getitem(a, (slice(None),) * axis + (idx,))
@@ -265,7 +263,8 @@ def take_along_axis(arr, indices, axis=-1):
     if axis is None:
         if idx.ndim != 1:
             raise ValueError("when axis=None, `indices` must have a single dimension.")
-        return _getitem(arr, _flat_index(idx, shape))
+        _check_bounds(idx, int(np.prod(shape, dtype=np.int64)), 0)
+        return _take_flat(arr, idx)
     ndim = len(shape)
     if idx.ndim != ndim:
         raise ValueError("`indices` and `arr` must have the same number of dimensions")

@@ -19,6 +19,7 @@ from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.primitive import Primitive, bind
 from autodiff.core.tensor import Tensor
 from autodiff.ops import broadcast as _broadcast
+from autodiff.ops.batching import batch_size, move_to_front
 from autodiff.ops.broadcast import shape_of
 from autodiff.ops.elementwise import add, astype, stop_gradient
 
@@ -191,6 +192,69 @@ segment_sum_p.jvp = lambda primals, tangents, *, out, counts, axis: _maybe(
     _segment_sum, tangents[0], counts, axis
 )
 segment_sum_p.vjp = lambda g, x, *, out, counts, axis: (_repeat(g, counts, axis),)
+
+
+# ---------------------------------------------------------------------------------------------
+# Batch rules (vmap): `dims[i]` is the batch axis of `values[i]` (None: unbatched). Axis
+# params are per example; the batch axis stays where it is unless a rule says otherwise.
+
+
+def _shift(axis: int, bdim: int) -> int:
+    """A per-example axis (non-negative) as an axis of the batched value."""
+    return axis + (axis >= bdim)
+
+
+def _reshape_batch(values, dims, *, shape, order):
+    x = move_to_front(values[0], dims[0])
+    if order == "F":  # F order runs the last axis slowest: each example stays one block there
+        x = moveaxis(x, 0, -1)
+        return bind(reshape_p, x, shape=shape + (shape_of(x)[-1],), order=order), len(shape)
+    return bind(reshape_p, x, shape=(shape_of(x)[0],) + shape, order=order), 0
+
+
+def _transpose_batch(values, dims, *, axes):
+    x, bdim = values[0], dims[0]
+    n = len(shape_of(x)) - 1
+    perm = range(n)[::-1] if axes is None else normalize_axis_tuple(axes, n)
+    return bind(transpose_p, x, axes=(bdim,) + tuple(_shift(a, bdim) for a in perm)), 0
+
+
+def _flip_batch(values, dims, *, axis):
+    x, bdim = values[0], dims[0]
+    n = len(shape_of(x)) - 1
+    axes = range(n) if axis is None else normalize_axis_tuple(axis, n)
+    return _flip(x, tuple(_shift(a, bdim) for a in axes)), bdim
+
+
+def _concatenate_batch(values, dims, *, axis, dtype, casting):
+    size = batch_size(values, dims)
+    front = []
+    for v, d in zip(values, dims):
+        if d is None:  # an unbatched operand is the same for every example
+            v = _operand(v)
+            v = _broadcast.broadcast_to(_reshape(v, (1,) + shape_of(v)), (size,) + shape_of(v))
+        front.append(move_to_front(v, d) if d is not None else v)
+    axis = normalize_axis_index(axis, len(shape_of(front[0])) - 1) + 1
+    return bind(concatenate_p, *front, axis=axis, dtype=dtype, casting=casting), 0
+
+
+def _split_batch(values, dims, *, ranges, axis):
+    bdim = dims[0]
+    return bind(split_p, values[0], ranges=ranges, axis=_shift(axis, bdim)), (bdim,) * len(ranges)
+
+
+reshape_p.batch = _reshape_batch
+transpose_p.batch = _transpose_batch
+flip_p.batch = _flip_batch
+copy_p.batch = lambda values, dims: (bind(copy_p, values[0]), dims[0])
+concatenate_p.batch = _concatenate_batch
+split_p.batch = _split_batch
+repeat_p.batch = lambda values, dims, *, repeats, axis: (
+    _repeat(values[0], repeats, _shift(axis, dims[0])), dims[0]
+)
+segment_sum_p.batch = lambda values, dims, *, counts, axis: (
+    _segment_sum(values[0], counts, _shift(axis, dims[0])), dims[0]
+)
 
 
 # ---------------------------------------------------------------------------------------------

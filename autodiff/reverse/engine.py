@@ -22,6 +22,7 @@ from operator import attrgetter
 
 import numpy as np
 
+from autodiff.core.graph import _Packed
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import state
 from autodiff.ops.elementwise import add
@@ -243,14 +244,16 @@ class _Runner:
         if node.versions is None:  # functional-trace node: residuals are lower-level values
             return primals, out
         _check_versions(node)
+        create = self.create_graph
         values = []
-        for p in primals:
-            if type(p).__name__ == "_Packed":
+        for p, edge in zip(primals, node.parents):
+            if isinstance(p, _Packed):
                 p = p.unpack(p.packed)
-            if isinstance(p, Tensor) and not self.create_graph:
-                p = p._value
+                p = p if create or not isinstance(p, Tensor) else p._value
+            elif create and edge is not None:
+                p = Tensor._from(p, edge)  # linked to the graph, as the saved input was
             values.append(p)
-        if self.create_graph:
+        if create:
             if node.prim.multiple_results:
                 out = tuple(Tensor._from(o, (node, i)) for i, o in enumerate(out))
             else:
@@ -328,18 +331,20 @@ def _accumulate_grad(tensor, ct, create_graph: bool) -> None:
 
 
 def _check_versions(node) -> None:
-    for p, version in zip(node.primals, node.versions):
-        if version is not None and isinstance(p, Tensor) and p._vc != version:
-            shape = list(p.shape)
+    for saved in node.versions:
+        if saved is None:
+            continue
+        tensor, version = saved
+        if tensor._vc != version:
             producer = ""
-            if p._edge is not None:
-                producer = f", which is output {p._edge[1]} of {p._edge[0].name()}"
+            if tensor._edge is not None:
+                producer = f", which is output {tensor._edge[1]} of {tensor._edge[0].name()}"
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [Tensor[{p.dtype.name}] {shape}]{producer}, is at version "
-                f"{p._vc}; expected version {version} instead. Hint: enable anomaly detection to "
-                "find the operation that failed to compute its gradient, with "
-                "autodiff.autograd.set_detect_anomaly(True)."
+                f"inplace operation: [Tensor[{tensor.dtype.name}] {list(tensor.shape)}]{producer}, "
+                f"is at version {tensor._vc}; expected version {version} instead. Hint: enable "
+                "anomaly detection to find the operation that failed to compute its gradient, "
+                "with autodiff.autograd.set_detect_anomaly(True)."
             )
 
 
