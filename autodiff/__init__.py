@@ -21,6 +21,24 @@ from autodiff.core import (
     tree_unflatten,
 )
 from autodiff import autograd  # noqa: F401
+from autodiff.autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
+from autodiff.factories import (
+    arange,
+    as_tensor,
+    empty,
+    eye,
+    from_numpy,
+    full,
+    full_like,
+    linspace,
+    ones,
+    ones_like,
+    rand,
+    randn,
+    tensor,
+    zeros,
+    zeros_like,
+)
 from autodiff.forward_ad import hvp, jvp, linearize
 from autodiff.forward_ad.jacobian import hessian, jacfwd
 from autodiff.ops.elementwise import stop_gradient
@@ -29,21 +47,27 @@ from autodiff.reverse.jacobian import jacrev
 from autodiff.vmap import vmap
 
 
-def tensor(data, dtype=None) -> Tensor:
-    """A level-0 Tensor holding a copy of `data`.
-
-    Example:
-        >>> tensor([1.0, 2.0]).shape
-        (2,)
-    """
-    import numpy as np
-
-    return Tensor(np.array(data.primal() if isinstance(data, Tensor) else data, dtype=dtype))
-
-
 __version__ = "0.1.0"
 
 __all__ = [
+    "arange",
+    "as_tensor",
+    "empty",
+    "enable_grad",
+    "eye",
+    "from_numpy",
+    "full",
+    "full_like",
+    "inference_mode",
+    "linspace",
+    "no_grad",
+    "ones",
+    "ones_like",
+    "rand",
+    "randn",
+    "set_grad_enabled",
+    "zeros",
+    "zeros_like",
     "EscapedTracerError",
     "Tensor",
     "TracerConversionError",
