@@ -37,16 +37,13 @@ def _cast_like(g, x):
     return g if dtype_of(g) == dt else astype(g, dt)
 
 
-def _zeros(shape, dtype):
-    """A constant zero array (a symbolic zero made concrete)."""
-    return np.zeros(shape, dtype)
-
-
 # ---------------------------------------------------------------------------------------------
 # Primitives.
 
 reshape_p = Primitive("reshape")
-reshape_p.impl = lambda x, shape, order: np.reshape(x, shape, order=order)
+reshape_p.impl = lambda x, shape, order: (  # the ndarray method skips np.reshape's dispatch
+    x.reshape(shape, order=order) if type(x) is np.ndarray else np.reshape(x, shape, order=order)
+)
 reshape_p.jvp = lambda primals, tangents, *, out, shape, order: _maybe(
     _reshape, tangents[0], shape_of(out), order
 )
@@ -60,7 +57,9 @@ def _inverse_axes(axes, ndim: int):
 
 
 transpose_p = Primitive("transpose")
-transpose_p.impl = lambda x, axes: np.transpose(x, axes)
+transpose_p.impl = lambda x, axes: (
+    x.transpose(axes) if type(x) is np.ndarray else np.transpose(x, axes)
+)
 transpose_p.jvp = lambda primals, tangents, *, out, axes: _maybe(_transpose, tangents[0], axes)
 transpose_p.vjp = lambda g, x, *, out, axes: (_transpose(g, _inverse_axes(axes, len(shape_of(x)))),)
 
@@ -80,7 +79,7 @@ def _concatenate_jvp(primals, tangents, *, out, axis, dtype, casting):
         return None
     # zeros in the output dtype make the tangents promote exactly like the primals did
     dt = dtype_of(out)
-    filled = [_zeros(shape_of(p), dt) if t is None else t for p, t in zip(primals, tangents)]
+    filled = [np.zeros(shape_of(p), dt) if t is None else t for p, t in zip(primals, tangents)]
     return bind(concatenate_p, *filled, axis=axis, dtype=dtype, casting=casting)
 
 
@@ -126,7 +125,7 @@ def _split_vjp(cts, x, *, out, ranges, axis):
     dt = dtype_of(x)
 
     def zeros(length):
-        return _zeros(shape[:axis] + (length,) + shape[axis + 1:], dt)
+        return np.zeros(shape[:axis] + (length,) + shape[axis + 1:], dt)
 
     n = shape[axis]
     if _tiles(ranges, n):  # the transpose of a partition is concatenation
@@ -232,8 +231,10 @@ def _concatenate_batch(values, dims, *, axis, dtype, casting):
     for v, d in zip(values, dims):
         if d is None:  # an unbatched operand is the same for every example
             v = _operand(v)
-            v = _broadcast.broadcast_to(_reshape(v, (1,) + shape_of(v)), (size,) + shape_of(v))
-        front.append(move_to_front(v, d) if d is not None else v)
+            s = shape_of(v)
+            front.append(_broadcast.broadcast_to(_reshape(v, (1,) + s), (size,) + s))
+        else:
+            front.append(move_to_front(v, d))
     axis = normalize_axis_index(axis, len(shape_of(front[0])) - 1) + 1
     return bind(concatenate_p, *front, axis=axis, dtype=dtype, casting=casting), 0
 
@@ -314,11 +315,17 @@ def _ndim(a) -> int:
 
 def _memory_order(a: Tensor) -> str:
     """"C" or "F": the layout of a Tensor's concrete value (for NumPy's order="A"/"K")."""
-    p = np.asarray(a.primal())
+    try:
+        p = np.asarray(a.primal())
+    except TypeError:  # a vmapped value has no single layout
+        return "C"
     return "F" if p.flags.f_contiguous and not p.flags.c_contiguous else "C"
 
 
 def _shape_param(shape) -> tuple:
+    """A shape (or axes) argument as a tuple of ints, with NumPy's errors."""
+    if isinstance(shape, (tuple, list)):
+        return tuple(operator.index(s) for s in shape)
     try:
         return (operator.index(shape),)
     except TypeError:
