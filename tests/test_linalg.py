@@ -230,3 +230,130 @@ def test_mixed_dtype_dot_derivatives(sa, sb):
     a, b = rng.standard_normal(sa).astype(np.float32), rng.standard_normal(sb)
     check_grads(anp.dot, (a, b), order=2, modes=("fwd", "rev"))
     check_grads(anp.inner, (a, b.T), order=2, modes=("fwd", "rev"))
+
+
+# -------------------------------------------------------------------------------------- vmap
+
+
+def _vmap_vs_loop(f, args, in_axes, size=3, rtol=1e-12):
+    """vmap(f, in_axes) on stacked args (batch axis at in_axes[i]) against a Python loop."""
+    per = [[a * (1.0 + 0.1 * b) if d is not None else a for a, d in zip(args, in_axes)]
+           for b in range(size)]
+    stacked = [np.stack([p[i] for p in per], axis=d) if d is not None else a
+               for i, (a, d) in enumerate(zip(args, in_axes))]
+    got = ad.vmap(f, in_axes=tuple(in_axes))(*stacked)
+    want = np.stack([np.asarray(f(*p)) for p in per])
+    assert np.asarray(got).shape == want.shape
+    assert np.asarray(got).dtype == want.dtype
+    np.testing.assert_allclose(np.asarray(got), want, rtol=rtol, atol=1e-13)
+
+
+def _all_in_axes(shapes):
+    """Every batch-axis position (first, middle, last) for one or both operands."""
+    out = []
+    for i, s in enumerate(shapes):
+        for d in range(len(s) + 1):
+            out.append(tuple(d if j == i else None for j in range(len(shapes))))
+    if len(shapes) == 2:
+        out += [(d0, d1) for d0 in range(len(shapes[0]) + 1) for d1 in range(len(shapes[1]) + 1)]
+    return out
+
+
+_PRODUCT_SHAPES = {
+    "matmul": [((4,), (4,)), ((3, 4), (4, 5)), ((4,), (4, 5)), ((3, 4), (4,)),
+               ((2, 3, 4), (4, 5)), ((4,), (2, 4, 5)), ((2, 1, 3, 4), (5, 4, 2)), ((3, 4), (2, 4, 5))],
+    "dot": [((4,), (4,)), ((3, 4), (4,)), ((2, 3, 4), (4,)), ((4,), (2, 4, 3)),
+            ((2, 3, 4), (5, 4, 2)), ((3, 4), (2, 4, 5)), ((2, 3, 4), (4, 5))],
+}
+_VMAP_PARAMS = [
+    pytest.param(name, sa, sb, axes, id=f"{name}{sa}{sb}-{axes}")
+    for name, pairs in _PRODUCT_SHAPES.items()
+    for sa, sb in pairs
+    for axes in _all_in_axes([sa, sb])
+]
+
+
+@pytest.mark.parametrize("name, sa, sb, in_axes", _VMAP_PARAMS)
+def test_vmap_of_products_at_every_batch_axis(name, sa, sb, in_axes):
+    _vmap_vs_loop(getattr(anp, name), (rng.standard_normal(sa), rng.standard_normal(sb)), in_axes)
+
+
+@pytest.mark.parametrize("spec, shapes", [
+    ("ij,jk->ik", [(3, 4), (4, 5)]), ("ii->i", [(3, 3)]), ("iij->j", [(3, 3, 2)]),
+    ("ijk,ikl,lm->jm", [(2, 3, 4), (2, 4, 5), (5, 3)]), (",i->i", [(), (3,)]),
+    ("...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 2)]),
+])
+def test_vmap_of_einsum_at_every_batch_axis(spec, shapes):
+    args = tuple(rng.standard_normal(s) for s in shapes)
+    for axes in _all_in_axes(shapes) + [tuple(len(s) // 2 for s in shapes)]:
+        _vmap_vs_loop(lambda *xs: anp.einsum(spec, *xs), args, axes)
+
+
+def test_vmap_of_einsum_with_an_explicit_path_and_many_labels():
+    a, b, c = rng.standard_normal((3, 4)), rng.standard_normal((4, 5)), rng.standard_normal((5, 2))
+    path = np.einsum_path("ij,jk,kl->il", a, b, c, optimize="greedy")[0]
+    _vmap_vs_loop(lambda *xs: anp.einsum("ij,jk,kl->il", *xs, optimize=path), (a, b, c), (1, None, 0))
+    # 51 labels used: the batch axis takes the last free one
+    labels = linalg._LABELS[:-1]
+    x = rng.standard_normal((1,) * 49 + (2, 3))
+    _vmap_vs_loop(lambda x: anp.einsum(labels + "->" + labels[-1], x), (x,), (0,))
+
+
+@pytest.mark.parametrize("sa, sb", [((3, 4), (4,)), ((2, 3, 4), (5, 4, 2)), ((4,), (2, 4, 3))])
+def test_vmap_of_mixed_dtype_dot_keeps_numpy_dtypes(sa, sb):
+    a, b = rng.standard_normal(sa).astype(np.float32), rng.standard_normal(sb)
+    for axes in _all_in_axes([sa, sb]):
+        _vmap_vs_loop(anp.dot, (a, b), axes, rtol=1e-6)
+    i = np.arange(int(np.prod(sa))).reshape(sa)
+    for axes in [(0, None), (None, 0), (0, 0)]:
+        _vmap_vs_loop(anp.dot, (i, b), axes)
+
+
+def test_vmap_of_unbatched_weight_matmul_moves_no_data(monkeypatch):
+    """Per-example x @ w with w unbatched: the batch axis rides along as a row/stack axis."""
+    monkeypatch.setattr(linalg.transpose_p, "impl", lambda *a, **k: pytest.fail("transpose"))
+    monkeypatch.setattr(linalg.reshape_p, "impl", lambda *a, **k: pytest.fail("reshape"))
+    x, w = rng.standard_normal((7, 3, 4)), rng.standard_normal((4, 5))
+    np.testing.assert_allclose(ad.vmap(lambda x: x @ w)(x), x @ w)
+    np.testing.assert_allclose(ad.vmap(lambda x: x @ w, in_axes=1, out_axes=1)(x), x @ w)
+    np.testing.assert_allclose(ad.vmap(lambda x: x[0] @ w)(x), x[:, 0] @ w)
+    np.testing.assert_allclose(ad.vmap(anp.dot, in_axes=(0, None))(x, w), x @ w)
+
+
+def test_per_example_gradients_of_a_linear_model():
+    w = rng.standard_normal((4, 3))
+    xs, ys = rng.standard_normal((6, 4)), rng.standard_normal((6, 3))
+
+    def loss(w, x, y):
+        r = x @ w - y
+        return anp.einsum("i,i->", r, r) + anp.dot(x, w).sum()
+
+    got = ad.vmap(ad.grad(loss), in_axes=(None, 0, 0))(w, xs, ys)
+    want = np.stack([ad.grad(loss)(w, x, y) for x, y in zip(xs, ys)])
+    np.testing.assert_allclose(got, want, rtol=1e-12)
+    np.testing.assert_allclose(got, np.stack([np.outer(x, 2 * (x @ w - y) + 1) for x, y in zip(xs, ys)]),
+                               rtol=1e-12)
+
+
+def test_nested_vmap_and_jvp_of_vmap():
+    a, b = rng.standard_normal((2, 3, 4, 5)), rng.standard_normal((3, 5, 2))
+    got = ad.vmap(ad.vmap(anp.matmul, in_axes=(0, 0)), in_axes=(0, None))(a, b)
+    np.testing.assert_allclose(got, a @ b, rtol=1e-12)
+    got = ad.vmap(ad.vmap(lambda x, y: anp.einsum("ij,jk", x, y), in_axes=(1, 0)), in_axes=(0, None))(
+        np.swapaxes(a, 1, 2), b)
+    np.testing.assert_allclose(got, a @ b, rtol=1e-12)
+    ta = rng.standard_normal(a.shape)
+    _, t = ad.jvp(lambda x: ad.vmap(anp.dot, in_axes=(1, None))(x, b[0]), (a,), (ta,))
+    np.testing.assert_allclose(t, np.swapaxes(ta, 0, 1) @ b[0], rtol=1e-12)
+
+
+def test_jacobians_of_products():
+    a, b = rng.standard_normal((3, 4)), rng.standard_normal((4, 2))
+    for f in (anp.matmul, anp.dot, lambda x, y: anp.einsum("ij,jk", x, y),
+              lambda x, y: anp.tensordot(x, y, axes=1)):
+        jf = ad.jacfwd(f, argnums=(0, 1))(a, b)
+        jr = ad.jacrev(f, argnums=(0, 1))(a, b)
+        np.testing.assert_allclose(jr[0], np.einsum("ik,jl->ijkl", np.eye(3), b.T), rtol=1e-12)
+        np.testing.assert_allclose(jr[1], np.einsum("ik,lj->ijkl", a, np.eye(2)), rtol=1e-12)
+        for x, y in zip(jf, jr):
+            np.testing.assert_allclose(x, y, rtol=1e-12)

@@ -8,7 +8,9 @@ A primitive's rules (all optional except `impl`):
 - `jvp(primals, tangents, *, out, **params)`: tangent of the output; a tangent
   of `None` is a symbolic zero.
 - `vjp(ct, *primals, out, **params)`: a tuple with one cotangent (or `None`) per
-  primal; `ct` is a tuple for `multiple_results` primitives.
+  primal; `ct` is a tuple for `multiple_results` primitives. With
+  `vjp_takes_needs`, it also gets `needs` (a bool per primal) and may return None
+  where a cotangent is not needed.
 - `batch(values, batch_dims, **params)`: `(value_out, batch_dim_out)` under vmap.
 
 Rules are written with autodiff ops so they differentiate, batch and nest again.
@@ -34,6 +36,7 @@ class Primitive:
         "multiple_results",
         "differentiable",
         "node_name",
+        "vjp_takes_needs",
     )
 
     def __init__(self, name: str, *, multiple_results: bool = False, differentiable: bool = True):
@@ -46,6 +49,9 @@ class Primitive:
         self.transpose = None
         self.multiple_results = multiple_results
         self.differentiable = differentiable
+        # vjp rules of costly ops may accept `needs` (one bool per input: is a cotangent
+        # wanted?) and skip work for constant inputs.
+        self.vjp_takes_needs = False
         # torch-style node name: "sin" -> "SinBackward0"
         self.node_name = "".join(p.capitalize() for p in name.split("_")) + "Backward0"
 

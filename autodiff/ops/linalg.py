@@ -382,6 +382,108 @@ dot_p.jvp = _dot_jvp
 
 
 # ---------------------------------------------------------------------------------------------
+# Batch rules (vmap): `dims[i]` is the batch axis of `values[i]` (None: unbatched). Written with
+# the primitives themselves (and transpose/reshape), so vmap nests with every transform.
+
+
+def _moveaxis(x, src: int, dst: int):
+    n = len(shape_of(x))
+    src, dst = src % n, dst % n
+    if src == dst:
+        return x
+    perm = [i for i in range(n) if i != src]
+    perm.insert(dst, src)
+    return _transpose(x, perm)
+
+
+def _matmul_out_shape(a_shape: tuple, b_shape: tuple) -> tuple:
+    """np.matmul's output shape (shapes already checked by NumPy)."""
+    stack = np.broadcast_shapes(a_shape[:-2], b_shape[:-2])
+    return stack + a_shape[-2:-1] + b_shape[-1:] if len(b_shape) > 1 else stack + a_shape[-2:-1]
+
+
+def _matmul_batch(values, dims):
+    (a, b), (da, db) = values, dims
+    nda, ndb = len(shape_of(a)), len(shape_of(b))
+    # One operand batched, the other at most a matrix: the batch axis rides along as a stack
+    # (or row) axis of the batched operand, with no data movement.
+    if db is None and ndb <= 2 and da < nda - 1:
+        return bind(matmul_p, a, b), da
+    if da is None and nda <= 2 and db < ndb - 2:
+        return bind(matmul_p, a, b), db
+    # General case: batch axes first; a per-example vector becomes a row (left) or a column
+    # (right) matrix; batched operands are padded with 1-axes so that NumPy's broadcasting of
+    # stack dims lines the batch axes up; the added row/column axes are dropped at the end.
+    size = shape_of(a)[da] if da is not None else shape_of(b)[db]
+    pa = shape_of(a) if da is None else _drop(shape_of(a), da)
+    pb = shape_of(b) if db is None else _drop(shape_of(b), db)
+    rank = max(len(pa), len(pb), 2)
+    if da is not None:
+        ma = pa if len(pa) > 1 else (1,) + pa  # a row
+        a = _reshape(_moveaxis(a, da, 0), (size,) + (1,) * (rank - len(ma)) + ma)
+    if db is not None:
+        mb = pb if len(pb) > 1 else pb + (1,)  # a column
+        b = _reshape(_moveaxis(b, db, 0), (size,) + (1,) * (rank - len(mb)) + mb)
+    out = bind(matmul_p, a, b)
+    return _reshape(out, (size,) + _matmul_out_shape(pa, pb)), 0
+
+
+def _drop(shape: tuple, axis: int) -> tuple:
+    return shape[:axis] + shape[axis + 1:]
+
+
+matmul_p.batch = _matmul_batch
+
+
+def _einsum_batch(values, dims, *, subscripts, optimize):
+    """The batch axis gets a fresh label on each batched operand, where it already is, and
+    comes first in the output. An explicit contraction path still fits (same operands)."""
+    (z,) = _fresh_labels(set(subscripts), 1)
+    lhs, _, out = subscripts.partition("->")
+    terms = [
+        t if d is None else t[:d] + z + t[d:] for t, d in zip(lhs.split(","), dims)
+    ]
+    spec = ",".join(terms) + "->" + z + out
+    return bind(einsum_p, *values, subscripts=spec, optimize=optimize), 0
+
+
+einsum_p.batch = _einsum_batch
+
+
+def _dot_batch(values, dims):
+    """One batched operand: the batch axis rides along as a free axis of np.dot (no data
+    movement when it is not the contracted axis). Both batched: a batched matmul of the
+    operands flattened to (batch, rows, k) and (batch, k, cols)."""
+    (a, b), (da, db) = values, dims
+    nda, ndb = len(shape_of(a)), len(shape_of(b))
+    if db is None:
+        if da == nda - 1:  # the contracted axis: put the batch axis first
+            a, da = _moveaxis(a, da, 0), 0
+        return bind(dot_p, a, b), da
+    if da is None:
+        if ndb == 2:  # per-example vector: (k, batch), contracted on its first axis
+            return bind(dot_p, a, _moveaxis(b, db, 1)), nda - 1
+        if db >= ndb - 2:
+            b, db = _moveaxis(b, db, 0), 0
+        return bind(dot_p, a, b), nda - 1 + db
+    a, b = _moveaxis(a, da, 0), _moveaxis(b, db, 0)
+    sa, sb = shape_of(a), shape_of(b)
+    size, k = sa[0], sa[-1]
+    rows = int(np.prod(sa[1:-1], dtype=np.int64))
+    a = _reshape(a, (size, rows, k))
+    if ndb == 2:
+        b, out_shape = _reshape(b, (size, k, 1)), sa[:-1]
+    else:  # (batch, *lead, k, n) -> (batch, k, lead * n)
+        b = _transpose(b, (0, ndb - 2, *range(1, ndb - 2), ndb - 1))
+        cols = int(np.prod(sb[1:-2], dtype=np.int64)) * sb[-1]
+        b, out_shape = _reshape(b, (size, k, cols)), sa[:-1] + sb[1:-2] + sb[-1:]
+    return _reshape(bind(matmul_p, a, b), out_shape), 0
+
+
+dot_p.batch = _dot_batch
+
+
+# ---------------------------------------------------------------------------------------------
 # Composites: NumPy's dot, tensordot, inner, outer, vdot.
 
 

@@ -219,7 +219,11 @@ class _Runner:
         primals, out = self._residuals(node)
         rule = prim.vjp or prim.rule("vjp")
         try:
-            in_cts = rule(ct, *primals, out=out, **node.params)
+            if prim.vjp_takes_needs:
+                needs = tuple(edge is not None for edge in node.parents)
+                in_cts = rule(ct, *primals, out=out, needs=needs, **node.params)
+            else:
+                in_cts = rule(ct, *primals, out=out, **node.params)
         except Exception:
             if extra is not None and extra.anomaly_trace is not None:
                 warnings.warn(

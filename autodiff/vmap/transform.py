@@ -99,12 +99,12 @@ def vmap(
             sizes.append((_describe_leaf(args, i), ax, shape_of(x)[ax % nd]))
         size = _common_size(sizes, axis_size)
         if chunk_size is not None and size > chunk_size:
-            pieces = [
-                vmapped_once(_slice_leaves(leaves, norm_axes, start, chunk_size), treedef, norm_axes,
-                             min(chunk_size, size - start))
+            chunks = (
+                vmapped_once(_slice_leaves(leaves, norm_axes, start, chunk_size), treedef,
+                             norm_axes, min(chunk_size, size - start))
                 for start in range(0, size, chunk_size)
-            ]
-            return _join_chunks(pieces, out_axes)
+            )
+            return _join_chunks(chunks, out_axes, size)
         return vmapped_once(leaves, treedef, norm_axes, size)
 
     def vmapped_once(leaves, treedef, norm_axes, size):
@@ -167,18 +167,50 @@ def _slice_leaves(leaves, axes, start: int, length: int) -> list:
     ]
 
 
-def _join_chunks(pieces, out_axes):
-    """Concatenate per-chunk outputs along each output's mapped axis."""
+def _join_chunks(chunks, out_axes, size: int):
+    """Join per-chunk outputs along each output's mapped axis.
+
+    Concrete arrays are copied into one preallocated result as each chunk arrives, so
+    peak memory is the result plus one chunk; traced outputs are concatenated.
+    """
     from autodiff.ops.shape import FUNCTIONS as shape_ops
 
-    flat = [tree_flatten(p)[0] for p in pieces]
-    first, out_def = tree_flatten(pieces[0])
-    axes = _prefix_leaves(out_axes, pieces[0], "out_axes")
-    joined = []
-    for j, ax in enumerate(axes):
-        if ax is None:
-            joined.append(first[j])
-        else:
-            ax = ax % len(shape_of(first[j]))
-            joined.append(shape_ops["concatenate"]([f[j] for f in flat], axis=ax))
-    return tree_unflatten(out_def, joined)
+    out_def = axes = None
+    joined: list = []
+    offset = 0
+    for chunk in chunks:
+        flat, treedef = tree_flatten(chunk)
+        if out_def is None:
+            out_def = treedef
+            axes = [None if a is None else a % len(shape_of(f))
+                    for a, f in zip(_prefix_leaves(out_axes, chunk, "out_axes"), flat)]
+            joined = [_new_result(f, a, size) for f, a in zip(flat, axes)]
+        length = None
+        for j, (piece, ax) in enumerate(zip(flat, axes)):
+            if ax is None:
+                continue
+            length = shape_of(piece)[ax]
+            if isinstance(joined[j], np.ndarray) and isinstance(piece, np.ndarray):
+                joined[j][(slice(None),) * ax + (slice(offset, offset + length),)] = piece
+            else:
+                if isinstance(joined[j], np.ndarray):  # a traced chunk after concrete ones
+                    joined[j] = [joined[j][(slice(None),) * ax + (slice(0, offset),)]]
+                joined[j].append(piece)
+        offset += length or 0
+    results = []
+    for j, (value, ax) in enumerate(zip(joined, axes)):
+        if isinstance(value, list):
+            value = shape_ops["concatenate"](value, axis=ax)
+        results.append(value)
+    return tree_unflatten(out_def, results)
+
+
+def _new_result(first, axis, size):
+    """A preallocated array for a concrete mapped output, or a list collecting traced ones."""
+    if axis is None:
+        return first
+    if type(first) is np.ndarray:
+        shape = list(first.shape)
+        shape[axis] = size
+        return np.empty(shape, first.dtype)
+    return []
