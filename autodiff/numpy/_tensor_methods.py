@@ -52,7 +52,7 @@ def _reshape(self, *shape, order="C"):
     """`ndarray.reshape`: accepts `t.reshape(2, 3)` and `t.reshape((2, 3))`."""
     if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
         shape = shape[0]
-    return _ns().reshape(self, shape)
+    return _ns().reshape(self, shape, order=order)
 
 
 def _transpose(self, *axes):
@@ -65,12 +65,8 @@ def _getitem(self, index):
     return _ns().FUNCTIONS["getitem"](self, index)
 
 
-def _flatten(self):
-    return _ns().ravel(self)
-
-
-def _copy(self):
-    return self * 1 if np.issubdtype(self.dtype, np.inexact) else Tensor(np.copy(self.primal()))
+def _flatten(self, order="C"):
+    return _ns().copy(_ns().ravel(self, order=order))
 
 
 def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
@@ -154,7 +150,7 @@ def install() -> None:
     Tensor.reshape = _reshape
     Tensor.transpose = _transpose
     Tensor.flatten = _flatten
-    Tensor.copy = _copy
+    Tensor.copy = _ns().copy
     Tensor.__getitem__ = _getitem
     Tensor.__setitem__ = _setitem
     Tensor.T = property(lambda self: _ns().transpose(self))

@@ -293,6 +293,12 @@ real_p.impl = np.real
 real_p.jvp = lambda primals, tangents, *, out: real(tangents[0])
 real_p.vjp = lambda g, x, *, out: (astype(g, x.dtype) if np.iscomplexobj(x) else g,)
 
+imag_p = Primitive("imag")
+imag_p.impl = np.imag
+imag_p.jvp = lambda primals, tangents, *, out: imag(tangents[0])
+# Im z = Re(-i z): its transpose sends g to -i g (zero for real inputs).
+imag_p.vjp = lambda g, x, *, out: (g * -1j if np.iscomplexobj(x) else None,)
+
 conj_p = Primitive("conj")
 conj_p.impl = np.conjugate
 conj_p.jvp = lambda primals, tangents, *, out: conj(tangents[0])
@@ -301,7 +307,7 @@ conj_p.vjp = lambda g, x, *, out: (conj(g),)
 # ---------------------------------------------------------------------------------------------
 # Batch rules: every primitive here maps elementwise (with NumPy broadcasting).
 
-for _p in (astype_p, round_p, stop_gradient_p, real_p, conj_p):
+for _p in (astype_p, round_p, stop_gradient_p, real_p, imag_p, conj_p):
     _p.batch = unary_batch_rule(_p)
 
 # ---------------------------------------------------------------------------------------------
@@ -334,7 +340,8 @@ UNARY = {
     "tanh": tanh_p, "arcsinh": arcsinh_p, "arccosh": arccosh_p, "arctanh": arctanh_p,
     "absolute": abs_p, "sign": sign_p, "floor": floor_p, "ceil": ceil_p, "trunc": trunc_p,
     "rint": rint_p, "isnan": isnan_p, "isinf": isinf_p, "isfinite": isfinite_p,
-    "logical_not": logical_not_p, "signbit": signbit_p, "real": real_p, "conjugate": conj_p,
+    "logical_not": logical_not_p, "signbit": signbit_p, "real": real_p, "imag": imag_p,
+    "conjugate": conj_p,
 }
 BINARY = {
     "add": add_p, "subtract": subtract_p, "multiply": multiply_p, "divide": divide_p,
@@ -361,6 +368,7 @@ trunc = _fn1(trunc_p, "trunc", "trunc")
 isnan = _fn1(isnan_p, "isnan", "isnan")
 signbit = _fn1(signbit_p, "signbit", "signbit")
 real = _fn1(real_p, "real", "real")
+imag = _fn1(imag_p, "imag", "imag")
 conj = _fn1(conj_p, "conj", "conjugate")
 add = _fn2(add_p, "add", "add")
 divide = _fn2(divide_p, "divide", "divide")
