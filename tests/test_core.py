@@ -116,3 +116,32 @@ def test_grad_accepts_and_returns_tensors():
     g = ad.grad(lambda t: anp.sum(t * t))(ad.tensor([1.0, 2.0]))
     assert isinstance(g, ad.Tensor)
     np.testing.assert_allclose(g.numpy(), [2.0, 4.0])
+
+
+def test_transforms_create_no_reference_cycles():
+    """Graphs and tracers are freed by reference counting alone (DESIGN section 4)."""
+    import gc
+
+    x = np.linspace(-1, 1, 20)
+    f = lambda x: anp.tanh(x) * x[::-1] + anp.sum(x) * 0.001  # noqa: E731
+    gc.collect()
+    gc.disable()
+    try:
+        gc.set_debug(gc.DEBUG_SAVEALL)
+        _, pull = ad.vjp(f, x)
+        pull(np.ones(20))
+        ad.grad(lambda x: anp.sum(f(x)))(x)
+        ad.jacfwd(f)(x)
+        ad.jacrev(f, chunk_size=7)(x)
+        ad.hessian(lambda x: anp.sum(f(x)))(x[:5])
+        ad.vmap(f)(np.ones((3, 20)))
+        t = ad.tensor(x, requires_grad=True)
+        anp.sum(f(t)).backward()
+        del pull, t
+        gc.collect()
+        leaked = [type(o).__name__ for o in gc.garbage]
+    finally:
+        gc.set_debug(0)
+        gc.garbage.clear()
+        gc.enable()
+    assert leaked == [], leaked

@@ -135,17 +135,15 @@ def tree_unflatten(treedef: TreeDef, leaves) -> Any:
         raise ValueError(
             f"tree_unflatten: structure {treedef} has {treedef.num_leaves} leaves, got {len(leaves)}"
         )
-    pos = 0
+    return _build(treedef, iter(leaves))
 
-    def build(td: TreeDef):
-        nonlocal pos
-        if td.kind is None:
-            pos += 1
-            return leaves[pos - 1]
-        children = [build(c) for c in td.children]
-        return _rebuild(td, children)
 
-    return build(treedef)
+def _build(td: TreeDef, leaves):
+    # A module-level function: a recursive closure would form a reference cycle that
+    # keeps the leaves (possibly large arrays) alive until the cyclic GC runs.
+    if td.kind is None:
+        return next(leaves)
+    return _rebuild(td, [_build(c, leaves) for c in td.children])
 
 
 def _rebuild(td: TreeDef, children: list):

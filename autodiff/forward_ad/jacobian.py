@@ -8,7 +8,14 @@ from autodiff.core.dtypes import dtype_of
 from autodiff.core.pytree import tree_flatten, tree_unflatten
 from autodiff.ops.broadcast import shape_of
 from autodiff.ops.shape import FUNCTIONS as _shape_ops
-from autodiff.reverse.jacobian import _dyn_args, _select, _substitute, basis, jacrev, row_blocks
+from autodiff.reverse.jacobian import (
+    _dyn_args,
+    _select,
+    _substitute,
+    jacrev,
+    map_basis,
+    row_blocks,
+)
 
 
 def jacfwd(
@@ -30,7 +37,6 @@ def jacfwd(
     """
     from autodiff.forward_ad.transforms import jvp
     from autodiff.reverse.transforms import _as_input
-    from autodiff.vmap import vmap
 
     moveaxis, reshape = _shape_ops["moveaxis"], _shape_ops["reshape"]
 
@@ -47,9 +53,9 @@ def jacfwd(
         def pushforward(*ts):
             return jvp(f_flat, tuple(in_flat), ts, has_aux=has_aux)[1:]
 
-        columns = basis(in_shapes, [dtype_of(x) for x in in_flat])
         out_axes = (0, None) if has_aux else (0,)
-        results = vmap(pushforward, out_axes=out_axes, chunk_size=chunk_size)(*columns)
+        results = map_basis(pushforward, in_shapes, [dtype_of(x) for x in in_flat], chunk_size,
+                            out_axes)
         t_out = results[0]
         t_flat, out_def = tree_flatten(t_out)
         per_out = []

@@ -13,17 +13,38 @@ from autodiff.ops.shape import FUNCTIONS as _shape_ops
 
 
 
-def basis(shapes: Sequence[tuple], dtypes: Sequence) -> list:
-    """One stacked identity per leaf: leaf i gets rows offset_i .. offset_i + size_i (n rows in all)."""
-    sizes = [int(np.prod(s, dtype=np.int64)) for s in shapes]
-    n = sum(sizes)
+def basis_rows(shapes: Sequence[tuple], dtypes: Sequence, start: int, stop: int) -> list:
+    """Rows start..stop of the identity over all leaves, split by leaf: leaf i gets an array
+    of shape (stop - start, *shapes[i]) (the identity rows are numbered across leaves)."""
     out, offset = [], 0
-    for shape, size, dt in zip(shapes, sizes, dtypes):
-        b = np.zeros((n, size), dtype=dt)
-        b[offset : offset + size] = np.eye(size, dtype=dt)
-        out.append(b.reshape((n,) + tuple(shape)))
+    for shape, dt in zip(shapes, dtypes):
+        size = int(np.prod(shape, dtype=np.int64))
+        block = np.zeros((stop - start, size), dtype=dt)
+        rows = np.arange(max(start, offset), min(stop, offset + size))
+        block[rows - start, rows - offset] = 1
+        out.append(block.reshape((stop - start,) + tuple(shape)))
         offset += size
     return out
+
+
+def map_basis(fn: Callable, shapes, dtypes, chunk_size: int | None, out_axes=0):
+    """`vmap(fn)` over the identity basis of the given leaves, `chunk_size` rows at a time.
+
+    Basis rows are made per chunk, and concrete results stream into one array, so
+    peak memory is the result plus one chunk's work.
+    """
+    from autodiff.vmap import vmap
+    from autodiff.vmap.transform import _join_chunks
+
+    n = sum(int(np.prod(s, dtype=np.int64)) for s in shapes)
+    step = n if chunk_size is None or chunk_size >= n else chunk_size
+    if step == n:
+        return vmap(fn, out_axes=out_axes, axis_size=n)(*basis_rows(shapes, dtypes, 0, n))
+    chunks = (
+        vmap(fn, out_axes=out_axes)(*basis_rows(shapes, dtypes, start, min(start + step, n)))
+        for start in range(0, n, step)
+    )
+    return _join_chunks(chunks, out_axes, n)
 
 
 def row_blocks(stacked, shapes: Sequence[tuple]) -> list:
@@ -69,7 +90,6 @@ def jacrev(
                [0., 4.]])
     """
     from autodiff.reverse.transforms import _as_input, vjp
-    from autodiff.vmap import vmap
 
     @wraps(fun)
     def jacfun(*args):
@@ -84,8 +104,8 @@ def jacrev(
         out, pullback = result[0], result[1]
         out_flat, out_def = tree_flatten(out)
         out_shapes = [tuple(shape_of(o)) for o in out_flat]
-        rows = basis(out_shapes, [dtype_of(o) for o in out_flat])
-        cts = vmap(lambda *r: pullback(tree_unflatten(out_def, r)), chunk_size=chunk_size)(*rows)
+        cts = map_basis(lambda *r: pullback(tree_unflatten(out_def, r)), out_shapes,
+                        [dtype_of(o) for o in out_flat], chunk_size)
         in_shapes = [tuple(shape_of(x)) for x in in_flat]
         # cts[i] has shape (m, *in_shape_i), its rows ordered by output leaf.
         per_out = [[] for _ in out_flat]
