@@ -39,6 +39,7 @@ from autodiff.factories import (
     zeros,
     zeros_like,
 )
+from autodiff.custom import checkpoint, custom_jvp, custom_vjp, remat
 from autodiff.forward_ad import hvp, jvp, linearize
 from autodiff.forward_ad.jacobian import hessian, jacfwd
 from autodiff.ops.elementwise import stop_gradient
@@ -51,6 +52,10 @@ __version__ = "0.1.0"
 
 __all__ = [
     "arange",
+    "checkpoint",
+    "custom_jvp",
+    "custom_vjp",
+    "remat",
     "as_tensor",
     "empty",
     "enable_grad",

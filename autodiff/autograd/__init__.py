@@ -2,7 +2,7 @@
 
 Runs on the same core and engine as the functional transforms.
 """
-from autodiff.autograd import _tensor_api, forward_ad, graph
+from autodiff.autograd import _tensor_api, forward_ad, functional, graph
 from autodiff.autograd._backward import backward, grad
 from autodiff.autograd.anomaly_mode import (
     detect_anomaly,
@@ -27,6 +27,7 @@ __all__ = [
     "detect_anomaly",
     "enable_grad",
     "forward_ad",
+    "functional",
     "grad",
     "graph",
     "inference_mode",

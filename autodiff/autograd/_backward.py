@@ -35,12 +35,7 @@ def _seeds(outputs: tuple, grad_outputs, create_graph: bool, batched: bool = Fal
     if isinstance(grad_outputs, Tensor):
         grads = (grad_outputs,)
     if len(grads) != len(outputs):
-        raise RuntimeError(
-            f"grad can be implicitly created only for scalar outputs"
-            if not grads
-            else f"Mismatch in number of gradients: got {len(grads)} gradients for "
-            f"{len(outputs)} outputs"
-        )
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
     seeds = []
     for i, (out, g) in enumerate(zip(outputs, grads)):
         if not isinstance(out, Tensor):
@@ -131,12 +126,22 @@ def backward(
     seeds = _seeds(outputs, grad_tensors, create_graph)
     edges = _input_edges(inputs, "backward")
     if edges:
+        # As in torch: leaves (also given as their AccumulateGrad edge) accumulate into
+        # `.grad`; a non-leaf tensor input is made to retain_grad(), so its `.grad` is
+        # filled once, after its tensor hooks. The nodes of non-leaf inputs still run.
         into = {}
+        targets = []
         for edge, t in edges:
-            if t is None:
-                raise RuntimeError("backward() inputs given as GradientEdge are not supported; pass tensors")
-            into[edge] = t
-        sinks = Sinks(accumulate_into=into)
+            node = edge[0]
+            if t is None and node.prim is None:
+                t = node.variable
+            if t is not None and t._edge is None:
+                into[edge] = t
+            else:
+                if t is not None:
+                    t.retain_grad()
+                targets.append(edge)
+        sinks = Sinks(accumulate_into=into, targets=targets)
     else:
         sinks = Sinks(accumulate_all_leaves=True)
     backward_pass(

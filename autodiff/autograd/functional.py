@@ -118,10 +118,10 @@ _NO_V_FOR_INPUT = (
     "The vector v can only be None if the input to the user-provided function is a single Tensor "
     "with a single element."
 )
-_NO_V_FOR_INPUT_SHORT = (
-    "The vector v can only be None if the input to the user-provided function is a single Tensor "
-    "with a single element."
-)
+
+
+def _level0(x) -> Tensor:
+    return x if isinstance(x, Tensor) else Tensor._from(np.asarray(x))
 
 
 def _call(func: Callable, inputs: tuple, fn_name: str) -> tuple[bool, tuple]:
@@ -157,11 +157,6 @@ def _check_requires_grad(values: tuple, kind: str, strict: bool) -> None:
                 "allowed in strict mode. You should ensure that your function is twice "
                 "differentiable and that the jacobian depends on the inputs (this would be "
                 "violated by a linear function for example)."
-            )
-        if kind == "grad_inputs":
-            raise RuntimeError(
-                f"The gradient with respect to input {i} is independent of the inputs of the "
-                "user-provided function. This is not allowed in strict mode."
             )
         raise RuntimeError(
             f"Output {i} of the user-provided function does not require gradients. The outputs "
@@ -289,13 +284,15 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
             duals = tuple(forward_ad.make_dual(x, t) for x, t in zip(inputs, v))
             outputs_were_tuple, dual_outputs = _call(func, duals, "jvp")
             unpacked = [forward_ad.unpack_dual(o) for o in dual_outputs]
-        outputs = tuple(p for p, _ in unpacked)
-        tangents = tuple(t for _, t in unpacked)
+        outputs = tuple(_level0(p) for p, _ in unpacked)
+        tangents = tuple(None if t is None else _level0(t) for _, t in unpacked)
         if strict:
             _check_requires_grad(outputs, "outputs", strict)
             zeros = tuple(np.zeros(o.shape, o.dtype) for o in outputs)
             used = _grad(outputs, inputs, zeros, create_graph=False, retain_graph=True)
-            _check_requires_grad(used, "grad_inputs", strict)
+            for i, g in enumerate(used):  # torch's "independent of input i" test
+                if g is None:
+                    raise RuntimeError(_MISSING["back"].format(i=i))
     result = _fill_in_zeros(tangents, outputs, strict, create_graph, "back_trick")
     return (
         _unpack(_finish(outputs, create_graph), outputs_were_tuple),
@@ -411,7 +408,7 @@ def _jacobian_rows(outputs: tuple, inputs: tuple, create_graph: bool, strict: bo
 def _jacobian_batched(outputs: tuple, inputs: tuple, create_graph: bool) -> tuple:
     """All rows at once: one `autograd.grad(..., is_grads_batched=True)` over the output basis."""
     from autodiff.factories import zeros
-    from autodiff.reverse.jacobian import basis, row_blocks
+    from autodiff.reverse.jacobian import basis_rows, row_blocks
 
     out_shapes = [tuple(o.shape) for o in outputs]
     n = sum(o.size for o in outputs)
@@ -419,7 +416,8 @@ def _jacobian_batched(outputs: tuple, inputs: tuple, create_graph: bool) -> tupl
         return tuple(
             tuple(zeros(s + inp.shape, dtype=inp.dtype) for inp in inputs) for s in out_shapes
         )
-    seeds = tuple(Tensor._from(b) for b in basis(out_shapes, [o.dtype for o in outputs]))
+    rows = basis_rows(out_shapes, [o.dtype for o in outputs], 0, n)
+    seeds = tuple(Tensor._from(r) for r in rows)
     grads = _grad(outputs, inputs, seeds, create_graph=create_graph, is_grads_batched=True)
     per_input = []
     for g, inp in zip(grads, inputs):
@@ -455,6 +453,7 @@ def _jacobian_forward(func: Callable, inputs, strict: bool, vectorize: bool):
         return outs
 
     jac = jacfwd(tupled, argnums=tuple(range(len(inputs))))(*(x.detach() for x in inputs))
+    jac = tuple(tuple(_level0(block).detach() for block in row) for row in jac)
     return _unpack(jac, (outputs_were_tuple[0], inputs_were_tuple))
 
 
@@ -523,7 +522,7 @@ def _gradient_setup(func, inputs, v, create_graph: bool, strict: bool, fn_name: 
     """What vhp and hvp share: checked inputs, v, the output and its gradient (with a graph)."""
     inputs_were_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
     inputs = _prepare(inputs, create_graph, need_graph=True)
-    v = _vector(v, inputs, inputs_were_tuple, fn_name, create_graph, _NO_V_FOR_INPUT_SHORT)
+    v = _vector(v, inputs, inputs_were_tuple, fn_name, create_graph, _NO_V_FOR_INPUT)
     out = _single_element(func(*inputs), strict, fn_name)
     jac = _grad((out,), inputs, create_graph=True)
     _check_requires_grad(jac, "jacobian", strict)

@@ -79,6 +79,12 @@ class set_grad_enabled(_ModeContext):
     def clone(self):
         return self.__class__(self.mode)
 
+    def __call__(self, func):
+        # Used as a decorator, `set_grad_enabled(mode)` must not change the mode of the
+        # decorating code: undo what __init__ did (as torch does).
+        state().grad_enabled = self.prev
+        return super().__call__(func)
+
     def __enter__(self):
         state().grad_enabled = self.mode
 

@@ -9,7 +9,12 @@ for a leaf tensor: torch's AccumulateGrad.
 """
 from __future__ import annotations
 
+import traceback
 import weakref
+
+# Imported once here, not inside record(): record runs once per recorded operation.
+from autodiff.core.tensor import Tensor
+from autodiff.core.trace import next_sequence_number, state
 
 
 class _NodeExtra:
@@ -140,7 +145,8 @@ class Node:
         self.out = None
 
     def __repr__(self):
-        return f"<{self.name()} object at {hex(id(self))}>"
+        name = "AccumulateGrad" if self.prim is None else self.name()  # torch's repr
+        return f"<{name} object at {hex(id(self))}>"
 
 
 def leaf_node(tensor, seq: int) -> Node:
@@ -157,11 +163,6 @@ def record(prim, args: tuple, params: dict, out):
     (in `parents`), from which a `create_graph` backward rebuilds a Tensor linked to
     this graph; `versions` keeps `(tensor, version)` for the in-place check.
     """
-    import traceback
-
-    from autodiff.core.tensor import Tensor
-    from autodiff.core.trace import next_sequence_number, state
-
     st = state()
     hooks = st.saved_tensors_hooks[-1] if st.saved_tensors_hooks else None
     primals = []

@@ -37,6 +37,7 @@ class Primitive:
         "differentiable",
         "node_name",
         "vjp_takes_needs",
+        "jvp_computes_primal",
     )
 
     def __init__(self, name: str, *, multiple_results: bool = False, differentiable: bool = True):
@@ -52,6 +53,9 @@ class Primitive:
         # vjp rules of costly ops may accept `needs` (one bool per input: is a cotangent
         # wanted?) and skip work for constant inputs.
         self.vjp_takes_needs = False
+        # jvp rules that compute the primal output themselves (custom_jvp): the forward
+        # trace then calls `jvp(primals, tangents, **params) -> (out, tangent_out)` only.
+        self.jvp_computes_primal = False
         # torch-style node name: "sin" -> "SinBackward0"
         self.node_name = "".join(p.capitalize() for p in name.split("_")) + "Backward0"
 

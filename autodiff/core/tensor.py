@@ -68,10 +68,12 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
         if self._edge is not None:
+            hint = "" if flag else (
+                " If you want to use a computed variable in a subgraph that doesn't require "
+                "differentiation use var_no_grad = var.detach()."
+            )  # torch gives the hint only when turning requires_grad off
             raise RuntimeError(
-                "you can only change requires_grad flags of leaf variables. If you want to use a "
-                "computed variable in a subgraph that doesn't require differentiation use "
-                "var_no_grad = var.detach()."
+                f"you can only change requires_grad flags of leaf variables.{hint}"
             )
         if flag and not np.issubdtype(self._value.dtype, np.inexact):
             raise RuntimeError(
@@ -105,8 +107,9 @@ class Tensor:
             value = value if isinstance(value, Tensor) else Tensor(value)
             if value.shape != self.shape:
                 raise RuntimeError(
-                    f"assigned grad has data of a different size: {list(value.shape)} vs "
-                    f"{list(self.shape)}"
+                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
+                    f"of size '{list(self.shape)}'. Please ensure that the gradient and the "
+                    "tensor are the same size"
                 )
         self._grad = value
 

@@ -48,6 +48,9 @@ class ForwardTrace(Trace):
             else:
                 primals.append(a)
                 tangents.append(None)
+        if prim.jvp_computes_primal and any_tangent and not (self.dual and not state().fw_grad_enabled):
+            out, t_out = prim.jvp(tuple(primals), tuple(tangents), **params)
+            return self._wrap(prim, out, t_out)
         out = bind(prim, *primals, **params)
         if not prim.differentiable or not any_tangent:
             return out
@@ -55,6 +58,9 @@ class ForwardTrace(Trace):
             return out
         rule = prim.jvp or prim.rule("jvp")
         t_out = rule(tuple(primals), tuple(tangents), out=out, **params)
+        return self._wrap(prim, out, t_out)
+
+    def _wrap(self, prim, out, t_out):
         if prim.multiple_results:
             return tuple(
                 o if t is None else ForwardTracer(o, self, t) for o, t in zip(out, t_out)

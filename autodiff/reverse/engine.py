@@ -17,6 +17,7 @@ be recorded (create_graph, or a functional transform nested in another).
 """
 from __future__ import annotations
 
+import re
 import warnings
 from operator import attrgetter
 
@@ -60,19 +61,29 @@ def _collect(roots) -> tuple[list, dict]:
     return order, deps
 
 
-def _prune(order: list, deps: dict, targets) -> tuple[list, dict]:
-    """Keep the nodes from which a target can be reached; recount dependencies among them."""
+def _prune(order: list, deps: dict, targets, capture_only) -> tuple[list, dict, set]:
+    """Keep the nodes from which a target can be reached; recount dependencies among them.
+
+    Also returns the `capture_only` targets from which no other target can be reached:
+    as in torch's autograd.grad, such a node is not executed (its gradient is only
+    captured), so its node hooks and vjp rule do not run and its residuals are kept.
+    """
     useful = set()
+    ends = set()
     for node in order:  # parents first
-        if node in targets or any(e is not None and e[0] in useful for e in node.parents):
+        if any(e is not None and e[0] in useful for e in node.parents):
             useful.add(node)
+        elif node in targets:
+            useful.add(node)
+            if node in capture_only:
+                ends.add(node)
     kept = [n for n in order if n in useful]
     deps = {}
     for node in kept:
         for e in node.parents:
             if e is not None and e[0] in useful:
                 deps[e[0]] = deps.get(e[0], 0) + 1
-    return kept, deps
+    return kept, deps, ends
 
 
 def _accumulate(cts: dict, node, index: int, ct) -> None:
@@ -91,13 +102,15 @@ class Sinks:
     """Where gradients go besides the graph: captured edges (autograd.grad / functional
     transforms) and tensors whose `.grad` accumulates (backward)."""
 
-    __slots__ = ("capture", "accumulate_all_leaves", "accumulate_into", "captured")
+    __slots__ = ("capture", "accumulate_all_leaves", "accumulate_into", "captured", "targets")
 
-    def __init__(self, capture=(), accumulate_all_leaves=False, accumulate_into=None):
+    def __init__(self, capture=(), accumulate_all_leaves=False, accumulate_into=None,
+                 targets=()):
         self.capture = set(capture)  # edges (node, index)
         self.accumulate_all_leaves = accumulate_all_leaves
         self.accumulate_into = accumulate_into or {}  # edge -> tensor
         self.captured: dict = {}
+        self.targets = set(targets)  # edges whose nodes the pass must run (backward inputs)
 
 
 def backward_pass(
@@ -122,9 +135,11 @@ def backward_pass(
         if ct is not None:
             _accumulate(cts, node, index, ct)
     order, deps = _collect([edge[0] for edge in roots])
+    ends = frozenset()
     if prune and sinks is not None:
-        targets = {e[0] for e in sinks.capture} | {e[0] for e in sinks.accumulate_into}
-        order, deps = _prune(order, deps, targets)
+        captured = {e[0] for e in sinks.capture}
+        executed = {e[0] for e in sinks.accumulate_into} | {e[0] for e in sinks.targets}
+        order, deps, ends = _prune(order, deps, captured | executed, captured - executed)
     st = state()
     saved = (st.grad_enabled, st.backward_pass_id, st.pass_nodes)
     if create_graph is not None:
@@ -132,7 +147,7 @@ def backward_pass(
     if sinks is not None:  # torch-style pass: hooks may ask which nodes it runs
         st.backward_pass_id += 1
         st.pass_nodes = set(order)
-    run = _Runner(cts, sinks, retain_graph, bool(create_graph), st)
+    run = _Runner(cts, sinks, retain_graph, bool(create_graph), st, ends)
     try:
         for node in order:  # leaves that are roots themselves (x.backward() on a leaf)
             if node.prim is None and node not in deps:
@@ -157,15 +172,16 @@ def backward_pass(
 class _Runner:
     """Executes single nodes for `backward_pass` (hooks, rules, sinks)."""
 
-    __slots__ = ("cts", "sinks", "retain", "create_graph", "state", "results")
+    __slots__ = ("cts", "sinks", "retain", "create_graph", "state", "results", "ends")
 
-    def __init__(self, cts, sinks, retain, create_graph, st):
+    def __init__(self, cts, sinks, retain, create_graph, st, ends=frozenset()):
         self.cts = cts
         self.sinks = sinks
         self.retain = retain
         self.create_graph = create_graph
         self.state = st
         self.results = {} if sinks is None else sinks.captured
+        self.ends = ends  # targets that are captured but not executed (see _prune)
 
     # ---- leaves ----
     def leaf(self, node) -> None:
@@ -174,7 +190,7 @@ class _Runner:
             return
         extra = node.extra
         if extra is not None:
-            ct = self._pre_hooks(node, [ct])[0]
+            ct = self._tensor_pre_hooks(node, [ct])[0]
         sinks = self.sinks
         if sinks is None:
             self.results[node] = ct
@@ -187,14 +203,22 @@ class _Runner:
             tensor = sinks.accumulate_into[edge]
         elif sinks.accumulate_all_leaves and extra is not None and extra.variable is not None:
             tensor = extra.variable()
+        elif not sinks.accumulate_all_leaves:
+            # autograd.grad only captures: torch does not execute the AccumulateGrad node,
+            # so its node pre- and post-hooks do not run.
+            return
+        if extra is not None and extra.pre_hooks:
+            ct = self._node_pre_hooks(node, [ct])[0]
         if tensor is not None and ct is not None:
             _accumulate_grad(tensor, ct, self.create_graph)
             if extra is not None and extra.post_accumulate_hooks:
                 for hook in list(extra.post_accumulate_hooks):
                     hook(tensor)
         if extra is not None and extra.post_hooks:
+            # AccumulateGrad has no inputs: torch passes grad_inputs=() and the gradient
+            # as grad_outputs.
             for hook in list(extra.post_hooks):
-                hook((_as_tensor(ct),), ())
+                hook((), (_as_tensor(ct),))
 
     # ---- interior nodes ----
     def node(self, node) -> None:
@@ -210,9 +234,13 @@ class _Runner:
         if extra is not None or sinks is not None:
             grads = ct if multi else [ct]
             if extra is not None:
-                grads = self._pre_hooks(node, grads)
+                grads = self._tensor_pre_hooks(node, grads)
             if sinks is not None:
                 self._sink_outputs(node, grads)
+                if node in self.ends:  # captured only: not executed, residuals kept
+                    return
+            if extra is not None and extra.pre_hooks:
+                grads = self._node_pre_hooks(node, grads)
             ct = grads if multi else grads[0]
         if node.primals is None:
             raise RuntimeError(RELEASED_MESSAGE)
@@ -264,7 +292,8 @@ class _Runner:
                 out = Tensor._from(out, (node, 0))
         return values, out
 
-    def _pre_hooks(self, node, grads: list) -> list:
+    def _tensor_pre_hooks(self, node, grads: list) -> list:
+        """Tensor hooks, then retain_grad (which sees their result), as torch runs them."""
         extra = node.extra
         if extra.tensor_pre_hooks:
             grads = list(grads)
@@ -275,16 +304,19 @@ class _Runner:
                     new = hook(_as_tensor(grads[index]))
                     if new is not None:
                         grads[index] = self._unwrap(new)
-        if extra.pre_hooks:
-            for hook in list(extra.pre_hooks):
-                new = hook(tuple(_as_tensor(g) for g in grads))
-                if new is not None:
-                    grads = [self._unwrap(g) for g in new]
         if extra.retains:
             for index, ref in extra.retains.items():
                 tensor = ref()
                 if tensor is not None and grads[index] is not None:
                     _accumulate_grad(tensor, grads[index], self.create_graph)
+        return grads
+
+    def _node_pre_hooks(self, node, grads: list) -> list:
+        """Node pre-hooks: after the tensor hooks and retain_grad, before the node runs."""
+        for hook in list(node.extra.pre_hooks):
+            new = hook(tuple(_as_tensor(g) for g in grads))
+            if new is not None:
+                grads = [self._unwrap(g) for g in new]
         return grads
 
     def _post_hooks(self, node, in_cts, grad_outputs):
@@ -328,10 +360,18 @@ def _accumulate_grad(tensor, ct, create_graph: bool) -> None:
     current = tensor._grad
     if current is None:
         tensor._grad = ct if isinstance(ct, Tensor) else Tensor._from(np.array(ct, copy=True))
-    elif create_graph or isinstance(ct, Tensor) or current.requires_grad:
+    elif create_graph or isinstance(ct, Tensor):
         tensor._grad = current + ct
     else:
-        np.add(current._value, ct, out=current._value, casting="unsafe")
+        # Without create_graph torch adds in place, even into a .grad that has a graph
+        # (from an earlier create_graph backward): the same object, one more version. A
+        # graph output may be a node's saved residual: it gets a new buffer instead.
+        value = current._value
+        if current._edge is None and isinstance(value, np.ndarray) and value.flags.writeable:
+            np.add(value, ct, out=value, casting="unsafe")
+        else:
+            current._value = np.add(value, ct).astype(current.dtype, copy=False)
+        current._vc += 1
 
 
 def _check_versions(node) -> None:
@@ -341,8 +381,9 @@ def _check_versions(node) -> None:
         tensor, version = saved
         if tensor._vc != version:
             producer = ""
-            if tensor._edge is not None:
-                producer = f", which is output {tensor._edge[1]} of {tensor._edge[0].name()}"
+            if tensor._edge is not None:  # torch names the op: "Mul" for MulBackward0
+                op = re.sub(r"Backward\d*$", "", tensor._edge[0].name())
+                producer = f", which is output {tensor._edge[1]} of {op}"
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
                 f"inplace operation: [Tensor[{tensor.dtype.name}] {list(tensor.shape)}]{producer}, "

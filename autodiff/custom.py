@@ -1,0 +1,357 @@
+"""User-defined derivative rules and rematerialisation: custom_jvp, custom_vjp, checkpoint.
+
+Each is a primitive whose rules call back into the transforms, so a custom rule
+composes with grad, jvp, vmap and the torch-style API, and nests:
+
+- custom_jvp: the user's jvp rule gives forward mode; reverse mode transposes the
+  rule's tangent map (a linear function of the tangents, built from autodiff ops)
+  with `vjp`, so one rule serves both modes.
+- custom_vjp: the primitive's outputs are the function's outputs followed by the
+  residuals `fwd` returns, so residuals are saved like any value; `bwd` is the vjp.
+- checkpoint: saves only the inputs; its vjp re-runs the function under `vjp`.
+"""
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from autodiff.core.primitive import Primitive, bind
+from autodiff.core.pytree import tree_flatten, tree_unflatten
+from autodiff.core.tensor import Tensor
+from autodiff.ops.broadcast import shape_of
+
+
+class _OutTree:
+    """Where a traced call records the structure of its output (known only once run)."""
+
+    __slots__ = ("treedef", "n_out", "res_tree")
+
+    def __init__(self):
+        self.treedef = None
+        self.n_out = None
+        self.res_tree = None  # custom_vjp: the structure of the residuals
+
+
+def _flat_call(fun, in_tree, out_store):
+    """`fun` as a function of flat leaves returning a flat tuple of outputs."""
+
+    def flat(*leaves):
+        out = fun(*tree_unflatten(in_tree, leaves))
+        flat_out, treedef = tree_flatten(out)
+        if out_store.treedef is None:
+            out_store.treedef = treedef
+            out_store.n_out = len(flat_out)
+        return tuple(flat_out)
+
+    return flat
+
+
+def _zeros_like(x):
+    return np.zeros(shape_of(x), getattr(x, "dtype", np.float64))
+
+
+def _split_static(args, nondiff_argnums):
+    static = tuple(args[i] for i in nondiff_argnums)
+    dynamic = tuple(a for i, a in enumerate(args) if i not in nondiff_argnums)
+    return static, dynamic
+
+
+def _merge_static(static, dynamic, nondiff_argnums, n):
+    it_s, it_d = iter(static), iter(dynamic)
+    return tuple(next(it_s) if i in nondiff_argnums else next(it_d) for i in range(n))
+
+
+# ------------------------------------------------------------------------------ custom_jvp
+
+custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
+custom_jvp_call_p.jvp_computes_primal = True
+custom_jvp_call_p.impl = lambda *args, fun, rule, store: fun(*args)
+
+
+def _custom_jvp_rule(primals, tangents, *, fun, rule, store):
+    tangents = tuple(_zeros_like(p) if t is None else t for p, t in zip(primals, tangents))
+    return rule(primals, tangents)
+
+
+def _custom_jvp_vjp(g, *primals, out, fun, rule, store):
+    from autodiff.reverse.transforms import vjp
+
+    def tangent_map(*ts):
+        return rule(primals, ts)[1]
+
+    cts = tuple(_zeros_like(o) if c is None else c for o, c in zip(out, g))
+    _, pull = vjp(tangent_map, *[_zeros_like(p) for p in primals])
+    return pull(cts)
+
+
+def _custom_jvp_batch(values, dims, *, fun, rule, store):
+    from autodiff.vmap import vmap
+
+    fun_b = vmap(fun, in_axes=tuple(dims))
+    rule_b = vmap(rule, in_axes=(tuple(dims), tuple(dims)))
+    outs = bind(custom_jvp_call_p, *values, fun=fun_b, rule=rule_b, store=store)
+    return outs, (0,) * len(outs)
+
+
+custom_jvp_call_p.jvp = _custom_jvp_rule
+custom_jvp_call_p.vjp = _custom_jvp_vjp
+custom_jvp_call_p.batch = _custom_jvp_batch
+
+
+class custom_jvp:
+    """A function with a user-defined forward-mode rule, used by every transform.
+
+    Define the rule with `defjvp(rule)`, where `rule(primals, tangents)` returns
+    `(primal_out, tangent_out)` (with `nondiff_argnums`, the static arguments come
+    first: `rule(*static, primals, tangents)`), or with `defjvps(*fns)`, one
+    `fn(tangent_i, primal_out, *primals)` per argument. Reverse mode transposes the
+    rule, so `grad` works too.
+
+    Example:
+        >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+        >>> @ad.custom_jvp
+        ... def log1pexp(x):
+        ...     return anp.log1p(anp.exp(x))
+        >>> @log1pexp.defjvp
+        ... def _(primals, tangents):
+        ...     (x,), (t,) = primals, tangents
+        ...     return log1pexp(x), t * (1.0 - 1.0 / (1.0 + anp.exp(x)))
+        >>> float(ad.grad(log1pexp)(100.0))
+        1.0
+    """
+
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.jvp_rule = None
+
+    def defjvp(self, rule: Callable) -> Callable:
+        self.jvp_rule = rule
+        return rule
+
+    def defjvps(self, *tangent_fns: Callable | None) -> None:
+        def rule(primals, tangents):
+            out = self.fun(*primals)
+            total = None
+            for fn, t in zip(tangent_fns, tangents):
+                if fn is None:
+                    continue
+                term = fn(t, out, *primals)
+                total = term if total is None else total + term
+            return out, total if total is not None else _zeros_like(out)
+
+        self.jvp_rule = rule
+
+    def __call__(self, *args):
+        if self.jvp_rule is None:
+            raise AttributeError(
+                f"No JVP defined for custom_jvp function {self.__name__} using defjvp."
+            )
+        static, dynamic = _split_static(args, self.nondiff_argnums)
+        n = len(args)
+        nums = self.nondiff_argnums
+
+        def fun(*dyn):
+            return self.fun(*_merge_static(static, dyn, nums, n))
+
+        def rule(primals, tangents):
+            return self.jvp_rule(*static, tuple(primals), tuple(tangents))
+
+        flat, in_tree = tree_flatten(dynamic)
+        if not any(isinstance(a, Tensor) for a in flat):
+            return fun(*dynamic)
+        store = _OutTree()
+        flat_fun = _flat_call(fun, in_tree, store)
+
+        def flat_rule(primals, tangents):
+            out, t_out = rule(tree_unflatten(in_tree, primals), tree_unflatten(in_tree, tangents))
+            out_flat, treedef = tree_flatten(out)
+            if store.treedef is None:
+                store.treedef = treedef
+            return tuple(out_flat), tuple(tree_flatten(t_out)[0])
+
+        outs = bind(custom_jvp_call_p, *flat, fun=flat_fun, rule=flat_rule, store=store)
+        return tree_unflatten(store.treedef, list(outs))
+
+
+# ------------------------------------------------------------------------------ custom_vjp
+
+custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
+
+
+def _custom_vjp_impl(*args, fwd, bwd, store):
+    return fwd(*args)
+
+
+def _custom_vjp_vjp(g, *primals, out, fwd, bwd, store):
+    n_out = store.n_out
+    cts = tuple(_zeros_like(o) if c is None else c for o, c in zip(out[:n_out], g[:n_out]))
+    grads = bwd(tuple(out[n_out:]), cts)
+    res_cts = g[n_out:]
+    if any(c is not None for c in res_cts):
+        # A higher-order pass differentiates through the residuals: they depend on the
+        # inputs through `fwd`, which is differentiated as ordinary code.
+        from autodiff.reverse.transforms import vjp
+
+        res_out = out[n_out:]
+        _, pull = vjp(lambda *xs: fwd(*xs)[n_out:], *primals)
+        through_res = pull(tuple(_zeros_like(o) if c is None else c for o, c in zip(res_out, res_cts)))
+        grads = tuple(a if b is None else (b if a is None else a + b)
+                      for a, b in zip(grads, through_res))
+    return grads
+
+
+def _custom_vjp_jvp(primals, tangents, *, out, fwd, bwd, store):
+    raise TypeError(
+        "can't apply forward-mode autodiff (jvp) to a custom_vjp function: it defines only a "
+        "reverse-mode rule. Use custom_jvp, or differentiate it in reverse mode."
+    )
+
+
+def _custom_vjp_batch(values, dims, *, fwd, bwd, store):
+    from autodiff.vmap import vmap
+
+    fwd_b = vmap(fwd, in_axes=tuple(dims))
+    n = len(values)
+    bwd_b = vmap(bwd, in_axes=(0, 0), out_axes=(0,) * n)
+    outs = bind(custom_vjp_call_p, *values, fwd=fwd_b, bwd=bwd_b, store=store)
+    return outs, (0,) * len(outs)
+
+
+custom_vjp_call_p.impl = _custom_vjp_impl
+custom_vjp_call_p.vjp = _custom_vjp_vjp
+custom_vjp_call_p.jvp = _custom_vjp_jvp
+custom_vjp_call_p.batch = _custom_vjp_batch
+
+
+class custom_vjp:
+    """A function with a user-defined reverse-mode rule.
+
+    `defvjp(fwd, bwd)`: `fwd(*args) -> (out, residuals)` and
+    `bwd(residuals, ct_out) -> tuple` with one cotangent per (non-static) argument;
+    with `nondiff_argnums`, `bwd(*static, residuals, ct_out)`. Forward mode (jvp)
+    of a custom_vjp function raises a TypeError.
+
+    Example:
+        >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+        >>> @ad.custom_vjp
+        ... def clip_gradient(x):
+        ...     return x
+        >>> clip_gradient.defvjp(lambda x: (x, None), lambda _, g: (anp.clip(g, -1.0, 1.0),))
+        >>> float(ad.grad(lambda x: 10.0 * clip_gradient(x))(2.0))
+        1.0
+    """
+
+    def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
+        functools.update_wrapper(self, fun)
+        self.fun = fun
+        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.fwd = None
+        self.bwd = None
+
+    def defvjp(self, fwd: Callable, bwd: Callable) -> None:
+        self.fwd, self.bwd = fwd, bwd
+
+    def __call__(self, *args):
+        if self.fwd is None:
+            raise AttributeError(
+                f"No VJP defined for custom_vjp function {self.__name__} using defvjp."
+            )
+        static, dynamic = _split_static(args, self.nondiff_argnums)
+        flat, in_tree = tree_flatten(dynamic)
+        if not any(isinstance(a, Tensor) for a in flat):
+            return self.fun(*args)
+        n, nums = len(args), self.nondiff_argnums
+        store = _OutTree()
+
+        def flat_fwd(*leaves):
+            out, res = self.fwd(*_merge_static(static, tree_unflatten(in_tree, leaves), nums, n))
+            out_flat, out_tree = tree_flatten(out)
+            res_flat, res_tree = tree_flatten(res)
+            if store.treedef is None:
+                store.treedef, store.n_out, store.res_tree = out_tree, len(out_flat), res_tree
+            return tuple(out_flat) + tuple(res_flat)
+
+        def flat_bwd(res_flat, cts_flat):
+            ct = tree_unflatten(store.treedef, list(cts_flat))
+            grads = self.bwd(*static, tree_unflatten(store.res_tree, list(res_flat)), ct)
+            if not isinstance(grads, (tuple, list)) or len(grads) != len(dynamic):
+                raise TypeError(
+                    "Custom VJP bwd rule must produce a tuple with one entry per differentiable "
+                    f"argument ({len(dynamic)}), got {grads!r}."
+                )
+            flat_grads = []
+            for arg, g in zip(dynamic, grads):
+                n_leaves = len(tree_flatten(arg)[0])
+                flat_grads.extend(tree_flatten(g)[0] if g is not None else [None] * n_leaves)
+            return tuple(flat_grads)
+
+        outs = bind(custom_vjp_call_p, *flat, fwd=flat_fwd, bwd=flat_bwd, store=store)
+        return tree_unflatten(store.treedef, list(outs[: store.n_out]))
+
+
+# ------------------------------------------------------------------------------ checkpoint
+
+checkpoint_p = Primitive("checkpoint", multiple_results=True)
+checkpoint_p.impl = lambda *args, fun, store: fun(*args)
+
+
+def _checkpoint_vjp(g, *primals, out, fun, store):
+    from autodiff.reverse.transforms import vjp
+
+    cts = tuple(_zeros_like(o) if c is None else c for o, c in zip(out, g))
+    _, pull = vjp(fun, *primals)  # recompute the forward pass, now recording it
+    return pull(cts)
+
+
+def _checkpoint_jvp(primals, tangents, *, out, fun, store):
+    from autodiff.forward_ad.transforms import jvp
+
+    tangents = tuple(_zeros_like(p) if t is None else t for p, t in zip(primals, tangents))
+    return jvp(fun, primals, tangents)[1]
+
+
+def _checkpoint_batch(values, dims, *, fun, store):
+    from autodiff.vmap import vmap
+
+    outs = bind(checkpoint_p, *values, fun=vmap(fun, in_axes=tuple(dims)), store=store)
+    return outs, (0,) * len(outs)
+
+
+checkpoint_p.vjp = _checkpoint_vjp
+checkpoint_p.jvp = _checkpoint_jvp
+checkpoint_p.batch = _checkpoint_batch
+
+
+def checkpoint(fun: Callable) -> Callable:
+    """`fun`, but reverse mode saves only its inputs and recomputes it during backward.
+
+    Trades compute for memory: wrap segments of a deep computation so that only
+    segment boundaries stay alive until the backward pass.
+
+    Example:
+        >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+        >>> block = ad.checkpoint(lambda x: anp.sin(anp.sin(x)))
+        >>> float(ad.grad(lambda x: block(block(x)))(0.1)) == float(
+        ...     ad.grad(lambda x: anp.sin(anp.sin(anp.sin(anp.sin(x)))))(0.1))
+        True
+    """
+
+    @functools.wraps(fun)
+    def wrapped(*args):
+        flat, in_tree = tree_flatten(args)
+        if not any(isinstance(a, Tensor) for a in flat):
+            return fun(*args)
+        store = _OutTree()
+        outs = bind(checkpoint_p, *flat, fun=_flat_call(fun, in_tree, store), store=store)
+        return tree_unflatten(store.treedef, list(outs))
+
+    return wrapped
+
+
+remat = checkpoint
+
+__all__ = ["checkpoint", "custom_jvp", "custom_vjp", "remat"]
