@@ -141,8 +141,17 @@ def run_workload(framework, workload, quick: bool, settings: Settings) -> dict:
     return out
 
 
+def child_cpu() -> int | None:
+    """The CPU every child is bound to (the last one this process may use), if the OS can bind."""
+    return max(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+
+
 def child(name: str, workload_names: list[str], quick: bool, settings: Settings, out: Path) -> None:
     framework = FRAMEWORKS[name]
+    # Thread-count settings are not enough (XLA keeps a thread pool per core): bind the process,
+    # before the framework starts any thread, so that no column can use a second core.
+    if (cpu := child_cpu()) is not None:
+        os.sched_setaffinity(0, {cpu})
     framework.setup()
     results = {w: run_workload(framework, WORKLOADS[w], quick, settings) for w in workload_names}
     out.write_text(json.dumps(results))
@@ -193,6 +202,8 @@ def _git_revision() -> str:
 
 def machine_info(quick: bool, settings: Settings) -> str:
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    cpu = child_cpu()
+    binding = f"bound to CPU {cpu}" if cpu is not None else "not bound to a CPU"
     mode = "quick run" if quick else "full run"
     now = datetime.datetime.now().isoformat(timespec="seconds")
     return "\n".join(
@@ -200,7 +211,7 @@ def machine_info(quick: bool, settings: Settings) -> str:
             f"autodiff benchmarks, {now}, {mode}: min over {settings.repeat} repeats "
             f"of >= {settings.min_time:g} s each",
             f"CPU: {_cpu_model()} ({os.cpu_count()} logical CPUs, {usable} usable, load average "
-            f"{os.getloadavg()[0]:.2f}); every framework in its own process, pinned to 1 thread",
+            f"{os.getloadavg()[0]:.2f}); each framework in its own process, {binding}, 1 thread",
             f"Python {platform.python_version()} on {platform.platform()}",
             f"numpy {np.__version__} ({_blas()}), numba {_version('numba')}, "
             f"autograd {_version('autograd')}, torch {_version('torch')}, "

@@ -1,12 +1,16 @@
-"""Op table: indexing (basic, integer-array, boolean, mixed), take and take_along_axis.
+"""Op table: indexing (basic, integer-array, boolean, mixed), take, take_along_axis,
+index_set and the `.at` updates.
 
-Index arrays live in the closures (they are constants). Products of two gathers make
-the second-order checks go through getitem's and scatter_add's own derivatives.
+Index arrays live in the closures (they are constants). Products make the second-order
+checks go through the rules' own derivatives. The `vmapped-index-*` cases run an inner
+vmap whose index arrays are batched, so the harness checks the traced-index path too.
 """
 import numpy as np
 from optable import OpCase, arr
 
+import autodiff as ad
 import autodiff.numpy as anp
+from autodiff.ops.at import at
 from autodiff.ops.index import getitem
 
 _MASK_34 = np.array([[True, False, True, True], [False, False, True, False], [True] * 4])
@@ -136,3 +140,200 @@ CASES.append(
         ref=lambda a: np.take_along_axis(a, np.array([[4, 0], [1, 1]]), 1) * a[:, 0, None],
     )
 )
+
+# ------------------------------------------------------------------------- index_set and .at
+_MASK_SET = np.array([[True, False, True, False], [False, False, False, True], [True] * 4])
+
+# (label, x shape, index, value shape): index_set(x, index, v) against `x[index] = v`.
+INDEX_SET = [
+    ("int", (5,), 2, ()),
+    ("row", (3, 4), 1, (4,)),
+    ("row-scalar", (3, 4), -1, ()),
+    ("scalar-x", (), (), ()),
+    ("slice-step", (6,), slice(1, 5, 2), (2,)),
+    ("slice-neg-step", (5,), slice(None, None, -1), (5,)),
+    ("ellipsis", (2, 3, 4), (Ellipsis, 1), (2, 3)),
+    ("newaxis", (3, 4), (None, 1), (1, 4)),
+    ("leading-ones", (5,), slice(0, 2), (1, 1, 2)),
+    ("array", (5,), [4, 0, 2], (3,)),
+    ("array-duplicates", (4,), np.array([1, 3, 1, 1]), (4,)),
+    ("rows-duplicates-broadcast", (3, 4), np.array([2, 0, 2]), (4,)),
+    ("two-arrays", (3, 4), (np.array([0, 2, 0]), np.array([1, 3, 1])), (3,)),
+    ("arrays-separated", (3, 2, 4), (np.array([0, 2]), slice(None), np.array([3, 1])), (2, 2)),
+    ("array-and-slice", (3, 4), (slice(1, None), np.array([[0], [3]])), (2, 2, 1)),
+    ("mask", (3, 4), _MASK_SET, (7,)),
+    ("mask-scalar", (3, 4), _MASK_SET, ()),
+    ("mask-rows", (3, 4), np.array([True, False, True]), (4,)),
+]
+
+
+def _set_ref(index):
+    def ref(x, v):
+        out = x.copy()
+        out[index] = v
+        return out
+
+    return ref
+
+
+def _index_set_case(label, shape, index, value_shape):
+    return OpCase(
+        f"index_set-{label}{shape}",
+        lambda x, v: anp.index_set(x, index, v),
+        (arr(*shape), arr(*value_shape)),
+        ref=_set_ref(index),
+    )
+
+
+def _ufunc_at_ref(ufunc, index):
+    def ref(x, v):
+        out = x.copy()
+        ufunc.at(out, index, v)
+        return out
+
+    return ref
+
+
+# (method, label, x shape, index, value shape): at(x)[index].method(v) against ufunc.at.
+AT = [
+    ("add", "duplicates", (5,), [0, 2, 0, 0], (4,)),
+    ("add", "rows-duplicates", (3, 4), np.array([2, 2]), (4,)),
+    ("add", "slice-scalar", (5,), slice(1, 4), ()),
+    ("add", "mask", (3, 4), _MASK_SET, (7,)),
+    ("multiply", "duplicates", (5,), [1, 1, 3, 1], (4,)),
+    ("multiply", "unique-column", (3, 4), (slice(None), 1), (3,)),
+    ("multiply", "rows-duplicates", (3, 4), np.array([0, 2, 0]), (3, 4)),
+    ("min", "duplicates", (5,), [1, 1, 3], (3,)),
+    ("min", "rows", (3, 4), (np.array([0, 0]), slice(None)), (2, 4)),
+    ("max", "duplicates", (5,), np.array([4, 0, 4, 4]), (4,)),
+    ("max", "separated", (3, 2, 4), (np.array([0, 0]), slice(None), np.array([1, 1])), (2, 2)),
+]
+_UFUNCS = {"add": np.add, "multiply": np.multiply, "min": np.minimum, "max": np.maximum}
+
+
+def _at_case(method, label, shape, index, value_shape):
+    return OpCase(
+        f"at_{method}-{label}{shape}",
+        lambda x, v: getattr(at(x)[index], method)(v),
+        (arr(*shape), arr(*value_shape)),
+        ref=_ufunc_at_ref(_UFUNCS[method], index),
+    )
+
+
+CASES += [_index_set_case(*c) for c in INDEX_SET]
+CASES += [_at_case(*c) for c in AT]
+CASES += [
+    OpCase(
+        "index_set-product(3, 4)",
+        lambda x, v: anp.index_set(x * x, (np.array([2, 0, 2]), 1), v * getitem(x, (0, 0))) * x,
+        (arr(3, 4), arr(3)),
+        ref=lambda x, v: _set_ref((np.array([2, 0, 2]), 1))(x * x, v * x[0, 0]) * x,
+    ),
+    OpCase(
+        "at_get(3, 4)",
+        lambda x: at(x)[1:, [0, 0]].get() * 2,
+        (arr(3, 4),),
+        ref=lambda x: x[1:, [0, 0]] * 2,
+    ),
+    OpCase(
+        "at_multiply-product(5,)",
+        lambda x, v: at(x)[[1, 1, 4]].multiply(v * v) * x,
+        (arr(5), arr(3)),
+        ref=lambda x, v: _ufunc_at_ref(np.multiply, [1, 1, 4])(x, v * v) * x,
+    ),
+]
+
+# ------------------------------------------------- per-example (vmapped) indices, inside a case
+# An inner vmap makes the index arrays batch tracers, so the harness differentiates and
+# batches the traced-index path: gathers, scatter-adds and updates with index arguments.
+_ROWS_I = np.array([[0, 2], [4, 4], [-1, 0]])
+_COLS_I = np.array([[3, 3], [0, 1], [2, -4]])
+_LABELS = np.array([[2], [0], [4], [2]])
+
+
+def _loop(f, *batched):
+    return np.stack([np.asarray(f(*xs)) for xs in zip(*batched)])
+
+
+def _vmapped(f, *batched, in_axes=0):
+    return ad.vmap(f, in_axes=in_axes)(*batched)
+
+
+VMAPPED = [
+    # (name, fun, args, ref)
+    (
+        "table-rows(5, 3)",
+        lambda x: _vmapped(lambda i: getitem(x, i), _ROWS_I),
+        (arr(5, 3),),
+        lambda x: _loop(lambda i: x[i], _ROWS_I),
+    ),
+    (
+        "table-slice-array(4, 5)",
+        lambda x: _vmapped(lambda i: getitem(x, (slice(1, None), i)), _COLS_I),
+        (arr(4, 5),),
+        lambda x: _loop(lambda i: x[1:, i], _COLS_I),
+    ),
+    (
+        "batched-x-separated(3, 5, 2, 4)",
+        lambda x: _vmapped(lambda x, i, j: getitem(x, (i, slice(None), j)), x, _ROWS_I, _COLS_I),
+        (arr(3, 5, 2, 4),),
+        lambda x: _loop(lambda x, i, j: x[i, :, j], x, _ROWS_I, _COLS_I),
+    ),
+    (
+        "batched-x-newaxis(3, 4, 5)",
+        lambda x: _vmapped(lambda x, i: getitem(x, (None, slice(None), i)), x, _COLS_I),
+        (arr(3, 4, 5),),
+        lambda x: _loop(lambda x, i: x[None, :, i], x, _COLS_I),
+    ),
+    (
+        "cross-entropy(4, 5)",
+        lambda L: _vmapped(
+            lambda l, y: anp.take_along_axis(l, y, 0) * anp.sum(l * l) - anp.take(l, y[0]), L, _LABELS
+        ),
+        (arr(4, 5),),
+        lambda L: _loop(lambda l, y: np.take_along_axis(l, y, 0) * np.sum(l * l) - l[y[0]], L, _LABELS),
+    ),
+    (
+        "index_set(5,)",
+        lambda x, v: _vmapped(lambda i, w: anp.index_set(x, i, w), _COLS_I % 5, v),
+        (arr(5), arr(3, 2)),
+        lambda x, v: _loop(_set_ref_fn(x), _COLS_I % 5, v),
+    ),
+    (
+        "index_set-batched-x(3, 2, 5)",
+        lambda x, v: _vmapped(lambda x, i, w: anp.index_set(x, (slice(None), i), w), x, _COLS_I % 5, v),
+        (arr(3, 2, 5), arr(3, 2)),
+        lambda x, v: _loop(lambda x, i, w: _set_ref((slice(None), i))(x, w), x, _COLS_I % 5, v),
+    ),
+    (
+        "at-add(5, 2)",
+        lambda x, v: _vmapped(lambda i, w: at(x)[i].add(w), _ROWS_I, v),
+        (arr(5, 2), arr(3, 2, 2)),
+        lambda x, v: _loop(lambda i, w: _ufunc_at_ref(np.add, i)(x, w), _ROWS_I, v),
+    ),
+    (
+        "at-multiply(5,)",
+        lambda x, v: _vmapped(lambda i, w: at(x)[i].multiply(w), _ROWS_I, v),
+        (arr(5), arr(3, 2)),
+        lambda x, v: _loop(lambda i, w: _ufunc_at_ref(np.multiply, i)(x, w), _ROWS_I, v),
+    ),
+    (
+        "at-min(5,)",
+        lambda x, v: _vmapped(lambda i, w: at(x)[i].min(w), _ROWS_I, v),
+        (arr(5), arr(3, 2)),
+        lambda x, v: _loop(lambda i, w: _ufunc_at_ref(np.minimum, i)(x, w), _ROWS_I, v),
+    ),
+    (
+        "at-max-batched-x(3, 5)",
+        lambda x, v: _vmapped(lambda x, i, w: at(x)[i].max(w), x, _ROWS_I, v),
+        (arr(3, 5), arr(3, 2)),
+        lambda x, v: _loop(lambda x, i, w: _ufunc_at_ref(np.maximum, i)(x, w), x, _ROWS_I, v),
+    ),
+]
+
+
+def _set_ref_fn(x):
+    return lambda i, w: _set_ref(i)(x, w)
+
+
+CASES += [OpCase(f"vmapped-index-{name}", fun, args, ref=ref) for name, fun, args, ref in VMAPPED]

@@ -11,6 +11,7 @@ import autodiff as ad
 import autodiff.numpy as anp
 from autodiff.core.trace import trace_stack_depth
 from autodiff.kernels import _numba, scatter
+from autodiff.ops.at import at
 from autodiff.ops.index import getitem, getitem_p, scatter_add, scatter_add_p, take, take_along_axis
 
 RNG = np.random.default_rng(0)
@@ -261,3 +262,285 @@ def test_vmap_and_jacobians_of_indexing(index):
     for out_pos, in_pos in np.ndenumerate(out_positions):
         want[out_pos + np.unravel_index(in_pos, x.shape)] = 2 * x.flat[in_pos]
     np.testing.assert_allclose(jac, want)
+
+
+# ------------------------------------------------------------------ per-example (vmapped) indices
+
+_B = 4
+_RNG = np.random.default_rng(1)  # its own stream: the tests above keep their random data
+_XS = _RNG.standard_normal((_B, 3, 4, 5))
+_IS = _RNG.integers(-3, 3, (_B, 2))  # valid along every axis of a (3, 4, 5) example
+_IS[0] = [1, 1]  # a repeated position
+
+BUILDERS = {
+    "first-axis": lambda i: i,
+    "middle-axis": lambda i: (slice(None), i),
+    "ellipsis": lambda i: (Ellipsis, i),
+    "separated": lambda i: (i, slice(1, None), i),
+    "newaxis": lambda i: (None, i, None),
+    "int-and-array": lambda i: (1, slice(None), i),
+    "mask-and-array": lambda i: (np.array([True, False, True]), i),
+    "static-array": lambda i: (slice(None), i, np.array([[4], [0], [0]])),
+    "two-traced": lambda i: (i, i[::-1], 0),
+    "scalar-index": lambda i: (slice(None), i[0]),
+    "list": lambda i: [i[0], 1, i[1]],
+}
+
+
+def _loop_np(f, *batched):
+    return np.stack([np.asarray(f(*xs)) for xs in zip(*batched)])
+
+
+@pytest.mark.parametrize("build", BUILDERS.values(), ids=BUILDERS)
+def test_vmap_of_traced_index_gathers_matches_loop(build):
+    f = lambda x, i: x[build(i)]
+    want = _loop_np(lambda x, i: x[build(i)], _XS, _IS)
+    xs = ad.tensor(_XS)  # a Tensor, so that x[...] dispatches to autodiff when x is unbatched
+    np.testing.assert_array_equal(ad.vmap(f)(xs, _IS), want)
+    got = ad.vmap(f, in_axes=(3, 1))(np.moveaxis(_XS, 0, 3), _IS.T)
+    np.testing.assert_array_equal(got, want)
+    shared = _loop_np(lambda i: _XS[0][build(i)], _IS)
+    np.testing.assert_array_equal(ad.vmap(f, in_axes=(None, 0))(ad.tensor(_XS[0]), _IS), shared)
+    fixed = _loop_np(lambda x: x[build(_IS[1])], _XS)
+    np.testing.assert_array_equal(ad.vmap(f, in_axes=(0, None))(_XS, _IS[1]), fixed)
+    assert trace_stack_depth() == 1
+
+
+@pytest.mark.parametrize("build", BUILDERS.values(), ids=BUILDERS)
+def test_vmap_of_grad_and_jacrev_through_traced_index_gathers(build):
+    loss = lambda x, i: anp.sum(anp.sin(x[build(i)]) * x[build(i)])
+    got = ad.vmap(ad.grad(loss))(_XS, _IS)
+    np.testing.assert_allclose(got, _loop_np(ad.grad(loss), _XS, _IS), rtol=1e-12)
+    jac = ad.vmap(ad.jacrev(lambda x, i: x[build(i)]))(_XS, _IS)
+    want = _loop_np(lambda x, i: ad.jacrev(lambda x: x[build(i)])(x), _XS, _IS)
+    np.testing.assert_array_equal(jac, want)
+    np.testing.assert_array_equal(ad.vmap(ad.jacfwd(lambda x, i: x[build(i)]))(_XS, _IS), want)
+
+
+@pytest.mark.parametrize("build", BUILDERS.values(), ids=BUILDERS)
+def test_vmap_of_traced_index_set_matches_loop_with_gradients(build):
+    values = np.stack([_RNG.standard_normal(x[build(i)].shape) for x, i in zip(_XS, _IS)])
+
+    def ref(x, i, v):
+        out = x.copy()
+        out[build(i)] = v
+        return out
+
+    f = lambda x, i, v: anp.index_set(x, build(i), v)
+    np.testing.assert_array_equal(ad.vmap(f)(_XS, _IS, values), _loop_np(ref, _XS, _IS, values))
+    shared = ad.vmap(f, in_axes=(None, 0, 0))(_XS[0], _IS, values)
+    np.testing.assert_array_equal(shared, _loop_np(lambda i, v: ref(_XS[0], i, v), _IS, values))
+    loss = lambda x, i, v: anp.sum(anp.index_set(x, build(i), v * v) ** 2)
+    grads = ad.vmap(ad.grad(loss, argnums=(0, 2)))(_XS, _IS, values)
+    want = [np.stack(g) for g in zip(*[ad.grad(loss, argnums=(0, 2))(*a) for a in zip(_XS, _IS, values)])]
+    for g, w in zip(grads, want):
+        np.testing.assert_allclose(g, w, rtol=1e-12)
+
+
+def test_per_example_cross_entropy_gradients():
+    logits = _RNG.standard_normal((6, 5))
+    labels = np.array([0, 4, 4, 2, 1, 0])
+
+    def loss(z, y):
+        return anp.log(anp.sum(anp.exp(z))) - z[y]
+
+    got = ad.vmap(ad.grad(loss))(logits, labels)
+    softmax = np.exp(logits) / np.exp(logits).sum(1, keepdims=True)
+    np.testing.assert_allclose(got, softmax - np.eye(5)[labels], rtol=1e-12)
+    along = lambda z, y: anp.log(anp.sum(anp.exp(z))) - anp.take_along_axis(z, y[None], 0)[0]
+    np.testing.assert_allclose(ad.vmap(ad.grad(along))(logits, labels), got, rtol=1e-12)
+    per_example = ad.vmap(ad.grad(lambda w, x, y: loss(x @ w, y)), in_axes=(None, 0, 0))
+    w, xs = _RNG.standard_normal((3, 5)), _RNG.standard_normal((6, 3))
+    want = np.stack([ad.grad(lambda w: loss(x @ w, y))(w) for x, y in zip(xs, labels)])
+    np.testing.assert_allclose(per_example(w, xs, labels), want, rtol=1e-12)
+
+
+def test_table_gradient_of_a_vmapped_gather_is_not_broadcast_per_example():
+    labels = np.array([0, 2, 2, 4, 2])
+    table = _RNG.standard_normal((5, 3))
+    g = ad.grad(lambda w: anp.sum(ad.vmap(lambda y: w[y] * w[y])(labels)))(table)
+    np.testing.assert_allclose(g, 2 * table * np.bincount(labels, minlength=5)[:, None])
+    w = ad.tensor(table, requires_grad=True)
+    ad.vmap(lambda y: w[y])(labels).sum().backward()  # the torch-style graph, through vmap
+    np.testing.assert_array_equal(w.grad.numpy()[:, 0], np.bincount(labels, minlength=5))
+    jac = ad.jacrev(lambda w: ad.vmap(lambda y: w[y, 1])(labels))(table)
+    want = np.zeros((5, 5, 3))
+    want[np.arange(5), labels, 1] = 1.0
+    np.testing.assert_array_equal(jac, want)
+
+
+@pytest.mark.parametrize("mode", ["raise", "wrap", "clip"])
+def test_vmap_of_take_with_traced_indices(mode):
+    idx = np.array([[-1, 7], [2, 2], [0, -9], [4, 1]]) if mode != "raise" else _IS
+    for axis in (1, None):
+        f = lambda x, i: anp.take(x, i, axis=axis, mode=mode)
+        want = _loop_np(lambda x, i: np.take(x, i, axis=axis, mode=mode), _XS, idx)
+        np.testing.assert_array_equal(ad.vmap(f)(_XS, idx), want)
+    along = lambda x, i: anp.take_along_axis(x, i[:, None, None], 0)
+    want = _loop_np(lambda x, i: np.take_along_axis(x, i[:, None, None], 0), _XS, _IS)
+    np.testing.assert_array_equal(ad.vmap(along)(_XS, _IS), want)
+    flat = lambda x, i: anp.take_along_axis(x, i * 7, None)
+    np.testing.assert_array_equal(
+        ad.vmap(flat)(_XS, _IS), _loop_np(lambda x, i: np.take_along_axis(x, i * 7, None), _XS, _IS)
+    )
+
+
+def test_nested_vmap_of_traced_indices():
+    xs = _RNG.standard_normal((2, 3, 5))
+    idx = _RNG.integers(0, 5, (2, 3, 4))
+    got = ad.vmap(ad.vmap(lambda x, i: x[i]))(xs, idx)
+    np.testing.assert_array_equal(got, np.take_along_axis(xs, idx, 2))
+    inner = ad.vmap(lambda x, i: x[i], in_axes=(None, 0))
+    got = ad.vmap(inner, in_axes=(0, 1))(xs[:, 0], np.moveaxis(idx, 1, 0))
+    np.testing.assert_array_equal(got, np.stack([xs[b, 0][idx[b]] for b in range(2)]))
+
+
+def test_traced_index_errors():
+    xs = np.ones((2, 3))
+    with pytest.raises(IndexError, match="integer"):
+        ad.vmap(lambda x, i: x[i])(xs, np.array([1.0, 2.0]))
+    with pytest.raises(IndexError):
+        ad.vmap(lambda x, i: x[i])(xs, np.array([1, 5]))
+    with pytest.raises(IndexError, match="too many indices"):
+        ad.vmap(lambda x, i: x[i, 0, 0])(xs, np.array([1, 2]))
+    with pytest.raises(TypeError, match="where"):
+        ad.vmap(lambda x: x[x > 0])(xs)
+    with pytest.raises(NotImplementedError, match="0-d boolean"):
+        ad.vmap(lambda x, i: x[i, True])(xs, np.array([1, 2]))
+    assert trace_stack_depth() == 1
+
+
+# ------------------------------------------------------------------------------------- index_set
+
+SET_INDICES = [
+    0, -1, (1, 2, 3), (), Ellipsis, slice(None, None, -1), (Ellipsis, 0, None), [1, 0, 1],
+    np.array([[1], [0]]), (slice(None), [0, 2, 0], [3, 3, 1]), ([1, 0], slice(None), 0), X > 10,
+    (1, np.array([True, False, True])), np.array(1), [],
+]
+
+
+@pytest.mark.parametrize("index", SET_INDICES, ids=repr)
+def test_index_set_on_raw_arrays_equals_numpy_exactly(index):
+    for value in (-1.0, np.arange(4.0), np.float32(2.5), 7):
+        want = X.copy()
+        try:
+            want[index] = value
+        except ValueError:
+            with pytest.raises(ValueError, match="broadcast"):
+                anp.index_set(X, index, value)
+            continue
+        _same(anp.index_set(X, index, value), want)
+    value = _RNG.standard_normal(X[index].shape)
+    want = X.copy()
+    want[index] = value
+    _same(anp.index_set(X, index, value), want)
+
+
+def test_index_set_repeated_positions_last_write_wins_and_gets_the_gradient():
+    idx = np.array([2, 0, 2, 2, 0])
+    got = anp.index_set(np.zeros(3), idx, np.arange(1.0, 6.0))
+    np.testing.assert_array_equal(got, [5.0, 0.0, 4.0])
+    g = ad.grad(lambda v: anp.sum(anp.index_set(np.zeros(3), idx, v) * [1.0, 10.0, 100.0]))
+    np.testing.assert_array_equal(g(np.arange(1.0, 6.0)), [0, 0, 0, 100, 1])
+    gx = ad.grad(lambda x: anp.sum(anp.index_set(x, idx, 0.0)))(np.ones(3))
+    np.testing.assert_array_equal(gx, [0, 1, 0])
+    rows = ad.grad(lambda v: anp.sum(anp.index_set(np.zeros((3, 2)), [1, 1], v)))(np.ones(2))
+    np.testing.assert_array_equal(rows, [1, 1])  # one value broadcast to both writes: counted once
+
+
+def test_index_set_casts_to_x_dtype_and_value_gradients_keep_their_dtype():
+    x = np.zeros(3, np.float32)
+    out = anp.index_set(x, 1, np.float64(1.0 / 3.0))
+    assert out.dtype == np.float32 and out[1] == np.float32(1.0 / 3.0)
+    g = ad.grad(lambda v: anp.sum(anp.index_set(x, [0, 2], v)))(np.array([1.0, 2.0]))
+    assert g.dtype == np.float64
+    np.testing.assert_array_equal(g, [1, 1])
+    ints = anp.index_set(np.arange(4), [1, 3], np.array([2.7, -1.2]))
+    _same(ints, np.array([0, 2, 2, -1]))
+    with pytest.raises(ValueError, match="could not broadcast"):
+        anp.index_set(np.zeros((3, 4)), 0, np.ones(3))
+    with pytest.raises(IndexError):
+        anp.index_set(np.zeros(3), 3, 1.0)
+
+
+def test_index_set_jvp_and_symbolic_zeros():
+    idx = np.array([1, 1])
+    x, v = np.zeros(3), np.array([1.0, 2.0])
+    _, t = ad.jvp(lambda x, v: anp.index_set(x, idx, v), (x, v), (np.ones(3), np.array([10.0, 20.0])))
+    np.testing.assert_array_equal(t, [1.0, 20.0, 1.0])
+    _, t = ad.jvp(lambda v: anp.index_set(x, idx, v), (v,), (np.array([10.0, 20.0]),))
+    np.testing.assert_array_equal(t, [0.0, 20.0, 0.0])
+    _, t = ad.jvp(lambda x: anp.index_set(x, idx, v), (x,), (np.ones(3),))
+    np.testing.assert_array_equal(t, [1.0, 0.0, 1.0])
+
+
+def test_tensor_setitem_uses_index_set():
+    t = ad.tensor(np.zeros(4))
+    t[[1, 1, 3]] = np.array([2.0, 3.0, 4.0])
+    np.testing.assert_array_equal(t.numpy(), [0.0, 3.0, 0.0, 4.0])
+    w = ad.tensor(np.ones(3), requires_grad=True)
+    y = w * 2
+    y[0] = w[1] * 5
+    y.sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [0.0, 7.0, 2.0])
+    with pytest.raises(TypeError, match=r"\.at\[index\]\.set"):
+        ad.grad(lambda x: (x.__setitem__(0, 1.0), anp.sum(x))[1])(np.ones(3))
+
+
+# ------------------------------------------------------------------------------------------- .at
+
+
+def test_at_methods_equal_numpy_and_leave_x_unchanged():
+    x = np.arange(5.0)
+    t = ad.tensor(x)
+    idx = np.array([1, 3, 1])
+    v = np.array([10.0, -1.0, 0.5])
+    for method, ufunc in [("add", np.add), ("multiply", np.multiply), ("min", np.minimum),
+                          ("max", np.maximum)]:
+        want = x.copy()
+        ufunc.at(want, idx, v)
+        _same(getattr(at(x)[idx], method)(v), want)
+        np.testing.assert_array_equal(getattr(at(t)[idx], method)(v).numpy(), want)
+    _same(at(x)[idx].set(v), anp.index_set(x, idx, v))
+    _same(at(x)[1:].get(), x[1:])
+    np.testing.assert_array_equal(t.numpy(), x)
+    _same(at(np.arange(4))[[0, 0]].add(2), np.array([4, 1, 2, 3]))
+    _same(at(np.ones(2, np.float32))[0].multiply(3.0), np.array([3.0, 1.0], np.float32))
+    assert "at" not in anp.FUNCTIONS and anp.FUNCTIONS["index_set"] is anp.index_set
+
+
+def test_at_options():
+    x = np.zeros(3)
+    _same(at(x)[0].set(1.0, indices_are_sorted=True, unique_indices=True), np.array([1.0, 0, 0]))
+    _same(at(x)[0].add(1.0, mode="promise_in_bounds"), np.array([1.0, 0, 0]))
+    with pytest.raises(NotImplementedError, match="mode="):
+        at(x)[5].set(1.0, mode="drop")
+    with pytest.raises(NotImplementedError, match="fill_value"):
+        at(x)[5].get(mode="fill", fill_value=0.0)
+    with pytest.raises(IndexError):
+        at(x)[5].add(1.0)
+
+
+def test_at_multiply_gradients_with_zeros_among_repeats():
+    idx = np.array([0, 0, 0, 2])
+    f = lambda x, v: anp.sum(at(x)[idx].multiply(v) * np.array([1.0, 10.0, 100.0]))
+    x = np.array([2.0, 3.0, 5.0])
+    for v, grad_v in [
+        (np.array([0.5, 3.0, -1.0, 4.0]), [-6.0, -1.0, 3.0, 500.0]),  # products of the others * 2
+        (np.array([0.0, 3.0, -1.0, 4.0]), [-6.0, 0.0, 0.0, 500.0]),  # one zero
+        (np.array([0.0, 3.0, 0.0, 4.0]), [0.0, 0.0, 0.0, 500.0]),  # two zeros
+    ]:
+        gx, gv = ad.grad(f, argnums=(0, 1))(x, v)
+        np.testing.assert_allclose(gv, grad_v)
+        np.testing.assert_allclose(gx, [np.prod(v[:3]), 10.0, 100.0 * v[3]])
+
+
+def test_at_min_max_ties_share_the_gradient():
+    x = np.array([1.0, 5.0])
+    g = ad.grad(lambda x, v: anp.sum(at(x)[[0, 0, 1]].min(v)), argnums=(0, 1))
+    gx, gv = g(x, np.array([1.0, 3.0, 5.0]))
+    np.testing.assert_allclose(gx, [0.5, 0.5])
+    np.testing.assert_allclose(gv, [0.5, 0.0, 0.5])
+    gx, gv = ad.grad(lambda x, v: anp.sum(at(x)[[0, 0]].max(v)), argnums=(0, 1))(x, np.array([4.0, 4.0]))
+    np.testing.assert_allclose(gx, [0.0, 1.0])
+    np.testing.assert_allclose(gv, [0.5, 0.5])

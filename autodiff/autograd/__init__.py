@@ -4,6 +4,7 @@ Runs on the same core and engine as the functional transforms.
 """
 from autodiff.autograd import _tensor_api, forward_ad, functional, graph
 from autodiff.autograd._backward import backward, grad
+from autodiff.autograd.function import Function, once_differentiable
 from autodiff.autograd.anomaly_mode import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,
@@ -19,16 +20,21 @@ from autodiff.autograd.grad_mode import (
     set_grad_enabled,
     set_multithreading_enabled,
 )
+from autodiff.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
 
 _tensor_api.install()
 
 __all__ = [
+    "Function",
     "backward",
     "detect_anomaly",
     "enable_grad",
+    "GradcheckError",
     "forward_ad",
     "functional",
     "grad",
+    "gradcheck",
+    "gradgradcheck",
     "graph",
     "inference_mode",
     "is_anomaly_check_nan_enabled",
@@ -36,6 +42,7 @@ __all__ = [
     "is_grad_enabled",
     "is_inference_mode_enabled",
     "no_grad",
+    "once_differentiable",
     "set_detect_anomaly",
     "set_grad_enabled",
     "set_multithreading_enabled",

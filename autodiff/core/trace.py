@@ -64,8 +64,7 @@ class EvalTrace(Trace):
     __slots__ = ()
 
     def process(self, prim, args, params):
-        from autodiff.core.tensor import Tensor
-
+        Tensor = _core.tensor.Tensor
         raw = []
         record = False
         for a in args:
@@ -77,9 +76,7 @@ class EvalTrace(Trace):
                 raw.append(a)
         out = prim.impl(*raw, **params)
         if record and prim.differentiable and _state.grad_enabled:
-            from autodiff.core.graph import record
-
-            return record(prim, args, params, out)
+            return _core.graph.record(prim, args, params, out)
         if prim.multiple_results:
             return tuple(Tensor._from(o) for o in out)
         return Tensor._from(out)
@@ -136,3 +133,8 @@ def new_trace(trace_type, *args):
         yield trace
     finally:
         pop_trace(trace)
+
+
+# Tensor and the graph recorder live in modules that import this one; they are looked up
+# through the package at call time (no import inside the hot path, no import cycle).
+import autodiff.core as _core  # noqa: E402

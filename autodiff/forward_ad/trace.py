@@ -40,18 +40,21 @@ class ForwardTrace(Trace):
         primals = []
         tangents = []
         any_tangent = False
+        lower = False  # does any primal belong to a lower trace?
         for a in args:
             if isinstance(a, Tensor) and a._trace is self:
-                primals.append(a._value)
                 tangents.append(a._tangent)
                 any_tangent = True
+                a = a._value
             else:
-                primals.append(a)
                 tangents.append(None)
+            primals.append(a)
+            if isinstance(a, Tensor):
+                lower = True
         if prim.jvp_computes_primal and any_tangent and not (self.dual and not state().fw_grad_enabled):
             out, t_out = prim.jvp(tuple(primals), tuple(tangents), **params)
             return self._wrap(prim, out, t_out)
-        out = bind(prim, *primals, **params)
+        out = bind(prim, *primals, **params) if lower else prim.impl(*primals, **params)
         if not prim.differentiable or not any_tangent:
             return out
         if self.dual and not state().fw_grad_enabled:  # inference_mode

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from autodiff.core.primitive import bind
 from autodiff.core.pytree import tree_map
 from autodiff.core.tensor import Tensor
+from autodiff.ops.elementwise import BINARY
 
 
 def _ns():
@@ -18,6 +20,16 @@ def _ns():
 
 
 def _binary(name):
+    prim = BINARY.get(name)
+    if prim is not None:  # elementwise operators bind their primitive directly (hot path)
+
+        def op(self, other):
+            return bind(prim, self, other)
+
+        def rop(self, other):
+            return bind(prim, other, self)
+
+        return op, rop
     f = _ns().FUNCTIONS[name]
 
     def op(self, other):

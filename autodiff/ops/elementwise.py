@@ -25,10 +25,14 @@ def _const(x) -> bool:
 
 def unbroadcast(g, x):
     """Reduce a cotangent `g` of a broadcast result to the shape and dtype of input `x`."""
-    shape = shape_of(x)
+    try:  # arrays, NumPy scalars and Tensors all have shape and dtype: the common case
+        shape, dt = x.shape, x.dtype
+        if g.shape == shape and g.dtype == dt:
+            return g
+    except AttributeError:
+        shape, dt = shape_of(x), np.asarray(x).dtype
     if shape_of(g) != shape:
         g = sum_to_shape(g, shape)
-    dt = x.dtype
     if g.dtype != dt and is_inexact(dt):
         g = astype(g, dt)
     return g

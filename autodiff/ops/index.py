@@ -1,21 +1,37 @@
-"""Indexing: getitem (basic, advanced and boolean indices), take, take_along_axis, scatter_add.
+"""Indexing: getitem, index_set (functional `x[index] = value`), scatter_add, take,
+take_along_axis.
 
 `getitem_p` applies a NumPy index; `scatter_add_p` adds values of the indexed shape into
-zeros at the indexed positions (duplicate indices accumulate). Both are linear and each
-is the other's transpose, so gradients of any order work. Indices are constants: a
-Tensor inside an index is read as its concrete value and never differentiated.
+zeros at the indexed positions (repeats accumulate): each is the other's transpose.
+`index_set_p` writes values at the indexed positions (of repeated positions, the last
+write wins, as in NumPy). The index lives in the `index` param and is a constant: a
+Tensor in it is read as its concrete value and never differentiated. An integer array
+that has no single value — it varies under vmap, or is a tracer of any transform — is
+instead passed as a primitive argument, marked `ARG` in `index`; such an index is kept
+in canonical form (one entry per dimension, no Ellipsis, boolean masks as their
+`nonzero()` arrays), which is what its batch rules rely on.
 """
 from __future__ import annotations
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
+from autodiff.core.dtypes import dtype_of
 from autodiff.core.primitive import Primitive, bind
 from autodiff.core.tensor import Tensor
+from autodiff.core.trace import EVAL_TRACE
 from autodiff.kernels.scatter import scatter_add_rows
-from autodiff.ops.broadcast import shape_of
+from autodiff.ops.batching import batch_size, move_to_front
+from autodiff.ops.broadcast import broadcast_to, shape_of
+from autodiff.ops.elementwise import FUNCTIONS as ELEMENTWISE
+from autodiff.ops.elementwise import astype, clip, where
+from autodiff.ops.shape import expand_dims, moveaxis, ravel, reshape, stack
 
+equal, remainder = ELEMENTWISE["equal"], ELEMENTWISE["remainder"]
 _BASIC_TYPES = (int, np.integer, slice, type(Ellipsis), type(None))
+
+# ---------------------------------------------------------------------------------------------
+# Concrete indices.
 
 
 def _concrete(part):
@@ -29,7 +45,13 @@ def _concrete(part):
 
 def _index_part(part):
     if isinstance(part, Tensor):
-        return np.asarray(part.primal())
+        try:
+            return np.asarray(part.primal())
+        except TypeError as e:  # a boolean mask under vmap
+            raise TypeError(
+                "A boolean mask that varies under vmap selects a different number of elements "
+                "in each example: use anp.where(mask, x, 0) instead."
+            ) from e
     if isinstance(part, (list, tuple)):
         arr = np.asarray(_concrete(part))
         # NumPy reads an empty list as an empty integer index (np.asarray([]) is float64).
@@ -91,7 +113,184 @@ def _row_positions(shape: tuple, index: tuple) -> tuple[np.ndarray, int]:
     return rows[tuple(parts)], inner
 
 
-def _scatter_add_impl(values, *, shape, index):
+# ---------------------------------------------------------------------------------------------
+# Traced index arrays: primitive arguments, marked ARG in a canonical index.
+
+
+class _Arg:
+    """The mark of an index entry whose integer array is a primitive argument."""
+
+    __slots__ = ()
+
+    def __repr__(self):
+        return "ARG"
+
+    def __reduce__(self):
+        return "ARG"  # copies and pickles stay the one instance
+
+
+ARG = _Arg()
+
+
+def fill_index(index: tuple, arrays) -> tuple:
+    """`index` with its ARG marks replaced, in order, by `arrays`."""
+    if not arrays:
+        return index
+    it = iter(arrays)
+    return tuple(next(it) if isinstance(p, _Arg) else p for p in index)
+
+
+def _holds_traced(part) -> bool:
+    """An integer Tensor that is not a concrete level-0 value (or a list holding one)."""
+    if isinstance(part, Tensor):
+        return part._trace is not EVAL_TRACE and part.dtype != np.bool_
+    if isinstance(part, (list, tuple)):
+        return any(_holds_traced(p) for p in part)
+    return False
+
+
+def _traced_array(part):
+    """A traced index array (a list holding traced entries is stacked), checked to be integer."""
+    if isinstance(part, (list, tuple)):
+        part = stack([_traced_array(p) if _holds_traced(p) else np.asarray(p) for p in part])
+    if not np.issubdtype(dtype_of(part), np.integer):
+        raise IndexError(
+            "only integers, slices (`:`), ellipsis (`...`), numpy.newaxis (`None`) and integer "
+            "or boolean arrays are valid indices"
+        )
+    return part
+
+
+def split_index(shape: tuple, index) -> tuple[tuple, tuple]:
+    """`index` (into an array of `shape`) as `(stored index, index-array arguments)`.
+
+    Without traced arrays this is `(normalize_index(index), ())`; with them, the stored
+    index is canonical and marks each argument's place with ARG.
+    """
+    parts = index if isinstance(index, tuple) else (index,)
+    if not any(_holds_traced(p) for p in parts):
+        return tuple(_index_part(p) for p in parts), ()
+    entries, arrays = [], []
+    for p in parts:
+        if _holds_traced(p):
+            entries.append(ARG)
+            arrays.append(_traced_array(p))
+        else:
+            entries.append(_index_part(p))
+    return _canonical(entries, shape), tuple(arrays)
+
+
+def _canonical(entries: list, shape: tuple) -> tuple:
+    """One entry per dimension of `shape` (Ellipsis expanded), boolean masks as integer arrays."""
+    ndim = len(shape)
+    if sum(e is Ellipsis for e in entries) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    used = sum(_dims_used(e) for e in entries if e is not Ellipsis)
+    if used > ndim:
+        raise IndexError(
+            f"too many indices for array: array is {ndim}-dimensional, but {used} were indexed"
+        )
+    at = next((i for i, e in enumerate(entries) if e is Ellipsis), len(entries))
+    entries = entries[:at] + [slice(None)] * (ndim - used) + entries[at + 1 :]
+    out, dim = [], 0
+    for e in entries:
+        if isinstance(e, (bool, np.bool_)) or (isinstance(e, np.ndarray) and e.dtype == np.bool_):
+            if np.ndim(e) == 0:
+                raise NotImplementedError(
+                    "a 0-d boolean index together with a traced index array is not supported"
+                )
+            if e.shape != shape[dim : dim + e.ndim]:
+                raise IndexError(
+                    f"boolean index of shape {e.shape} does not match the indexed dimensions "
+                    f"{shape[dim : dim + e.ndim]}"
+                )
+            out.extend(np.nonzero(e))
+            dim += e.ndim
+        else:
+            out.append(e)
+            dim += e is not None
+    return tuple(out)
+
+
+def _advanced(index: tuple) -> list[int]:
+    """Positions of a canonical index's array (and integer) entries."""
+    return [k for k, p in enumerate(index) if p is not None and not isinstance(p, slice)]
+
+
+def _block_position(index: tuple) -> int:
+    """Where a canonical index's broadcast array dimensions go in the result: in place of the
+    arrays when they are adjacent, else first (NumPy's rule)."""
+    adv = _advanced(index)
+    return adv[0] if adv == list(range(adv[0], adv[0] + len(adv))) else 0
+
+
+def _first_indexed_axis(index: tuple) -> int:
+    """The dimension of the indexed array that a canonical index's first array indexes."""
+    return sum(p is not None for p in index[: _advanced(index)[0]])
+
+
+def _entry_shapes(index: tuple, arrays, dims=None) -> list[tuple]:
+    """Per-example shapes of a canonical index's array entries (`dims`: the arrays' batch axes)."""
+    dims = dims or (None,) * len(arrays)
+    found = iter(zip(arrays, dims))
+    shapes = []
+    for k in _advanced(index):
+        if isinstance(index[k], _Arg):
+            a, d = next(found)
+            s = shape_of(a)
+            shapes.append(s if d is None else s[:d] + s[d + 1 :])
+        else:
+            shapes.append(np.shape(index[k]))
+    return shapes
+
+
+def selection_shape(shape: tuple, index: tuple, arrays=()) -> tuple:
+    """The shape of `x[index]` for an `x` of `shape` (a stored index and its arguments)."""
+    if not arrays:
+        return np.broadcast_to(np.int8(0), shape)[index].shape
+    try:
+        block = np.broadcast_shapes(*_entry_shapes(index, arrays))
+    except ValueError as e:
+        raise IndexError("shape mismatch: indexing arrays could not be broadcast together") from e
+    dims, dim = [], 0
+    for p in index:
+        if p is None:
+            dims.append(1)
+        elif isinstance(p, slice):
+            dims.append(len(range(*p.indices(shape[dim]))))
+        dim += p is not None
+    at = _block_position(index)
+    return tuple(dims[:at]) + block + tuple(dims[at:])
+
+
+def _zeros(shape: tuple, dtype) -> np.ndarray:
+    """Read-only zeros (a broadcast view: no memory)."""
+    return np.broadcast_to(np.zeros((), dtype), shape)
+
+
+def conform_value(value, x, shape: tuple):
+    """`value` cast to `x`'s dtype and broadcast to `shape`, as NumPy item assignment does."""
+    value = astype(value, dtype_of(x))
+    vshape = shape_of(value)
+    extra = max(len(vshape) - len(shape), 0)
+    try:
+        fits = all(n == 1 for n in vshape[:extra])
+        fits = fits and np.broadcast_shapes(vshape[extra:], shape) == shape
+    except ValueError:
+        fits = False
+    if not fits:
+        raise ValueError(f"could not broadcast input array from shape {vshape} into shape {shape}")
+    if extra > 0:
+        value = reshape(value, vshape[extra:])
+    return broadcast_to(value, shape)
+
+
+# ---------------------------------------------------------------------------------------------
+# Primitives. Index arrays that are arguments come last and get no cotangent.
+
+
+def _scatter_add_impl(values, *arrays, shape, index):
+    index = fill_index(index, arrays)
     values = np.asarray(values)
     size = int(np.prod(shape, dtype=np.int64))
     if size == 0 or _is_basic(index):
@@ -106,18 +305,70 @@ def _scatter_add_impl(values, *, shape, index):
 
 getitem_p = Primitive("getitem")
 getitem_p.node_name = "IndexBackward0"
-getitem_p.impl = lambda x, *, index: x[index]
+getitem_p.impl = lambda x, *arrays, index: x[fill_index(index, arrays)]
 getitem_p.jvp = lambda primals, tangents, *, out, index: (
-    None if tangents[0] is None else _getitem(tangents[0], index)
+    None if tangents[0] is None else gather(tangents[0], index, primals[1:])
 )
-getitem_p.vjp = lambda g, x, *, out, index: (scatter_add(g, shape_of(x), index),)
+getitem_p.vjp = lambda g, x, *arrays, out, index: (
+    (scatter(g, shape_of(x), index, arrays),) + (None,) * len(arrays)
+)
 
 scatter_add_p = Primitive("scatter_add")
 scatter_add_p.impl = _scatter_add_impl
 scatter_add_p.jvp = lambda primals, tangents, *, out, shape, index: (
-    None if tangents[0] is None else scatter_add(tangents[0], shape, index)
+    None if tangents[0] is None else scatter(tangents[0], shape, index, primals[1:])
 )
-scatter_add_p.vjp = lambda g, values, *, out, shape, index: (_getitem(g, index),)
+scatter_add_p.vjp = lambda g, values, *arrays, out, shape, index: (
+    (gather(g, index, arrays),) + (None,) * len(arrays)
+)
+
+
+def _index_set_impl(x, value, *arrays, index):
+    out = np.array(x, copy=True)
+    out[fill_index(index, arrays)] = value
+    return out
+
+
+def _index_set_jvp(primals, tangents, *, out, index):
+    x, value, *arrays = primals
+    tx, tv = tangents[:2]
+    if tx is None and tv is None:
+        return None
+    tx = _zeros(shape_of(x), dtype_of(out)) if tx is None else tx
+    tv = _zeros(shape_of(value), dtype_of(out)) if tv is None else tv
+    return bind(index_set_p, tx, tv, *arrays, index=index)
+
+
+def _index_set_vjp(g, x, value, *arrays, out, index):
+    # `value` has the shape of x[index]; of repeated positions only the write that landed
+    # gets a cotangent, and the written positions of x get none.
+    ct_x = bind(index_set_p, g, _zeros(shape_of(value), dtype_of(g)), *arrays, index=index)
+    ct_value = gather(g, index, arrays)
+    landed = _landed_writes(shape_of(x), index, arrays, shape_of(value))
+    if landed is not None:
+        ct_value = where(landed, ct_value, 0.0)
+    return (ct_x, ct_value) + (None,) * len(arrays)
+
+
+def _landed_writes(shape: tuple, index: tuple, arrays, selected: tuple):
+    """Which elements of `x[index]` index_set keeps (of repeated positions the last one, as
+    NumPy does), found by writing their order; None when it keeps them all."""
+    if not arrays and _is_basic(index):
+        return None
+    order = np.arange(int(np.prod(selected, dtype=np.int64)), dtype=np.intp).reshape(selected)
+    written = bind(index_set_p, _zeros(shape, np.intp), order, *arrays, index=index)
+    landed = equal(gather(written, index, arrays), order)
+    return None if isinstance(landed, np.ndarray) and landed.all() else landed
+
+
+index_set_p = Primitive("index_set")
+index_set_p.node_name = "IndexPutBackward0"
+index_set_p.impl = _index_set_impl
+index_set_p.jvp = _index_set_jvp
+index_set_p.vjp = _index_set_vjp
+
+# ---------------------------------------------------------------------------------------------
+# Batch rules.
 
 
 def _batched_axis(index: tuple, ndim: int) -> int:
@@ -140,30 +391,100 @@ def _batched_axis(index: tuple, ndim: int) -> int:
     return batch[(slice(None),) + tuple(probe(p) for p in index)].shape.index(2)
 
 
-def _moveaxis(x, source: int, dest: int):
-    from autodiff.ops.shape import FUNCTIONS as shape_ops  # lazily, as in ops.batching
+def _batch_axis_at(x, bdim: int | None, dest: int, size: int):
+    """`x` with its batch axis at `dest`; an unbatched `x` is broadcast along a new axis there."""
+    if bdim is None:
+        x = expand_dims(x, dest)
+        shape = list(shape_of(x))
+        shape[dest] = size
+        return broadcast_to(x, tuple(shape))
+    return x if bdim == dest else moveaxis(x, bdim, dest)
 
-    return x if source == dest else shape_ops["moveaxis"](x, source, dest)
+
+def _batch_index(index: tuple, arrays, dims, size: int, batched_x: bool) -> tuple[tuple, tuple]:
+    """A canonical `index` and its arguments, applied example by example to a batch.
+
+    Batched arrays get their batch axis first, ahead of the broadcast of all the index
+    arrays. A batched indexed array, its batch axis at `_first_indexed_axis(index)`, is
+    indexed there by one more array, an arange over the batch, placed just before the
+    others: NumPy's placement of the broadcast block is unchanged, so the result has the
+    per-example layout with the batch axis at `_block_position(index)`.
+    """
+    rank = max(len(s) for s in _entry_shapes(index, arrays, dims))
+    moved = []
+    for a, d in zip(arrays, dims):
+        if d is not None:
+            a = move_to_front(a, d)
+            s = shape_of(a)
+            a = reshape(a, s[:1] + (1,) * (rank + 1 - len(s)) + s[1:])
+        moved.append(a)
+    if batched_x:
+        k = _advanced(index)[0]
+        index = index[:k] + (np.arange(size).reshape((size,) + (1,) * rank),) + index[k:]
+    return index, tuple(moved)
 
 
 def _getitem_batch(values, dims, *, index):
-    x = _moveaxis(values[0], dims[0], 0)
-    return _getitem(x, (slice(None),) + index), _batched_axis(index, len(shape_of(x)) - 1)
+    x, arrays = values[0], values[1:]
+    size = batch_size(values, dims)
+    if not arrays:
+        x = _batch_axis_at(x, dims[0], 0, size)
+        return gather(x, (slice(None),) + index), _batched_axis(index, len(shape_of(x)) - 1)
+    # An unbatched x (a table read per example) is not broadcast: only the arrays carry the batch.
+    index_b, arrays = _batch_index(index, arrays, dims[1:], size, dims[0] is not None)
+    if dims[0] is not None:
+        x = _batch_axis_at(x, dims[0], _first_indexed_axis(index), size)
+    return gather(x, index_b, arrays), _block_position(index)
 
 
 def _scatter_add_batch(values, dims, *, shape, index):
-    dest = _batched_axis(index, len(shape))
-    v = _moveaxis(values[0], dims[0], dest)
-    size = shape_of(v)[dest]
-    return scatter_add(v, (size,) + tuple(shape), (slice(None),) + index), 0
+    v, arrays = values[0], values[1:]
+    size = batch_size(values, dims)
+    if not arrays:
+        v = _batch_axis_at(v, dims[0], _batched_axis(index, len(shape)), size)
+        return scatter(v, (size,) + shape, (slice(None),) + index), 0
+    index_b, arrays = _batch_index(index, arrays, dims[1:], size, True)
+    v = _batch_axis_at(v, dims[0], _block_position(index), size)
+    axis = _first_indexed_axis(index)
+    return scatter(v, shape[:axis] + (size,) + shape[axis:], index_b, arrays), axis
+
+
+def update_batch_rule(prim: Primitive):
+    """The batch rule of an indexed update `prim(x, value, *index_arrays, index=...)`, whose
+    `value` has the shape of `x[index]`."""
+
+    def rule(values, dims, *, index):
+        x, value, arrays = values[0], values[1], values[2:]
+        size = batch_size(values, dims)
+        if arrays:
+            index_b, arrays = _batch_index(index, arrays, dims[2:], size, True)
+            x_axis, value_axis = _first_indexed_axis(index), _block_position(index)
+        else:
+            ndim = len(shape_of(x)) - (dims[0] is not None)
+            index_b, x_axis, value_axis = (slice(None),) + index, 0, _batched_axis(index, ndim)
+        x = _batch_axis_at(x, dims[0], x_axis, size)
+        value = _batch_axis_at(value, dims[1], value_axis, size)
+        return bind(prim, x, value, *arrays, index=index_b), x_axis
+
+    return rule
 
 
 getitem_p.batch = _getitem_batch
 scatter_add_p.batch = _scatter_add_batch
+index_set_p.batch = update_batch_rule(index_set_p)
+
+# ---------------------------------------------------------------------------------------------
+# Functions.
 
 
-def _getitem(x, index: tuple):
-    return bind(getitem_p, x, index=index)
+def gather(x, index: tuple, arrays=()):
+    """`x[index]` for a stored index (as `split_index` gives it) and its array arguments."""
+    return bind(getitem_p, x, *arrays, index=index)
+
+
+def scatter(values, shape: tuple, index: tuple, arrays=()):
+    """`scatter_add` for a stored index (as `split_index` gives it) and its array arguments."""
+    return bind(scatter_add_p, values, *arrays, shape=tuple(shape), index=index)
 
 
 def scatter_add(values, shape: tuple, index):
@@ -176,20 +497,45 @@ def scatter_add(values, shape: tuple, index):
         >>> scatter_add(np.array([1.0, 2.0, 3.0]), (4,), np.array([0, 3, 0]))
         array([4., 0., 0., 2.])
     """
-    return bind(scatter_add_p, values, shape=tuple(shape), index=normalize_index(index))
+    shape = tuple(shape)
+    return scatter(values, shape, *split_index(shape, index))
 
 
 def getitem(x, index):
     """`x[index]` with NumPy's semantics (basic, integer-array and boolean indices), differentiable.
 
-    Repeated indices accumulate their gradients. Tensors inside `index` are constants.
+    Repeated indices accumulate their gradients. Tensors inside `index` are constants;
+    integer index arrays may vary under vmap (a per-example gather).
 
     Example:
         >>> import autodiff as ad, autodiff.numpy as anp, numpy as np
         >>> ad.grad(lambda x: anp.sum(x[np.array([0, 2, 0])]))(np.ones(3))
         array([2., 0., 1.])
+        >>> ad.vmap(lambda row, i: row[i])(np.arange(6.0).reshape(2, 3), np.array([2, 0]))
+        array([2., 3.])
     """
-    return _getitem(x, normalize_index(index))
+    return gather(x, *split_index(shape_of(x), index))
+
+
+def index_set(x, index, value):
+    """`x[index] = value` as a function: a copy of `x` with `value` written at `index`.
+
+    `value` is cast to `x`'s dtype and broadcast to `x[index]`'s shape. Of repeated
+    positions the last write wins, as in NumPy, and only that write gets a gradient; the
+    written positions of `x` get none. This is what `Tensor.__setitem__` and
+    `x.at[index].set(value)` compute.
+
+    Example:
+        >>> import autodiff as ad, numpy as np
+        >>> index_set(np.zeros(4), np.array([1, 3, 1]), np.array([5.0, 6.0, 7.0]))
+        array([0., 7., 0., 6.])
+        >>> ad.grad(lambda v: index_set(np.zeros(3), [0, 0], v).sum())(np.array([1.0, 2.0]))
+        array([0., 1.])
+    """
+    shape = shape_of(x)
+    index, arrays = split_index(shape, index)
+    value = conform_value(value, x, selection_shape(shape, index, arrays))
+    return bind(index_set_p, x, value, *arrays, index=index)
 
 
 def _check_bounds(indices: np.ndarray, size: int, axis: int) -> None:
@@ -198,7 +544,10 @@ def _check_bounds(indices: np.ndarray, size: int, axis: int) -> None:
         raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {size}")
 
 
-def _integer_indices(indices) -> np.ndarray:
+def _integer_indices(indices):
+    """Concrete indices as an integer array; traced ones as they are (checked to be integer)."""
+    if _holds_traced(indices):
+        return _traced_array(indices)
     arr = np.asarray(_concrete(indices))
     if arr.size == 0 and arr.dtype == np.float64:
         arr = arr.astype(np.intp)
@@ -207,13 +556,15 @@ def _integer_indices(indices) -> np.ndarray:
     return arr
 
 
-def _take_flat(a, indices: np.ndarray):
-    """`a.ravel()[indices]` as one getitem (in-bounds `indices`, negative ones from the end)."""
+def _take_flat(a, indices):
+    """`a.ravel()[indices]` (in-bounds `indices`, negative ones from the end)."""
+    if not isinstance(indices, np.ndarray):
+        return getitem(ravel(a), indices)
     shape = shape_of(a)
     if not shape:
-        a, shape = _getitem(a, (None,)), (1,)
+        a, shape = gather(a, (None,)), (1,)
     size = int(np.prod(shape, dtype=np.int64))
-    return _getitem(a, np.unravel_index(np.where(indices < 0, indices + size, indices), shape))
+    return gather(a, np.unravel_index(np.where(indices < 0, indices + size, indices), shape))
 
 
 def take(a, indices, axis=None, out=None, mode="raise"):
@@ -236,20 +587,23 @@ def take(a, indices, axis=None, out=None, mode="raise"):
         return _take_flat(a, _take_mode(idx, int(np.prod(shape, dtype=np.int64)), mode, 0))
     axis = normalize_axis_index(axis, len(shape))
     idx = _take_mode(idx, shape[axis], mode, axis)
-    return _getitem(a, (slice(None),) * axis + (idx,))
+    return getitem(a, (slice(None),) * axis + (idx,))
 
 
-def _take_mode(idx: np.ndarray, size: int, mode: str, axis: int) -> np.ndarray:
+def _take_mode(idx, size: int, mode: str, axis: int):
     if mode == "wrap":
-        return np.mod(idx, size) if size else idx
+        return remainder(idx, size) if size else idx
     if mode == "clip":
-        return np.clip(idx, 0, size - 1) if size else idx
-    _check_bounds(idx, size, axis)
+        return clip(idx, 0, size - 1) if size else idx
+    if isinstance(idx, np.ndarray):
+        _check_bounds(idx, size, axis)
     return idx
 
 
 def take_along_axis(arr, indices, axis=-1):
     """`numpy.take_along_axis`: `arr` gathered with `indices` along `axis` (broadcasting the rest).
+
+    `indices` may vary under vmap (per-example gathers, e.g. the label's log-probability).
 
     Example:
         >>> import numpy as np
@@ -263,7 +617,8 @@ def take_along_axis(arr, indices, axis=-1):
     if axis is None:
         if idx.ndim != 1:
             raise ValueError("when axis=None, `indices` must have a single dimension.")
-        _check_bounds(idx, int(np.prod(shape, dtype=np.int64)), 0)
+        if isinstance(idx, np.ndarray):
+            _check_bounds(idx, int(np.prod(shape, dtype=np.int64)), 0)
         return _take_flat(arr, idx)
     ndim = len(shape)
     if idx.ndim != ndim:
@@ -273,11 +628,12 @@ def take_along_axis(arr, indices, axis=-1):
         idx if d == axis else np.arange(n).reshape((1,) * d + (n,) + (1,) * (ndim - d - 1))
         for d, n in enumerate(shape)
     )
-    return _getitem(arr, index)
+    return getitem(arr, index)
 
 
 FUNCTIONS = {
     "getitem": getitem,
+    "index_set": index_set,
     "take": take,
     "take_along_axis": take_along_axis,
 }

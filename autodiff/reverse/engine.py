@@ -303,6 +303,9 @@ class _Runner:
                         continue
                     new = hook(_as_tensor(grads[index]))
                     if new is not None:
+                        if np.shape(new) != np.shape(grads[index]):
+                            raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size "
+                                               "of value")
                         grads[index] = self._unwrap(new)
         if extra.retains:
             for index, ref in extra.retains.items():
@@ -316,6 +319,7 @@ class _Runner:
         for hook in list(node.extra.pre_hooks):
             new = hook(tuple(_as_tensor(g) for g in grads))
             if new is not None:
+                _check_hook_count(hook, new, grads)
                 grads = [self._unwrap(g) for g in new]
         return grads
 
@@ -324,6 +328,7 @@ class _Runner:
         for hook in list(node.extra.post_hooks):
             new = hook(tuple(_as_tensor(g) for g in in_cts), tuple(_as_tensor(g) for g in grad_outputs))
             if new is not None:
+                _check_hook_count(hook, new, in_cts)
                 in_cts = tuple(self._unwrap(g) for g in new)
         return in_cts
 
@@ -341,6 +346,19 @@ class _Runner:
         if isinstance(g, Tensor) and not self.create_graph and g._trace is not None:
             return g._value if g._edge is None and not g._requires_grad else g.detach()._value
         return g
+
+
+def _hook_name(hook) -> str:
+    return getattr(hook, "__name__", repr(hook))
+
+
+def _check_hook_count(hook, new, old) -> None:
+    """A node hook must return one gradient per slot (torch's check; no silent truncation)."""
+    if len(new) != len(old):
+        raise RuntimeError(
+            f"hook '{_hook_name(hook)}' has returned an incorrect number of values (got "
+            f"{len(new)}, but expected {len(old)})"
+        )
 
 
 def _as_tensor(g):

@@ -40,18 +40,21 @@ class ReverseTrace(Trace):
     def process(self, prim, args, params):
         primals = []
         parents = []
+        lower = False  # does any primal belong to a lower trace?
         for a in args:
             if isinstance(a, Tensor) and a._trace is self:
-                primals.append(a._value)
                 parents.append(a._edge)
+                a = a._value
             else:
-                primals.append(a)
                 parents.append(None)
-        out = bind(prim, *primals, **params)
+            primals.append(a)
+            if isinstance(a, Tensor):
+                lower = True
+        out = bind(prim, *primals, **params) if lower else prim.impl(*primals, **params)
         if not prim.differentiable:
             return out
-        self._seq += 1
-        node = Node(prim, params, primals, out, parents, self._seq)
+        self._seq = seq = self._seq + 1
+        node = Node(prim, params, primals, out, parents, seq)
         if prim.multiple_results:
             return tuple(ReverseTracer(o, self, (node, i)) for i, o in enumerate(out))
         return ReverseTracer(out, self, (node, 0))

@@ -1,0 +1,808 @@
+"""autograd.Function: user-defined operations with their own derivatives, as in PyTorch.
+
+A Function class is one `Primitive` (cached on the class) whose rules call the
+class's static methods: `impl` runs `forward` (and `setup_context`), `vjp` runs
+`backward`, `jvp` runs `jvp` and `batch` runs `vmap`. With
+`generate_vmap_rule = True` the batch rule binds the same primitive again with
+one more vmap layer in its `spec` param, and every rule then runs the user's
+code per example under `autodiff.vmap` (torch's "vmapify").
+
+The per-call `ctx` travels as a primitive param. What it saves is remembered by
+position (input i, output j), and each rule resolves those positions against
+the values it is given, so one ctx serves every level: the imperative graph
+(where `create_graph` hands the rule graph-linked Tensors, so double backward
+works), grad, jvp, vmap and their nestings.
+"""
+from __future__ import annotations
+
+import contextlib
+import copy
+import functools
+import inspect
+import warnings
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from autodiff.core.dtypes import dtype_of, is_inexact
+from autodiff.core.primitive import Primitive, bind
+from autodiff.core.tensor import Tensor
+from autodiff.core.trace import EVAL_TRACE, state
+from autodiff.ops.broadcast import shape_of, sum_to_shape
+
+_FUNCTORCH_HINT = (
+    "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, "
+    "...), it must override the setup_context staticmethod."
+)
+
+
+class VmapInfo(NamedTuple):
+    """What a `vmap` staticmethod learns about the vmap it runs under."""
+
+    batch_size: int
+    randomness: str
+
+
+class FunctionCtx:
+    """The `ctx` of one `Function.apply` call.
+
+    Save what the derivative rules need with `save_for_backward` (tensors) or as
+    attributes (anything else); read it back in `backward`/`jvp` as `saved_tensors`.
+
+    Example:
+        >>> import autodiff as ad, autodiff.numpy as anp
+        >>> class Square(Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_backward(x)
+        ...         ctx.note = "squared"
+        ...         return x * x
+        ...     @staticmethod
+        ...     def backward(ctx, g):
+        ...         (x,) = ctx.saved_tensors
+        ...         return 2 * x * g
+        >>> x = ad.tensor([3.0], requires_grad=True)
+        >>> Square.apply(x).sum().backward(); x.grad
+        tensor([6.])
+    """
+
+    def __init__(self):
+        self.needs_input_grad: tuple = ()
+        self.materialize_grads = True
+        self.to_save: tuple = ()
+        self.saved_for_forward = None
+        self.dirty_tensors: tuple = ()
+        self.non_differentiable: tuple = ()
+        self._ad_cls = None
+        self._ad_mask: tuple = ()  # which inputs are Tensors
+        self._ad_kwargs: dict = {}
+        self._ad_tensors = True  # user code sees Tensors (False: NumPy inputs, arrays stay arrays)
+        self._ad_out_spec = None  # (is_tuple, (("t", j) | ("c", value), ...))
+        self._ad_refs = None  # saved tensors as ("in", i) | ("out", j) | ("const", v) | None
+        self._ad_fwd_refs = None
+        self._ad_dirty: dict = {}  # output j -> (input i, in-place bumps inside forward)
+        self._ad_nondiff: frozenset = frozenset()
+        self._ad_saved = None  # the resolved saved tensors while a rule runs
+        self._ad_resetup = False
+
+    # ---- the torch ctx API ----
+    def save_for_backward(self, *tensors) -> None:
+        """Save tensors (inputs, outputs or others) for `backward`; `None` entries are allowed."""
+        _check_savable("save_for_backward", tensors)
+        self.to_save = tensors
+
+    def save_for_forward(self, *tensors) -> None:
+        """Save tensors for `jvp` (read back as `saved_tensors` inside `jvp`)."""
+        _check_savable("save_for_forward", tensors)
+        self.saved_for_forward = tensors
+
+    def mark_dirty(self, *tensors) -> None:
+        """Declare inputs that `forward` modified in place (they must be returned as outputs)."""
+        self.dirty_tensors = tensors
+
+    def mark_non_differentiable(self, *tensors) -> None:
+        """Declare outputs without a derivative: they do not require grad; their grads are zeros."""
+        self.non_differentiable = tensors
+
+    def set_materialize_grads(self, value: bool) -> None:
+        """With True (the default), missing (None) grads become zeros before `backward`/`jvp`."""
+        self.materialize_grads = bool(value)
+
+    def mark_shared_storage(self, *pairs) -> None:
+        """Deprecated in torch; a no-op."""
+
+    @property
+    def saved_tensors(self) -> tuple:
+        """The tensors given to `save_for_backward` (to `save_for_forward` inside `jvp`)."""
+        if self._ad_saved is not None:
+            return self._ad_saved
+        return tuple(self.to_save)
+
+    # ---- internals ----
+    @property
+    def _ad_name(self) -> str:
+        return f"{self._ad_cls.__name__}Backward"
+
+    def _ad_lift(self, v):
+        return _wrap(v) if self._ad_tensors else v
+
+    def _ad_wrap_input(self, i: int, v, always: bool = False):
+        if not self._ad_mask[i]:
+            return v
+        return _wrap(v) if always or self._ad_tensors else v
+
+    def _ad_call_forward(self, args: list):
+        cls = self._ad_cls
+        if _is_new_style(cls):
+            output = cls.forward(*args, **self._ad_kwargs)
+            cls.setup_context(self, tuple(args), output)
+            return output
+        return cls.forward(self, *args, **self._ad_kwargs)
+
+    def _ad_finish(self, args, output, *, per_example: bool = False) -> tuple:
+        """After forward/setup_context: record the output structure, the saved tensors by
+        position, dirty and non-differentiable outputs; return the tensor outputs.
+
+        `per_example`: forward ran under the temporary vmaps of a generated vmap rule; if
+        setup_context kept tracers of those (saved intermediates, tensor attributes), each
+        rule sets up a copy of this ctx again from its own values (see `_ad_for_rule`).
+        """
+        items = list(output) if isinstance(output, tuple) else [output]
+        entries, tensors = [], []
+        for o in items:
+            if isinstance(o, (Tensor, np.ndarray)):
+                entries.append(("t", len(tensors)))
+                tensors.append(o)
+            else:
+                entries.append(("c", o))
+        self._ad_out_spec = (isinstance(output, tuple), tuple(entries))
+        in_index = {id(a): i for i, a in enumerate(args) if self._ad_mask[i]}
+        out_index = {id(o): j for j, o in enumerate(tensors)}
+        dirty = {}
+        for t in self.dirty_tensors:
+            i, j = in_index.get(id(t)), out_index.get(id(t))
+            if i is None:
+                raise RuntimeError("mark_dirty only accepts input tensors of the Function.")
+            if j is None:
+                raise RuntimeError(
+                    "Some elements marked as dirty during the forward method were not returned "
+                    "as output. The inputs that are modified inplace must all be outputs of the "
+                    "Function."
+                )
+            dirty[j] = (i, t._vc if isinstance(t, Tensor) else 0)
+        nondiff = {out_index[id(t)] for t in self.non_differentiable if id(t) in out_index}
+        nondiff |= {j for j, o in enumerate(tensors) if not is_inexact(dtype_of(o))}
+        dirty_inputs = {i for i, _ in dirty.values()}
+
+        def ref(t):
+            if t is None:
+                return None
+            i, j = in_index.get(id(t)), out_index.get(id(t))
+            if j is not None and (i is None or i in dirty_inputs):
+                return ("out", j)
+            if i is not None:
+                return ("in", i)
+            if isinstance(t, Tensor) and t._trace is EVAL_TRACE and not t.requires_grad:
+                return ("const", t._value)
+            return ("const", t)
+
+        self._ad_refs = tuple(ref(t) for t in self.to_save)
+        if self.saved_for_forward is not None:
+            self._ad_fwd_refs = tuple(ref(t) for t in self.saved_for_forward)
+        self._ad_dirty = dirty
+        self._ad_nondiff = frozenset(nondiff)
+        # the rules resolve saved tensors by position: drop the references
+        self.to_save = self.dirty_tensors = self.non_differentiable = ()
+        self.saved_for_forward = None
+        if per_example:
+            self._ad_resetup = any(
+                isinstance(v, Tensor) and v._trace is not EVAL_TRACE
+                for v in (*vars(self).values(), *(r[1] for r in self._ad_refs + (
+                    self._ad_fwd_refs or ()) if r is not None and r[0] == "const"))
+            )
+        return tuple(tensors)
+
+    def _ad_for_rule(self, ins, outs) -> FunctionCtx:
+        """The ctx a rule hands to user code: this one, or a copy set up from the rule's own
+        values when this one cannot serve (its forward ran through a `vmap` staticmethod,
+        which applies the Function anew, or it kept per-example tracers) — as torch.func
+        calls setup_context at each level."""
+        if self._ad_refs is not None and not self._ad_resetup:
+            return self
+        view = copy.copy(self)
+        view._ad_resetup = False
+        is_tuple, entries = self._ad_out_spec
+        items = [outs[e[1]] if e[0] == "t" else e[1] for e in entries]
+        output = tuple(items) if is_tuple else items[0]
+        self._ad_cls.setup_context(view, tuple(ins), output)
+        view.dirty_tensors = ()  # in-place semantics belong to the imperative level only
+        view._ad_finish(ins, output)
+        return view
+
+    @contextlib.contextmanager
+    def _ad_saved_view(self, refs, ins, outs):
+        previous = self._ad_saved
+        self._ad_saved = tuple(
+            None if r is None
+            else ins[r[1]] if r[0] == "in"
+            else outs[r[1]] if r[0] == "out"
+            else self._ad_lift(r[1])
+            for r in refs
+        )
+        try:
+            yield
+        finally:
+            self._ad_saved = previous
+
+    def _ad_grad_outputs(self, cts, outs) -> list:
+        """One grad per forward output: None for non-Tensor outputs, zeros when materialized."""
+        grads = []
+        for kind, j in self._ad_out_spec[1]:
+            if kind == "c":
+                grads.append(None)
+                continue
+            g = None if j in self._ad_nondiff else cts[j]
+            if g is None and self.materialize_grads:
+                g = np.zeros(shape_of(outs[j]), dtype_of(outs[j]))
+            grads.append(self._ad_lift(g))
+        return grads
+
+    def _ad_check_grads(self, result, ins) -> tuple:
+        """torch's validation of what backward returned: count, non-Tensor inputs, shapes, dtypes."""
+        grads = result if isinstance(result, tuple) else (result,)
+        n = len(ins)
+        if len(grads) > n and all(g is None for g in grads[n:]):
+            grads = grads[:n]
+        if len(grads) != n:
+            raise RuntimeError(
+                f"function {self._ad_name} returned an incorrect number of gradients (expected "
+                f"{n}, got {len(grads)})"
+            )
+        checked = []
+        for i, (g, x) in enumerate(zip(grads, ins)):
+            if g is None:
+                checked.append(None)
+                continue
+            if not self._ad_mask[i]:
+                raise RuntimeError(
+                    f"function {self._ad_name} returned a gradient different than None at "
+                    f"position {i + 1}, but the corresponding forward input was not a Variable"
+                )
+            g = _as_array(g)
+            g_shape, x_shape = tuple(shape_of(g)), tuple(shape_of(x))
+            if g_shape != x_shape:
+                if not _expandable(x_shape, g_shape):
+                    raise RuntimeError(
+                        f"Function {self._ad_name} returned an invalid gradient at index {i} - got "
+                        f"{list(g_shape)} but expected shape compatible with {list(x_shape)}"
+                    )
+                g = sum_to_shape(g, x_shape)
+            checked.append(_cast_like(g, x))
+        return tuple(checked)
+
+    def _ad_check_tangents(self, result, outs) -> tuple:
+        entries = self._ad_out_spec[1]
+        tangents = result if isinstance(result, tuple) else (result,)
+        if len(tangents) != len(entries):
+            raise RuntimeError(
+                "Function's jvp returned an invalid number of forward gradients (expected "
+                f"{len(entries)} but got {len(tangents)})"
+            )
+        checked = []
+        for (kind, j), t in zip(entries, tangents):
+            if kind == "c":
+                continue
+            if t is None or j in self._ad_nondiff:
+                checked.append(None)
+                continue
+            t = _as_array(t)
+            t_shape, o_shape = tuple(shape_of(t)), tuple(shape_of(outs[j]))
+            if t_shape != o_shape:
+                raise RuntimeError(
+                    "Trying to set a forward gradient that has a different size than that of the "
+                    "original Tensor, this is not supported. Tensor is of size "
+                    f"{list(o_shape)} while the given forward gradient is of size {list(t_shape)}."
+                )
+            checked.append(_cast_like(t, outs[j]))
+        return tuple(checked)
+
+    def _ad_outputs(self, args: tuple, outs: tuple):
+        """Rebuild what forward returned around the primitive's outputs (the apply result)."""
+        outs = list(outs)
+        node = next((o._edge[0] for o in outs if isinstance(o, Tensor) and o._trace is EVAL_TRACE
+                     and o._edge is not None), None)
+        if node is not None:
+            self._ad_trim_versions(node)
+        for j, o in enumerate(outs):
+            if not (isinstance(o, Tensor) and o._trace is EVAL_TRACE):
+                continue
+            if j in self._ad_nondiff and o._edge is not None:
+                o = Tensor._from(o._value)
+            if j in self._ad_dirty:
+                o = _rebase_dirty(args, self._ad_dirty[j], o, node)
+            outs[j] = o
+        is_tuple, entries = self._ad_out_spec
+        items = [outs[e[1]] if e[0] == "t" else e[1] for e in entries]
+        return tuple(items) if is_tuple else items[0]
+
+    def _ad_trim_versions(self, node) -> None:
+        """Like torch, check in-place modification only of the inputs that were saved."""
+        saved = {r[1] for r in (self._ad_refs or ()) + (self._ad_fwd_refs or ())
+                 if r is not None and r[0] == "in"}
+        if node.versions is not None:
+            node.versions = [v if i in saved else None for i, v in enumerate(node.versions)]
+
+
+def _rebase_dirty(args, dirty, out, node):
+    """A dirty input becomes the output: same object, new history, version bumped (torch)."""
+    i, bumps = dirty
+    orig = args[i]
+    if not (isinstance(orig, Tensor) and orig._trace is EVAL_TRACE):
+        return out
+    if out._edge is not None and orig._requires_grad and orig._edge is None:
+        raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+    orig._value = out._value
+    if out._edge is not None:
+        orig._edge = out._edge
+    orig._vc += bumps + 1
+    if node is not None and node.versions is not None and node.versions[i] is not None:
+        node.versions[i] = (orig, orig._vc)
+    return orig
+
+
+def _check_savable(name: str, tensors) -> None:
+    for i, t in enumerate(tensors):
+        if t is not None and not isinstance(t, (Tensor, np.ndarray)):
+            raise TypeError(
+                f"{name} can only save variables, but argument {i} is of type {type(t).__name__}"
+            )
+
+
+def _wrap(v):
+    """Raw arrays become level-0 Tensors (what user code sees); Tensors and None pass."""
+    if v is None or isinstance(v, Tensor):
+        return v
+    return Tensor._from(v if isinstance(v, np.ndarray) else np.asarray(v))
+
+
+def _lower(v):
+    """A level-0 Tensor without a graph becomes its raw value again."""
+    if (isinstance(v, Tensor) and v._trace is EVAL_TRACE and v._edge is None
+            and not v._requires_grad):
+        return v._value
+    return v
+
+
+def _as_array(g):
+    if isinstance(g, (Tensor, np.ndarray, np.generic)):
+        return g
+    raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
+
+
+def _cast_like(g, x):
+    from autodiff.ops.elementwise import astype
+
+    dt = dtype_of(x)
+    return astype(g, dt) if is_inexact(dt) and dtype_of(g) != dt else g
+
+
+def _expandable(shape: tuple, desired: tuple) -> bool:
+    """Whether `shape` broadcasts to `desired` (then a gradient of shape `desired` is summed)."""
+    if len(shape) > len(desired):
+        return False
+    return all(s == d or s == 1 for s, d in zip(reversed(shape), reversed(desired)))
+
+
+def _is_new_style(cls) -> bool:
+    return cls.setup_context is not Function.setup_context
+
+
+def _backward_fn(cls):
+    has_backward = cls.backward is not Function.backward
+    has_vjp = cls.vjp is not Function.vjp
+    if has_backward and has_vjp:
+        raise RuntimeError(
+            "Implementing both 'backward' and 'vjp' for a custom Function is not allowed. You "
+            "should only implement one of them."
+        )
+    return cls.vjp if has_vjp else cls.backward
+
+
+def _needs_grad(a) -> bool:
+    """Whether some reverse-mode level (the imperative graph or a live grad) tracks `a`."""
+    from autodiff.reverse.graph import ReverseTrace
+
+    v = a
+    while isinstance(v, Tensor):
+        if v._trace is EVAL_TRACE:
+            return v.requires_grad
+        if isinstance(v._trace, ReverseTrace) and v._trace.alive:
+            return True
+        v = v._value
+    return False
+
+
+def _bottom(a):
+    """The concrete value under all levels of `a`: a level-0 Tensor or a raw value."""
+    while isinstance(a, Tensor) and a._trace is not EVAL_TRACE:
+        a = a._value
+    return a
+
+
+def _under_transform(a) -> bool:
+    """Whether `a` is a tracer of a live function transform (dual levels do not count)."""
+    from autodiff.forward_ad.trace import ForwardTrace
+
+    v = a
+    while isinstance(v, Tensor) and v._trace is not EVAL_TRACE:
+        t = v._trace
+        if t.alive and not (isinstance(t, ForwardTrace) and t.dual):
+            return True
+        v = v._value
+    return False
+
+
+# ---------------------------------------------------------------------------------------------
+# vmap layers: run user code per example (generate_vmap_rule=True)
+
+
+def _input_dims(spec: tuple, n: int) -> list:
+    """Per input, its batch dim in each vmap layer of `spec` (None: not batched anywhere)."""
+    if not spec:
+        return [None] * n
+    dims = [tuple(layer[0][i] for layer in spec) for i in range(n)]
+    return [None if all(d is None for d in ds) else ds for ds in dims]
+
+
+def _run_layers(fn, spec: tuple, values: list, dims: list, out_dims):
+    """`fn(*values)` per example of the vmap layers in `spec` (the last one outermost).
+
+    `dims[k]` gives value k's batch dim per layer (or None). Outputs come back with the
+    batch axes in front; with `out_dims`, output k instead goes where `out_dims[k]` says
+    per layer, summed over the layers where that entry is None (reducing a gradient of an
+    unbatched input).
+    """
+    if not spec:
+        return fn(*values)
+    from autodiff.numpy import moveaxis
+    from autodiff.numpy import sum as sum_
+    from autodiff.vmap import vmap
+
+    layer = len(spec) - 1
+    mapped = [k for k, (v, d) in enumerate(zip(values, dims))
+              if v is not None and d is not None and d[layer] is not None]
+    inner_dims = [None if d is None else d[:layer] for d in dims]
+    inner_out = None if out_dims is None else [None if d is None else d[:layer] for d in out_dims]
+
+    def per_example(*mapped_values):
+        vals = list(values)
+        for k, v in zip(mapped, mapped_values):
+            vals[k] = v
+        return tuple(_run_layers(fn, spec[:layer], vals, inner_dims, inner_out))
+
+    outs = vmap(per_example, in_axes=tuple(dims[k][layer] for k in mapped), out_axes=0,
+                axis_size=spec[layer][1])(*[values[k] for k in mapped])
+    if out_dims is None:
+        return outs
+    placed = []
+    for o, d in zip(outs, out_dims):
+        if o is not None:
+            dest = None if d is None else d[layer]
+            o = sum_(o, axis=0) if dest is None else moveaxis(o, 0, dest) if dest else o
+        placed.append(o)
+    return tuple(placed)
+
+
+# ---------------------------------------------------------------------------------------------
+# The rules of a Function's primitive
+
+
+def _impl(*values, ctx: FunctionCtx, spec: tuple):
+    def body(*vals):
+        args = [ctx._ad_wrap_input(i, v, always=True) for i, v in enumerate(vals)]
+        return ctx._ad_finish(args, ctx._ad_call_forward(args), per_example=bool(spec))
+
+    st = state()
+    previous = st.grad_enabled
+    st.grad_enabled = False  # forward is not recorded, as in torch
+    try:
+        outs = _run_layers(body, spec, list(values), _input_dims(spec, len(values)), None)
+    finally:
+        st.grad_enabled = previous
+    return tuple(o._value if isinstance(o, Tensor) else np.asarray(o) for o in outs)
+
+
+def _vjp(cts, *primals, out, ctx: FunctionCtx, spec: tuple):
+    backward = _backward_fn(ctx._ad_cls)
+    n_in, n_out = len(primals), len(out)
+
+    def body(*vals):
+        ins = [ctx._ad_wrap_input(i, v) for i, v in enumerate(vals[:n_in])]
+        outs = [ctx._ad_lift(v) for v in vals[n_in:n_in + n_out]]
+        c = ctx._ad_for_rule(ins, outs)
+        grad_outputs = c._ad_grad_outputs(vals[n_in + n_out:], outs)
+        with c._ad_saved_view(c._ad_refs, ins, outs):
+            result = backward(c, *grad_outputs)
+        return c._ad_check_grads(result, ins)
+
+    in_dims = _input_dims(spec, n_in)
+    out_dims = [(0,) * len(spec) if spec else None] * n_out
+    values = [*primals, *out, *cts]
+    grads = _run_layers(body, spec, values, in_dims + out_dims + out_dims, in_dims)
+    return _finish_rule(grads, values)
+
+
+def _jvp(primals, tangents, *, out, ctx: FunctionCtx, spec: tuple):
+    cls = ctx._ad_cls
+    n_in, n_out = len(primals), len(out)
+
+    def body(*vals):
+        ins = [ctx._ad_wrap_input(i, v) for i, v in enumerate(vals[:n_in])]
+        outs = [ctx._ad_lift(v) for v in vals[n_in:n_in + n_out]]
+        c = ctx._ad_for_rule(ins, outs)
+        tangents_in = []
+        for i, t in enumerate(vals[n_in + n_out:]):
+            if not c._ad_mask[i]:
+                t = None
+            elif t is None and c.materialize_grads:
+                t = np.zeros(shape_of(ins[i]), dtype_of(ins[i]))
+            tangents_in.append(c._ad_lift(t))
+        refs = c._ad_fwd_refs if c._ad_fwd_refs is not None else c._ad_refs
+        with c._ad_saved_view(refs, ins, outs):
+            result = cls.jvp(c, *tangents_in)
+        return c._ad_check_tangents(result, outs)
+
+    in_dims = _input_dims(spec, n_in)
+    out_dims = [(0,) * len(spec) if spec else None] * n_out
+    values = [*primals, *out, *tangents]
+    return _finish_rule(_run_layers(body, spec, values, in_dims + out_dims + in_dims, None), values)
+
+
+def _batch(values, dims, *, ctx: FunctionCtx, spec: tuple):
+    cls = ctx._ad_cls
+    size = next(shape_of(v)[d] for v, d in zip(values, dims) if d is not None)
+    has_vmap = cls.vmap is not Function.vmap
+    if cls.generate_vmap_rule:
+        if has_vmap:
+            raise RuntimeError(
+                f"You tried to vmap over {cls.__name__}, but it has both generate_vmap_rule=True "
+                "and an overridden vmap staticmethod. Please set generate_vmap_rule=False or "
+                "delete the overridden vmap staticmethod to avoid ambiguity."
+            )
+        outs = bind(_primitive_of(cls), *values, ctx=ctx, spec=spec + ((tuple(dims), size),))
+        return outs, (0,) * len(outs)
+    if not has_vmap:
+        raise RuntimeError(
+            f"You tried to vmap over {cls.__name__}, but it does not have vmap support. Please "
+            "override and implement the vmap staticmethod or set generate_vmap_rule=True."
+        )
+    in_dims = tuple(d if m else None for d, m in zip(dims, ctx._ad_mask))
+    args = [ctx._ad_wrap_input(i, v) for i, v in enumerate(values)]
+    result = cls.vmap(VmapInfo(size, "error"), in_dims, *args, **ctx._ad_kwargs)
+    if not isinstance(result, tuple) or len(result) != 2:
+        got = f"{len(result)} returns" if isinstance(result, tuple) else f"a {type(result)}"
+        raise RuntimeError(
+            "Expected the vmap staticmethod to have two returns, an output and out_dims with "
+            f"pytree structure compatible with the output. Got {got} instead"
+        )
+    output, out_dims = result
+    items = list(output) if isinstance(output, tuple) else [output]
+    if isinstance(out_dims, tuple) and isinstance(output, tuple) and len(out_dims) == len(items):
+        item_dims = list(out_dims)
+    elif out_dims is None or isinstance(out_dims, int):
+        item_dims = [out_dims] * len(items)
+    else:
+        raise RuntimeError(
+            "The autograd.Function's vmap staticmethod returned an incompatible (output, "
+            f"out_dims) tuple. Expected out_dims={out_dims} to be compatible with the structure "
+            "of `output`."
+        )
+    entries, outs, out_bdims = [], [], []
+    for o, d in zip(items, item_dims):
+        if isinstance(o, (Tensor, np.ndarray)):
+            entries.append(("t", len(outs)))
+            outs.append(o)
+            out_bdims.append(None if d is None else d % len(shape_of(o)))
+        else:
+            entries.append(("c", o))
+    if ctx._ad_out_spec is None:
+        ctx._ad_out_spec = (isinstance(output, tuple), tuple(entries))
+    return _finish_rule(outs, values), tuple(out_bdims)
+
+
+def _finish_rule(results, values) -> tuple:
+    """Rules given raw arrays return raw arrays (the engine's fast path)."""
+    if any(isinstance(v, Tensor) for v in values):
+        return tuple(results)
+    return tuple(_lower(r) for r in results)
+
+
+def _primitive_of(cls) -> Primitive:
+    prim = cls.__dict__.get("_ad_primitive")
+    if prim is None:
+        prim = Primitive(cls.__name__, multiple_results=True)
+        prim.node_name = f"{cls.__name__}Backward"
+        prim.impl = _impl
+        prim.vjp = _vjp
+        prim.jvp = _jvp
+        prim.batch = _batch
+        cls._ad_primitive = prim
+    return prim
+
+
+# ---------------------------------------------------------------------------------------------
+# Function
+
+
+class Function:
+    """Base class of custom differentiable operations (torch.autograd.Function).
+
+    Subclass it with static methods: `forward` (either `forward(ctx, *args)`, or
+    `forward(*args)` plus `setup_context(ctx, inputs, output)`), `backward(ctx,
+    *grad_outputs)` (or its alias `vjp`) returning one gradient per input, and
+    optionally `jvp(ctx, *tangents)` for forward mode and `vmap(info, in_dims,
+    *args)` (or `generate_vmap_rule = True`) for vmap. Call it with `apply`.
+    Functional transforms (grad, jvp, vmap, jacrev, ...) need the
+    `setup_context` style, as in torch.func.
+
+    Example:
+        >>> import autodiff as ad, autodiff.numpy as anp
+        >>> class Exp(Function):
+        ...     @staticmethod
+        ...     def forward(x):
+        ...         return anp.exp(x)
+        ...     @staticmethod
+        ...     def setup_context(ctx, inputs, output):
+        ...         ctx.save_for_backward(output)
+        ...     @staticmethod
+        ...     def backward(ctx, g):
+        ...         (y,) = ctx.saved_tensors
+        ...         return g * y
+        >>> x = ad.tensor([0.0, 1.0], requires_grad=True)
+        >>> y = Exp.apply(x); y.grad_fn.name()
+        'ExpBackward'
+        >>> y.sum().backward(); x.grad
+        tensor([1.        , 2.71828183])
+        >>> float(ad.grad(lambda v: Exp.apply(v))(0.0))
+        1.0
+    """
+
+    generate_vmap_rule = False
+
+    def __init__(self, *args, **kwargs):
+        warnings.warn(
+            f"{self.__class__} should not be instantiated. Methods on autograd functions are all "
+            "static, so you should invoke them on the class itself.",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError(
+            "Legacy autograd function with non-static forward method is deprecated. Please use "
+            "new-style autograd function with static forward method."
+        )
+
+    @staticmethod
+    def forward(*args: Any, **kwargs: Any) -> Any:
+        """The operation itself, on Tensors that do not require grad (nothing is recorded)."""
+        raise NotImplementedError(
+            "You must implement the forward function for custom autograd.Function."
+        )
+
+    @staticmethod
+    def setup_context(ctx: FunctionCtx, inputs: tuple, output: Any) -> None:
+        """Fill `ctx` from the inputs and output of `forward` (for a forward without ctx)."""
+        raise NotImplementedError("setup_context is not implemented.")
+
+    @staticmethod
+    def backward(ctx: FunctionCtx, *grad_outputs: Any) -> Any:
+        """One gradient per forward output in, one per forward input out (None allowed)."""
+        raise NotImplementedError(
+            "You must implement either the backward or vjp method for your custom "
+            "autograd.Function to use it with backward mode AD."
+        )
+
+    vjp = backward
+
+    @staticmethod
+    def jvp(ctx: FunctionCtx, *grad_inputs: Any) -> Any:
+        """One tangent per forward input in, one per forward output out."""
+        raise NotImplementedError(
+            "You must implement the jvp function for custom autograd.Function to use it with "
+            "forward mode AD."
+        )
+
+    @staticmethod
+    def vmap(info: VmapInfo, in_dims: tuple, *args: Any) -> tuple:
+        """Batched forward: return `(output, out_dims)`."""
+        raise NotImplementedError(
+            "To use autograd.Function with vmap, you must either override the vmap staticmethod "
+            "or set generate_vmap_rule=True."
+        )
+
+    @classmethod
+    def apply(cls, *args, **kwargs):
+        """Run the Function on `args`, recording it for every active level of differentiation."""
+        if _is_new_style(cls):
+            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
+            bound.apply_defaults()
+            args, kwargs = bound.args, bound.kwargs
+        elif any(_under_transform(a) for a in args):
+            raise RuntimeError(_FUNCTORCH_HINT)
+        ctx = FunctionCtx()
+        ctx._ad_cls = cls
+        ctx._ad_mask = tuple(isinstance(a, Tensor) for a in args)
+        ctx._ad_kwargs = kwargs
+        ctx._ad_tensors = any(isinstance(_bottom(a), Tensor) for a in args)
+        ctx.needs_input_grad = tuple(_needs_grad(a) for a in args)
+        outs = bind(_primitive_of(cls), *args, ctx=ctx, spec=())
+        return ctx._ad_outputs(args, outs)
+
+
+# ---------------------------------------------------------------------------------------------
+# once_differentiable
+
+_delayed_error_p = Primitive("delayed_error")
+_delayed_error_p.node_name = "torch::autograd::Error"
+_delayed_error_p.impl = lambda x: x
+_delayed_error_p.jvp = lambda primals, tangents, *, out: tangents[0]
+_delayed_error_p.batch = lambda values, dims: (values[0], dims[0])
+
+
+def _raise_twice(ct, x, *, out):
+    raise RuntimeError("trying to differentiate twice a function that was marked with "
+                       "@once_differentiable")
+
+
+_delayed_error_p.vjp = _raise_twice
+
+
+def _delayed_error(g):
+    if not (isinstance(g, Tensor) and g._trace is EVAL_TRACE) and not isinstance(g, np.ndarray):
+        return g
+    fake = Tensor._from(g._value if isinstance(g, Tensor) else g)
+    fake._requires_grad = True
+    return bind(_delayed_error_p, fake)
+
+
+def once_differentiable(fn):
+    """Decorate a `backward` that is not itself differentiable.
+
+    It runs without recording; if a differentiable backward pass (`create_graph=True`)
+    needs its result, differentiating it again raises a clear error.
+
+    Example:
+        >>> import autodiff as ad
+        >>> class Cube(Function):
+        ...     @staticmethod
+        ...     def forward(ctx, x):
+        ...         ctx.save_for_backward(x)
+        ...         return x ** 3
+        ...     @staticmethod
+        ...     @once_differentiable
+        ...     def backward(ctx, g):
+        ...         (x,) = ctx.saved_tensors
+        ...         return 3 * x ** 2 * g
+        >>> x = ad.tensor([2.0], requires_grad=True)
+        >>> Cube.apply(x).sum().backward(); x.grad
+        tensor([12.])
+    """
+    from autodiff.autograd.grad_mode import no_grad
+
+    @functools.wraps(fn)
+    def wrapper(ctx, *args, **kwargs):
+        with no_grad():
+            outputs = fn(ctx, *args, **kwargs)
+        if not state().grad_enabled:
+            return outputs
+        if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
+            return outputs
+        if isinstance(outputs, tuple):
+            return tuple(_delayed_error(g) for g in outputs)
+        return _delayed_error(outputs)
+
+    return wrapper
+
+
+__all__ = ["Function", "FunctionCtx", "VmapInfo", "once_differentiable"]

@@ -1,0 +1,913 @@
+"""torch.autograd.gradcheck and gradgradcheck: analytical derivatives against central differences.
+
+`gradcheck` compares, for every output and every input that requires grad, the
+Jacobian that backward (and, with `check_forward_ad`, forward mode) computes with
+the one central differences give. The numerical Jacobian perturbs each input in
+turn (its value is swapped for a perturbed copy, as torch perturbs `.data`), so
+`func` is called with the very Tensors it was given. Like torch, complex outputs
+are checked through their real and imaginary parts, complex inputs (in forward
+mode) through real perturbations of each part, and derivatives of real-valued
+functions of complex inputs follow the conjugate-Wirtinger convention
+(`dL/dx + i dL/dy`).
+
+`fast_mode=True` checks one random projection `v^T J u` per input/output pair
+instead of whole Jacobians, and recomputes the full (slow) Jacobians only to
+explain a failure.
+"""
+from __future__ import annotations
+
+import warnings
+from collections.abc import Callable
+from contextlib import contextmanager
+
+import numpy as np
+
+from autodiff.core.tensor import Tensor
+
+__all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
+
+
+class GradcheckError(RuntimeError):
+    """Raised by `gradcheck` / `gradgradcheck` when a check fails (and `raise_exception`)."""
+
+
+# ---- small helpers ----------------------------------------------------------------------------
+
+
+def _as_tuple(x) -> tuple:
+    if isinstance(x, tuple):
+        return x
+    if isinstance(x, list):
+        return tuple(x)
+    return (x,)
+
+
+def _is_inexact_tensor(x) -> bool:
+    return isinstance(x, Tensor) and np.issubdtype(x.dtype, np.inexact)
+
+
+def _requires_grad(x) -> bool:
+    return isinstance(x, Tensor) and x.requires_grad
+
+
+def _value(x) -> np.ndarray:
+    """The concrete value of a Tensor (any level) or array, as an ndarray."""
+    return np.asarray(x.primal() if isinstance(x, Tensor) else x)
+
+
+def _show(array) -> str:
+    return repr(Tensor._from(np.asarray(array)))
+
+
+def _torch_size(shape) -> str:
+    return f"torch.Size([{', '.join(str(s) for s in shape)}])"
+
+
+def _real_dtype(dtype) -> np.dtype:
+    return np.finfo(dtype).dtype if np.issubdtype(dtype, np.complexfloating) else np.dtype(dtype)
+
+
+@contextmanager
+def _holding(tensor: Tensor, value: np.ndarray):
+    """`tensor` holds `value` for the duration of the block (no version bump, no graph)."""
+    saved = tensor._value
+    tensor._value = value
+    try:
+        yield
+    finally:
+        tensor._value = saved
+
+
+def _grad(outputs, inputs, grad_outputs, **kwargs) -> tuple:
+    from autodiff.autograd._backward import grad
+
+    return grad(outputs, inputs, grad_outputs, allow_unused=True, **kwargs)
+
+
+def _seed(value) -> Tensor:
+    return Tensor._from(np.asarray(value))
+
+
+# ---- input and output checks ------------------------------------------------------------------
+
+
+def _check_inputs(inputs: tuple) -> None:
+    any_requires_grad = False
+    for i, x in enumerate(inputs):
+        if not _requires_grad(x):
+            continue
+        any_requires_grad = True
+        if x.dtype not in (np.float64, np.complex128):
+            warnings.warn(
+                f"Input #{i} requires gradient and is not a double precision floating point or "
+                "complex. This check will likely fail if all the inputs are not of double "
+                "precision floating point or complex. ",
+                stacklevel=4,
+            )
+        value = _value(x)
+        if value.size and any(st == 0 and n > 1 for st, n in zip(value.strides, value.shape)):
+            raise RuntimeError(
+                f"The {i}th input has a dimension with stride 0. gradcheck only supports inputs "
+                "that are non-overlapping to be able to compute the numerical gradients "
+                "correctly. You should call .contiguous on the input before passing it to "
+                "gradcheck."
+            )
+    if not any_requires_grad:
+        raise ValueError(
+            "gradcheck expects at least one input tensor to require gradient, but none of them "
+            "have requires_grad=True."
+        )
+
+
+# ---- numerical derivatives --------------------------------------------------------------------
+
+
+def _outputs_at(func, inputs, positions) -> list:
+    outs = _as_tuple(func(*inputs))
+    return [np.array(_value(outs[p])) for p in positions]
+
+
+def _central_difference(func, inputs, index: int, step, positions, eps: float, where) -> list:
+    """`(f(x + step) - f(x - step)) / (2 eps)` for input `index`, flattened per output."""
+    x = inputs[index]
+    base = _value(x)
+    with _holding(x, (base - step).astype(base.dtype)):
+        before = _outputs_at(func, inputs, positions)
+    with _holding(x, (base + step).astype(base.dtype)):
+        after = _outputs_at(func, inputs, positions)
+    result = []
+    for a, b in zip(before, after):
+        on = f"on index {where} " if where is not None else ""
+        if a.shape != b.shape:
+            raise AssertionError(
+                f"Expected `func` to return outputs with the same shape when inputs are perturbed "
+                f"{on}by {eps}, but got: shapes {_torch_size(a.shape)} and "
+                f"{_torch_size(b.shape)}."
+            )
+        if a.dtype != b.dtype:
+            raise AssertionError(
+                f"Expected `func` to return outputs with the same dtype when inputs are perturbed "
+                f"{on}by {eps}, but got: dtypes {a.dtype} and {b.dtype}."
+            )
+        result.append(((b - a) / (2 * eps)).reshape(-1))
+    return result
+
+
+def _numerical_jvp(func, inputs, index: int, direction, positions, eps: float, where=None):
+    """Directional derivatives of the outputs along `direction` (a pair `(dx, dy)` for a
+    complex input: the result is `D_dx f + i D_dy f`, the torch convention)."""
+    base = _value(inputs[index])
+    if np.iscomplexobj(base):
+        dx, dy = direction
+        d_re = _central_difference(func, inputs, index, eps * dx, positions, eps, where)
+        d_im = _central_difference(func, inputs, index, eps * 1j * dy, positions, eps, where)
+        return [r + 1j * i for r, i in zip(d_re, d_im)]
+    return _central_difference(func, inputs, index, eps * direction, positions, eps, where)
+
+
+def _numerical_jacobian(func, inputs, index: int, positions, eps: float) -> list:
+    """One `(input numel, output numel)` array per output position (row k: d out / d x_k)."""
+    base = _value(inputs[index])
+    if base.size == 0:
+        return [np.zeros((0, o.size)) for o in _outputs_at(func, inputs, positions)]
+    rows = []
+    for k in range(base.size):
+        e = np.zeros(base.size, _real_dtype(base.dtype))
+        e[k] = 1
+        e = e.reshape(base.shape)
+        where = tuple(int(i) for i in np.unravel_index(k, base.shape))
+        rows.append(_numerical_jvp(func, inputs, index, (e, e) if np.iscomplexobj(base) else e,
+                                   positions, eps, where))
+    return [np.stack([r[o] for r in rows]) for o in range(len(positions))]
+
+
+# ---- analytical derivatives -------------------------------------------------------------------
+
+
+def _vjp_rows(output: Tensor, diff_inputs: list, seeds) -> list:
+    """`grad(output, diff_inputs, seed)` for each seed: rows[i][s] is a value or None."""
+    rows = [[] for _ in diff_inputs]
+    for seed in seeds:
+        for i, g in enumerate(_grad((output,), diff_inputs, (seed,), retain_graph=True)):
+            rows[i].append(None if g is None else np.array(_value(g)))
+    return rows
+
+
+def _one_hots(shape, dtype):
+    n = int(np.prod(shape, dtype=np.int64))
+    for j in range(n):
+        e = np.zeros(n, dtype)
+        e[j] = 1
+        yield _seed(e.reshape(shape))
+
+
+def _jacobian_from_rows(rows: list, x: Tensor) -> np.ndarray:
+    """`(input numel, len(rows))`: column j is the j-th gradient (zeros for None)."""
+    jac = np.zeros((x.size, len(rows)), x.dtype)
+    for j, g in enumerate(rows):
+        if g is not None and g.shape == tuple(x.shape):
+            jac[:, j] = g.reshape(-1)
+    return jac
+
+
+def _analytical_backward(output: Tensor, diff_inputs: list, nondet_tol: float,
+                         check_grad_dtypes: bool, v=None) -> list:
+    """Backward-mode Jacobian of `output` (or `v^T J` with `v`) per input, computed twice to
+    check that backward is deterministic up to `nondet_tol`."""
+    def run():
+        seeds = _one_hots(output.shape, output.dtype) if v is None else [_seed(v)]
+        return _vjp_rows(output, diff_inputs, seeds)
+
+    first, second = run(), run()
+    for rows, x in zip(first, diff_inputs):
+        for g in rows:
+            if g is None:
+                continue
+            if g.shape != tuple(x.shape):
+                raise GradcheckError("Analytical gradient has incorrect size")
+            if check_grad_dtypes and g.dtype != x.dtype:
+                raise GradcheckError("Gradient has dtype mismatch")
+    jacobians = [_jacobian_from_rows(rows, x) for rows, x in zip(first, diff_inputs)]
+    for jac, rows, x in zip(jacobians, second, diff_inputs):
+        again = _jacobian_from_rows(rows, x)
+        if jac.size and np.max(np.abs(jac - again)) > nondet_tol:
+            raise GradcheckError(
+                "Backward is not reentrant, i.e., running backward with same input and "
+                "grad_output multiple times gives different values, although analytical "
+                f"gradient matches numerical gradient.The tolerance for nondeterminism was "
+                f"{nondet_tol}.\n\nNOTE: if backward relies on non-deterministic operations, "
+                "pass `nondet_tol=<tol>` to gradcheck/gradgradcheck."
+            )
+    return jacobians
+
+
+def _forward_tangents(func, inputs, dual_idx, tangents: dict, positions, check_grad_dtypes):
+    """Output tangents (flattened) with every input in `dual_idx` made dual: the tangent in
+    `tangents` (by input position) or zeros."""
+    from autodiff.autograd import forward_ad
+
+    with forward_ad.dual_level():
+        duals = list(inputs)
+        for i in dual_idx:
+            x = inputs[i].detach()
+            duals[i] = forward_ad.make_dual(x, _seed(tangents.get(i, np.zeros(x.shape, x.dtype))))
+        outs = _as_tuple(func(*duals))
+        result = []
+        for p in positions:
+            primal, tangent = forward_ad.unpack_dual(outs[p])
+            primal = _value(primal)
+            if tangent is None:
+                result.append(np.zeros(primal.size, primal.dtype))
+                continue
+            tangent = _value(tangent)
+            if check_grad_dtypes and np.iscomplexobj(primal) != np.iscomplexobj(tangent):
+                raise GradcheckError("Forward AD gradient has dtype mismatch.")
+            result.append(tangent.reshape(-1))
+    return result
+
+
+def _analytical_forward(func, inputs, diff_idx, positions, check_grad_dtypes) -> list:
+    """Forward-mode Jacobians: jac[i][o] is `(input numel, output numel)`, one jvp per column."""
+    jacobians = []
+    for i in diff_idx:
+        x = _value(inputs[i])
+        rows = []
+        for k in range(x.size):
+            e = np.zeros(x.size, x.dtype)
+            e[k] = 1
+            rows.append(_forward_tangents(func, inputs, diff_idx, {i: e.reshape(x.shape)},
+                                          positions, check_grad_dtypes))
+        jacobians.append([
+            np.stack([r[o] for r in rows]) if rows
+            else np.zeros((0, _value(_as_tuple(func(*inputs))[p]).size))
+            for o, p in enumerate(positions)
+        ])
+    return jacobians
+
+
+# ---- the Jacobian checks ----------------------------------------------------------------------
+
+
+def _mismatch(analytical, numerical, out_idx, in_idx, complex_indices, test_imag,
+              forward: bool) -> str:
+    index = in_idx if forward else out_idx
+    prefix = ""
+    if complex_indices and index in complex_indices:
+        part = "imaginary" if test_imag else "real"
+        element = "inputs" if forward else "outputs"
+        prefix = f"While considering the {part} part of complex {element} only, "
+    mode = "computed with forward mode " if forward else ""
+    return (
+        f"{prefix}Jacobian {mode}mismatch for output {out_idx:d} with respect to input "
+        f"{in_idx:d},\nnumerical:{_show(numerical)}\nanalytical:{_show(analytical)}\n"
+    )
+
+
+def _allclose(a, b, rtol, atol) -> bool:
+    return bool(np.allclose(a, b, rtol=rtol, atol=atol))
+
+
+class _Check:
+    """One run of the Jacobian comparison for `func` at `inputs` (one real/imag variant)."""
+
+    def __init__(self, func, inputs, opts: dict, *, forward: bool, complex_indices=(),
+                 test_imag: bool = False):
+        self.func, self.inputs, self.opts = func, inputs, opts
+        self.forward, self.complex_indices, self.test_imag = forward, complex_indices, test_imag
+        self.diff_idx = [i for i, x in enumerate(inputs) if _requires_grad(x)]
+        self.diff_inputs = [inputs[i] for i in self.diff_idx]
+        self.func_out = _as_tuple(func(*inputs))
+        self.positions = [p for p, o in enumerate(self.func_out) if _requires_grad(o)]
+        self.outputs = [self.func_out[p] for p in self.positions]
+
+    def fail(self, analytical, numerical, out_idx, in_idx, extra: str = ""):
+        raise GradcheckError(
+            _mismatch(analytical, numerical, out_idx, in_idx, self.complex_indices,
+                      self.test_imag, self.forward) + extra
+        )
+
+    def numerical(self) -> list:
+        """num[i][o]: (input numel, output numel) for differentiable input i, output o."""
+        eps = self.opts["eps"]
+        return [_numerical_jacobian(self.func, self.inputs, i, self.positions, eps)
+                for i in self.diff_idx]
+
+    def analytical(self) -> list:
+        """ana[i][o], like `numerical`."""
+        if self.forward:
+            return _analytical_forward(self.func, self.inputs, self.diff_idx, self.positions,
+                                       self.opts["check_grad_dtypes"])
+        per_output = [
+            _analytical_backward(o, self.diff_inputs, self.opts["nondet_tol"],
+                                 self.opts["check_grad_dtypes"])
+            for o in self.outputs
+        ]
+        return [[per_output[o][i] for o in range(len(self.outputs))]
+                for i in range(len(self.diff_inputs))]
+
+    def no_differentiable_outputs(self) -> None:
+        """Without differentiable outputs, the inexact outputs must not change numerically."""
+        positions = [p for p, o in enumerate(self.func_out) if _is_inexact_tensor(o)]
+        eps = self.opts["eps"]
+        for i in self.diff_idx:
+            for jac in _numerical_jacobian(self.func, self.inputs, i, positions, eps):
+                if np.any(jac != 0):
+                    raise GradcheckError("Numerical gradient for function expected to be zero")
+
+    def slow(self) -> None:
+        if not self.outputs:
+            return self.no_differentiable_outputs()
+        rtol, atol = self.opts["rtol"], self.opts["atol"]
+        numerical, analytical = self.numerical(), self.analytical()
+        if self.forward:
+            pairs = ((o, i) for i in range(len(self.diff_idx)) for o in range(len(self.outputs)))
+        else:
+            pairs = ((o, i) for o in range(len(self.outputs)) for i in range(len(self.diff_idx)))
+        for o, i in pairs:
+            a, n = analytical[i][o], numerical[i][o]
+            if not _allclose(a, n, rtol, atol):
+                self.fail(a, n, o, i)
+
+    def fast(self, rng) -> None:
+        eps, rtol, atol = self.opts["eps"], self.opts["rtol"], self.opts["atol"]
+        all_u = [_random_direction(rng, x) for x in self.diff_inputs]
+        if not self.forward and not self.outputs:
+            for i, u in zip(self.diff_idx, all_u):
+                positions = [p for p, o in enumerate(self.func_out) if _is_inexact_tensor(o)]
+                for jv in _numerical_jvp(self.func, self.inputs, i, u, positions, eps):
+                    if jv.size and np.max(np.abs(jv)) > self.opts["nondet_tol"]:
+                        raise GradcheckError("Numerical gradient for function expected to be zero")
+            return
+        numerical_ju = [_numerical_jvp(self.func, self.inputs, i, u, self.positions, eps)
+                        for i, u in zip(self.diff_idx, all_u)]
+        if self.forward:
+            for k, (i, u) in enumerate(zip(self.diff_idx, all_u)):
+                analytical = _forward_tangents(self.func, self.inputs, self.diff_idx, {i: u},
+                                               self.positions, self.opts["check_grad_dtypes"])
+                for o, (a, n) in enumerate(zip(analytical, numerical_ju[k])):
+                    if not _allclose(a, n, rtol, atol * _sum_direction(u)):
+                        self.fail(a, n, o, k, self.slow_mode_report(k, o))
+            return
+        all_v = [_random_direction(rng, o, real=False) for o in self.outputs]
+        for o, (out, v) in enumerate(zip(self.outputs, all_v)):
+            vjs = _analytical_backward(out, self.diff_inputs, self.opts["nondet_tol"],
+                                       self.opts["check_grad_dtypes"], v=v)
+            for k, (vj, u) in enumerate(zip(vjs, all_u)):
+                a = _project(vj[:, 0], u)
+                n = np.sum(v.reshape(-1) * numerical_ju[k][o])
+                if not _allclose(a, n, rtol, atol * _sum_direction(u) * float(np.sum(v))):
+                    self.fail(a, n, o, k, self.slow_mode_report(k, o))
+
+    def slow_mode_report(self, i: int, o: int) -> str:
+        """Full Jacobians for one pair, to tell a real error from fast mode's tolerance."""
+        numerical = _numerical_jacobian(self.func, self.inputs, self.diff_idx[i],
+                                        [self.positions[o]], self.opts["eps"])[0]
+        if self.forward:
+            analytical = _analytical_forward(self.func, self.inputs, self.diff_idx,
+                                             [self.positions[o]], False)[i][0]
+        else:
+            analytical = _analytical_backward(self.outputs[o], self.diff_inputs, float("inf"),
+                                              False)[i]
+        diff = np.max(np.abs(numerical - analytical)) if numerical.size else 0.0
+        report = (
+            "\nThe above quantities relating the numerical and analytical jacobians are computed "
+            "\nin fast mode. Below, we recompute numerical and analytical jacobians in slow "
+            f"mode:\n\nNumerical:\n {_show(numerical)}\nAnalytical:\n{_show(analytical)}\n\n"
+            f"The max per-element difference (slow mode) is: {diff}.\n"
+        )
+        if _allclose(analytical, numerical, self.opts["rtol"], self.opts["atol"]):
+            report += (
+                "\nFast gradcheck failed but element-wise differences are small. This means that "
+                "the test might've passed in slow_mode!\n\nIf so, call gradcheck/gradgradcheck "
+                "with `fast_mode=False`."
+            )
+        return report
+
+
+def _random_direction(rng, x: Tensor, real: bool = True):
+    """A random unit vector shaped like `x` (a pair of them for a complex input)."""
+    dtype = x.dtype
+
+    def one(dt):
+        u = rng.random(x.size)
+        norm = np.linalg.norm(u)
+        return (u / norm if norm else u).astype(dt).reshape(x.shape)
+
+    if real and np.iscomplexobj(np.empty(0, dtype)):
+        return one(_real_dtype(dtype)), one(_real_dtype(dtype))
+    return one(_real_dtype(dtype) if real else dtype)
+
+
+def _sum_direction(u) -> float:
+    return float(np.sum(u[0]) + np.sum(u[1])) if isinstance(u, tuple) else float(np.sum(u))
+
+
+def _project(vj: np.ndarray, u) -> complex | float:
+    """`vj . u`, with torch's convention for a complex input: `Re(vj).ur + i Im(vj).ui`."""
+    if isinstance(u, tuple):
+        return np.real(vj) @ u[0].reshape(-1) + 1j * (np.imag(vj) @ u[1].reshape(-1))
+    return vj @ u.reshape(-1)
+
+
+# ---- real/imaginary splitting -----------------------------------------------------------------
+
+
+def _real_and_imag_outputs(func):
+    """`func` with each complex output replaced by its real (resp. imaginary) part."""
+    import autodiff.numpy as anp
+
+    def apply(part):
+        def wrapped(*inputs):
+            outs = _as_tuple(func(*inputs))
+            return tuple(
+                part(o) if isinstance(o, Tensor) and np.iscomplexobj(np.empty(0, o.dtype)) else o
+                for o in outs
+            )
+
+        return wrapped
+
+    return apply(anp.real), apply(anp.imag)
+
+
+def _real_and_imag_inputs(func, complex_idx, inputs):
+    """Functions of real inputs: `x -> func(x + i Im(z))` and `y -> func(Re(z) + i y)`."""
+    def apply(rebuild):
+        def wrapped(*args):
+            args = list(args)
+            for i in complex_idx:
+                args[i] = rebuild(args[i], _value(inputs[i]))
+            return _as_tuple(func(*args))
+
+        return wrapped
+
+    real_fn = apply(lambda x, orig: x + 1j * np.imag(orig))
+    imag_fn = apply(lambda y, orig: np.real(orig) + 1j * y)
+    return real_fn, imag_fn
+
+
+def _part(inputs, complex_idx, part) -> tuple:
+    return tuple(
+        Tensor(part(_value(x)), requires_grad=x.requires_grad) if i in complex_idx else x
+        for i, x in enumerate(inputs)
+    )
+
+
+def _is_complex(x) -> bool:
+    return isinstance(x, Tensor) and np.issubdtype(x.dtype, np.complexfloating)
+
+
+def _check_jacobians(func, inputs, opts: dict, rng) -> None:
+    def run(check: _Check):
+        check.fast(rng) if opts["fast_mode"] else check.slow()
+
+    if opts["check_backward_ad"]:
+        out = _as_tuple(func(*inputs))
+        differentiable = [o for o in out if _requires_grad(o)]
+        complex_outputs = [k for k, o in enumerate(differentiable) if _is_complex(o)]
+        if any(_is_complex(o) for o in out):
+            real_fn, imag_fn = _real_and_imag_outputs(func)
+            run(_Check(imag_fn, inputs, opts, forward=False, complex_indices=complex_outputs,
+                       test_imag=True))
+            run(_Check(real_fn, inputs, opts, forward=False, complex_indices=complex_outputs))
+        else:
+            run(_Check(func, inputs, opts, forward=False))
+    if opts["check_forward_ad"]:
+        complex_idx = [i for i, x in enumerate(inputs) if _is_complex(x)]
+        if complex_idx:
+            real_fn, imag_fn = _real_and_imag_inputs(func, complex_idx, inputs)
+            diff_idx = [i for i, x in enumerate(inputs) if _requires_grad(x)]
+            diff = [k for k, i in enumerate(diff_idx) if i in complex_idx]
+            imag_inputs = _part(inputs, complex_idx, np.imag)
+            real_inputs = _part(inputs, complex_idx, np.real)
+            run(_Check(imag_fn, imag_inputs, opts, forward=True, complex_indices=diff,
+                       test_imag=True))
+            run(_Check(real_fn, real_inputs, opts, forward=True, complex_indices=diff))
+            if opts["check_undefined_grad"]:
+                _check_undefined_forward(imag_fn, imag_inputs, rng)
+                _check_undefined_forward(real_fn, real_inputs, rng)
+        else:
+            run(_Check(func, inputs, opts, forward=True))
+            if opts["check_undefined_grad"]:
+                _check_undefined_forward(func, inputs, rng)
+
+
+# ---- the other checks -------------------------------------------------------------------------
+
+_BATCHED_NOTE = (
+    "gradcheck or gradgradcheck failed while testing batched gradient computation "
+    "({how}). Batched gradients run the derivative rules under vmap: every rule they use must "
+    "have a batching rule and must not convert its values to NumPy. Pass "
+    "`{flag}=False` to skip this check."
+)
+
+
+def _batched_failure(out_idx, in_idx, got, expected, forward: bool) -> str:
+    how = "forward-mode AD over a batch of tangents" if forward else "is_grads_batched=True"
+    flag = "check_batched_forward_grad" if forward else "check_batched_grad"
+    return (
+        f"For output {out_idx} and input {in_idx}:\n\n"
+        f"{_BATCHED_NOTE.format(how=how, flag=flag)}\n\nGot:\n{_show(got)}\n\n"
+        f"Expected:\n{_show(expected)}"
+    )
+
+
+def _check_batched_grad(inputs: tuple, output: Tensor, out_idx: int, rng) -> None:
+    """`grad(..., is_grads_batched=True)` over two cotangents equals two separate calls."""
+    diff = [x for x in inputs if _requires_grad(x)]
+    cts = [rng.standard_normal(output.shape).astype(output.dtype) for _ in range(2)]
+
+    def one(ct):
+        grads = _grad((output,), diff, (_seed(ct),), retain_graph=True)
+        return [np.zeros(x.shape, x.dtype) if g is None else _value(g)
+                for g, x in zip(grads, diff)]
+
+    expected = [np.stack(pair) for pair in zip(*(one(ct) for ct in cts))]
+    try:
+        got = _grad((output,), diff, (_seed(np.stack(cts)),), retain_graph=True,
+                    is_grads_batched=True)
+    except (RuntimeError, NotImplementedError, TypeError, ValueError) as ex:
+        note = _BATCHED_NOTE.format(how="is_grads_batched=True", flag="check_batched_grad")
+        raise GradcheckError(f"While computing batched gradients, got: {ex}\n\n{note}") from ex
+    for i, (g, e, x) in enumerate(zip(got, expected, diff)):
+        g = np.zeros((2,) + tuple(x.shape), x.dtype) if g is None else _value(g)
+        if g.shape != e.shape or not np.allclose(g, e):
+            raise GradcheckError(_batched_failure(out_idx, i, g, e, forward=False))
+
+
+def _check_batched_forward_grad(func, inputs: tuple, rng) -> None:
+    """vmap of a jvp over two tangents equals two separate jvps, for each input."""
+    from autodiff.autograd import forward_ad
+    from autodiff.vmap import vmap
+
+    for index, current in enumerate(inputs):
+        if not (_requires_grad(current) and _is_inexact_tensor(current)):
+            continue
+
+        def jvp(tangent, index=index, current=current):
+            with forward_ad.dual_level():
+                args = tuple(
+                    forward_ad.make_dual(current.detach(), tangent) if i == index
+                    else (x.detach() if isinstance(x, Tensor) else x)
+                    for i, x in enumerate(inputs)
+                )
+                result = []
+                for out in _as_tuple(func(*args)):
+                    if out is None:
+                        continue
+                    primal, t = forward_ad.unpack_dual(out)
+                    result.append(t if t is not None else np.zeros(np.shape(_value(primal)),
+                                                                   _value(primal).dtype))
+                return tuple(result)
+
+        tangents = [rng.standard_normal(current.shape).astype(current.dtype) for _ in range(2)]
+        expected = [np.stack([_value(a), _value(b)])
+                    for a, b in zip(*(jvp(_seed(t)) for t in tangents))]
+        try:
+            got = vmap(jvp)(_seed(np.stack(tangents)))
+        except (RuntimeError, NotImplementedError, TypeError, ValueError) as ex:
+            note = _BATCHED_NOTE.format(how="forward-mode AD over a batch of tangents",
+                                        flag="check_batched_forward_grad")
+            raise GradcheckError(f"While computing batched gradients, got: {ex}\n\n{note}") from ex
+        for o, (g, e) in enumerate(zip(got, expected)):
+            g = _value(g)
+            if g.shape != e.shape or not np.allclose(g, e):
+                raise GradcheckError(_batched_failure(o, index, g, e, forward=True))
+
+
+def _check_backward_mul_by_grad_output(outputs, inputs: tuple, masked: bool) -> None:
+    """Zero cotangents must give zero gradients of the right dtype and shape."""
+    diff = [x for x in inputs if _requires_grad(x)]
+    if not diff:
+        raise GradcheckError("no Tensors requiring grad found in input")
+    zeros = tuple(_seed(np.zeros(o.shape, o.dtype)) for o in outputs)
+    for g, x in zip(_grad(tuple(outputs), diff, zeros) if outputs else (), diff):
+        if g is None:
+            continue
+        g = _value(g)
+        if not (np.allclose(g, 0) if masked else np.all(g == 0)):
+            raise GradcheckError("backward not multiplied by grad_output")
+        if g.dtype != x.dtype:
+            raise GradcheckError("grad is incorrect type")
+        if g.shape != tuple(x.shape):
+            raise GradcheckError("grad is incorrect size")
+
+
+def _check_undefined_backward(func, inputs: tuple) -> None:
+    """Backward must treat a missing (undefined) cotangent as zeros.
+
+    autodiff's engine passes a symbolic zero (`None`) to a rule for every output that
+    received no cotangent; leaving out one differentiable output at a time (the others
+    get zeros) makes each rule of a multiple-output operation see one.
+    """
+    diff = [x for x in inputs if _requires_grad(x)]
+    if not diff:
+        raise GradcheckError("no Tensors requiring grad found in input")
+    n = len([o for o in _as_tuple(func(*inputs)) if _requires_grad(o)])
+    for left_out in range(n if n > 1 else 0):
+        outputs = [o for o in _as_tuple(func(*inputs)) if _requires_grad(o)]
+        kept = tuple(o for k, o in enumerate(outputs) if k != left_out)
+        zeros = tuple(_seed(np.zeros(o.shape, o.dtype)) for o in kept)
+        try:
+            grads = _grad(kept, diff, zeros)
+        except (RuntimeError, NotImplementedError, TypeError, ValueError) as e:
+            _warn_undefined()
+            raise GradcheckError(
+                "Expected backward function to handle undefined output grads. Please look at "
+                '"Notes about undefined output gradients" in "tools/autograd/derivatives.yaml"'
+            ) from e
+        if any(g is not None and np.any(_value(g) != 0) for g in grads):
+            _warn_undefined()
+            raise GradcheckError(
+                "Expected all input grads to be undefined or zero when all output grads are "
+                'undefined or zero. Please look at "Notes about undefined output gradients" in '
+                '"tools/autograd/derivatives.yaml"'
+            )
+
+
+def _warn_undefined() -> None:
+    warnings.warn(
+        "Backwards compatibility: New undefined gradient support checking feature is enabled by "
+        "default, but it may break existing callers of this function. If this is true for you, "
+        'you can call this function with "check_undefined_grad=False" to disable the feature',
+        stacklevel=5,
+    )
+
+
+def _check_undefined_forward(func, inputs: tuple, rng) -> None:
+    """A zero tangent and no tangent (a symbolic zero) must give the same output tangents."""
+    diff_idx = [i for i, x in enumerate(inputs) if _requires_grad(x)]
+    tangents = {i: _random_direction(rng, inputs[i]) for i in diff_idx}
+    out = _as_tuple(func(*inputs))
+    positions = [p for p, o in enumerate(out) if _is_inexact_tensor(o)]
+    for i in diff_idx:
+        zero = dict(tangents)
+        zero[i] = np.zeros(inputs[i].shape, inputs[i].dtype)
+        with_zero = _forward_tangents(func, inputs, diff_idx, zero, positions, False)
+        plain = inputs[:i] + (inputs[i].detach(),) + inputs[i + 1:]
+        try:
+            absent = _forward_tangents(func, plain, [j for j in diff_idx if j != i], tangents,
+                                       positions, False)
+        except (RuntimeError, NotImplementedError, TypeError, ValueError) as e:
+            raise GradcheckError(
+                f"Expected forward-mode (jvp) rules to handle an undefined tangent (a symbolic "
+                f"zero, None) for input {i}, but computing the tangents failed with: {e}"
+            ) from e
+        for o, (a, b) in enumerate(zip(with_zero, absent)):
+            if not np.allclose(a, b):
+                raise GradcheckError(
+                    f"Mismatch in tangent values for output with index: {o} when input: "
+                    f"{inputs[i]} has an undefined tangent value. Got: {_show(a)} but "
+                    f"expected: {_show(b)}"
+                )
+
+
+# ---- public API -------------------------------------------------------------------------------
+
+
+def gradcheck(
+    func: Callable,
+    inputs,
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    raise_exception: bool = True,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_batched_forward_grad: bool = False,
+    check_forward_ad: bool = False,
+    check_backward_ad: bool = True,
+    fast_mode: bool = False,
+    masked: bool | None = None,
+) -> bool:
+    """Check the derivatives of `func` at `inputs` against central differences.
+
+    For every input Tensor that requires grad and every output that requires
+    grad, the Jacobian from backward (`check_backward_ad`) and/or forward mode
+    (`check_forward_ad`) must be `allclose` (`rtol`, `atol`) to the numerical one
+    with step `eps`. Also checked: backward is deterministic up to `nondet_tol`;
+    zero cotangents give zero gradients of the input's dtype and shape; undefined
+    (symbolic-zero) cotangents and tangents are handled (`check_undefined_grad`);
+    batched gradients (`is_grads_batched`) and batched tangents (vmap of forward
+    mode) match unbatched ones when asked. Inputs should be float64/complex128
+    (a warning says so otherwise). `masked` only concerns sparse tensors in torch
+    and only relaxes the zero-gradient test here.
+
+    Returns:
+        True; on a failure raises `GradcheckError` (a RuntimeError), or returns False
+        when `raise_exception=False`.
+
+    Example:
+        >>> import autodiff as ad, autodiff.numpy as anp
+        >>> x = ad.tensor([0.1, 0.7, 1.3], requires_grad=True)
+        >>> gradcheck(lambda x: anp.sin(x) * x, (x,))
+        True
+    """
+    if not (check_forward_ad or check_backward_ad):
+        raise AssertionError(
+            "Expected at least one of check_forward_ad or check_backward_ad to be True"
+        )
+    if check_batched_grad and not check_backward_ad:
+        raise AssertionError(
+            "Setting check_batched_grad=True requires check_backward_ad to be True"
+        )
+    if check_batched_forward_grad and not check_forward_ad:
+        raise AssertionError(
+            "Setting check_batched_forward_grad=True requires check_forward_ad to be True"
+        )
+    opts = dict(
+        eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol,
+        check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
+        check_batched_grad=check_batched_grad,
+        check_batched_forward_grad=check_batched_forward_grad,
+        check_forward_ad=check_forward_ad, check_backward_ad=check_backward_ad,
+        fast_mode=fast_mode, masked=bool(masked),
+    )
+    try:
+        return _gradcheck(func, _as_tuple(inputs), opts)
+    except GradcheckError:
+        if raise_exception:
+            raise
+        return False
+
+
+def _gradcheck(func, inputs: tuple, opts: dict) -> bool:
+    from autodiff.autograd.grad_mode import enable_grad
+
+    rng = np.random.default_rng(0)
+    with enable_grad():
+        _check_inputs(inputs)
+        _check_jacobians(func, inputs, opts, rng)
+        if opts["check_batched_forward_grad"]:
+            _check_batched_forward_grad(func, inputs, rng)
+        if not opts["check_backward_ad"]:
+            return True
+        outputs = [o for o in _as_tuple(func(*inputs)) if _requires_grad(o)]
+        if opts["check_batched_grad"]:
+            for i, o in enumerate(outputs):
+                _check_batched_grad(inputs, o, i, rng)
+        _check_backward_mul_by_grad_output(outputs, inputs, opts["masked"])
+        if opts["check_undefined_grad"]:
+            _check_undefined_backward(func, inputs)
+    return True
+
+
+def gradgradcheck(
+    func: Callable,
+    inputs,
+    grad_outputs=None,
+    *,
+    eps: float = 1e-6,
+    atol: float = 1e-5,
+    rtol: float = 1e-3,
+    gen_non_contig_grad_outputs: bool = False,
+    raise_exception: bool = True,
+    nondet_tol: float = 0.0,
+    check_undefined_grad: bool = True,
+    check_grad_dtypes: bool = False,
+    check_batched_grad: bool = False,
+    check_fwd_over_rev: bool = False,
+    check_rev_over_rev: bool = True,
+    fast_mode: bool = False,
+    masked: bool = False,
+) -> bool:
+    """Check second derivatives: `gradcheck` of `(inputs, grad_outputs) -> vjp`.
+
+    The gradients of `func`'s differentiable outputs with respect to its inputs
+    that require grad, contracted with `grad_outputs` (random in [-1, 1] when not
+    given, non-contiguous with `gen_non_contig_grad_outputs`), are computed with
+    `create_graph=True` and checked like any function by `gradcheck` (an input that
+    no output depends on gives a constant zero gradient, where torch leaves it out
+    of the checked outputs): reverse over
+    reverse (`check_rev_over_rev`) and/or forward over reverse
+    (`check_fwd_over_rev`, which differentiates the functional `autodiff.vjp`,
+    since forward-mode tangents do not flow through a recorded graph).
+
+    Example:
+        >>> import autodiff as ad
+        >>> x = ad.tensor([0.5, -1.5], requires_grad=True)
+        >>> gradgradcheck(lambda x: x ** 3, (x,))
+        True
+    """
+    if not (check_fwd_over_rev or check_rev_over_rev):
+        raise AssertionError(
+            "Expected at least one of check_fwd_over_rev or check_rev_over_rev to be True"
+        )
+    if check_undefined_grad and not check_rev_over_rev:
+        raise AssertionError(
+            "Setting check_undefined_grad=True requires check_rev_over_rev to be True"
+        )
+    if check_batched_grad and not check_rev_over_rev:
+        raise AssertionError(
+            "Setting check_batched_grad=True requires check_rev_over_rev to be True"
+        )
+    from autodiff.autograd.grad_mode import enable_grad
+
+    inputs = _as_tuple(inputs)
+    with enable_grad():
+        out = _as_tuple(func(*inputs))
+    positions = [p for p, o in enumerate(out) if _requires_grad(o)]
+    if grad_outputs is None:
+        rng = np.random.default_rng(0)
+        grad_outputs = tuple(
+            _random_grad_output(rng, out[p], gen_non_contig_grad_outputs) for p in positions
+        )
+    else:
+        grad_outputs = _as_tuple(grad_outputs)
+    n_out = len(grad_outputs)
+    diff_idx = [i for i, x in enumerate(inputs) if _requires_grad(x)]
+
+    def vjp_of_func(*args):
+        xs, cts = args[: len(args) - n_out], args[len(args) - n_out:]
+        return _vjp(func, xs, diff_idx, cts)
+
+    return gradcheck(
+        vjp_of_func, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
+        raise_exception=raise_exception, nondet_tol=nondet_tol,
+        check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
+        check_batched_grad=check_batched_grad, fast_mode=fast_mode,
+        check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev,
+        masked=masked,
+    )
+
+
+def _random_grad_output(rng, out: Tensor, non_contiguous: bool) -> Tensor:
+    dtype = out.dtype if np.issubdtype(out.dtype, np.inexact) else np.dtype(np.float64)
+    shape = tuple(out.shape)
+    value = rng.uniform(-1, 1, shape)
+    if np.issubdtype(dtype, np.complexfloating):
+        value = value + 1j * rng.uniform(-1, 1, shape)
+    value = value.astype(dtype)
+    if non_contiguous and value.size > 1:
+        holder = np.zeros(shape + (2,), dtype)
+        holder[..., 0] = value
+        value = holder[..., 0]
+    return Tensor(value, requires_grad=True)  # np.asarray keeps a non-contiguous layout
+
+
+def _vjp(func, xs: tuple, diff_idx: list, cts: tuple) -> tuple:
+    """Gradients of `func(*xs)`'s differentiable outputs, contracted with `cts`, with respect to
+    the inputs in `diff_idx`, as a differentiable computation. Level-0 Tensors go through
+    `autograd.grad(create_graph=True)`; forward-mode duals (the fwd-over-rev check) through
+    the functional `autodiff.vjp`, whose pullback forward mode can see."""
+    from autodiff.core.trace import EVAL_TRACE
+    from autodiff.factories import zeros_like
+
+    diff = [xs[i] for i in diff_idx]
+    if all(x._trace is EVAL_TRACE for x in diff):
+        outputs = tuple(o for o in _as_tuple(func(*xs)) if _requires_grad(o))
+        grads = _grad(outputs, diff, tuple(cts), create_graph=True)
+        return tuple(zeros_like(x) if g is None else g for g, x in zip(grads, diff))
+    from autodiff.reverse import vjp
+
+    def of_diff(*ds):
+        args = list(xs)
+        for i, d in zip(diff_idx, ds):
+            args[i] = d
+        outs = _as_tuple(func(*args))
+        return tuple(o for o in outs if isinstance(o, Tensor) and o._trace is not EVAL_TRACE)
+
+    _, pullback = vjp(of_diff, *diff)
+    return tuple(pullback(tuple(cts)))
