@@ -8,7 +8,12 @@ Example:
     >>> float(ad.grad(lambda x: anp.sin(x) * x)(0.0))
     0.0
 """
-from autodiff import numpy  # noqa: F401  (installs Tensor's operators)
+
+from autodiff import (
+    autograd,  # noqa: F401
+    numpy,  # noqa: F401  (installs Tensor's operators)
+)
+from autodiff.autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
 from autodiff.core import (
     EscapedTracerError,
     Tensor,
@@ -20,8 +25,7 @@ from autodiff.core import (
     tree_structure,
     tree_unflatten,
 )
-from autodiff import autograd  # noqa: F401
-from autodiff.autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
+from autodiff.custom import checkpoint, custom_jvp, custom_vjp, remat
 from autodiff.factories import (
     arange,
     as_tensor,
@@ -39,14 +43,12 @@ from autodiff.factories import (
     zeros,
     zeros_like,
 )
-from autodiff.custom import checkpoint, custom_jvp, custom_vjp, remat
 from autodiff.forward_ad import hvp, jvp, linearize
 from autodiff.forward_ad.jacobian import hessian, jacfwd
 from autodiff.ops.elementwise import stop_gradient
 from autodiff.reverse import grad, value_and_grad, vjp
 from autodiff.reverse.jacobian import jacrev
 from autodiff.vmap import vmap
-
 
 __version__ = "0.1.0"
 

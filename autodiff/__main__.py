@@ -1,4 +1,5 @@
-"""`python -m autodiff`: exact derivatives of a few scientific functions beside central differences."""
+"""`python -m autodiff`: exact derivatives of scientific functions beside central differences."""
+
 import numpy as np
 
 import autodiff as ad
@@ -53,7 +54,9 @@ def main() -> None:
     inputs, targets = rng.normal(size=(16, 4)), rng.normal(size=(16, 2))
     g = ad.grad(mlp_loss)(params, inputs, targets)
     w1 = params[0][0]
-    est = central_difference(lambda w: mlp_loss([(w, params[0][1]), params[1]], inputs, targets), w1)
+    est = central_difference(
+        lambda w: mlp_loss([(w, params[0][1]), params[1]], inputs, targets), w1
+    )
     _row("MLP loss gradient, first layer", g[0][0], est)
 
     d = scalar

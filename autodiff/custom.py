@@ -10,6 +10,7 @@ composes with grad, jvp, vmap and the torch-style API, and nests:
   residuals `fwd` returns, so residuals are saved like any value; `bwd` is the vjp.
 - checkpoint: saves only the inputs; its vjp re-runs the function under `vjp`.
 """
+
 from __future__ import annotations
 
 import functools
@@ -198,9 +199,12 @@ def _custom_vjp_vjp(g, *primals, out, fwd, bwd, store):
 
         res_out = out[n_out:]
         _, pull = vjp(lambda *xs: fwd(*xs)[n_out:], *primals)
-        through_res = pull(tuple(_zeros_like(o) if c is None else c for o, c in zip(res_out, res_cts)))
-        grads = tuple(a if b is None else (b if a is None else a + b)
-                      for a, b in zip(grads, through_res))
+        through_res = pull(
+            tuple(_zeros_like(o) if c is None else c for o, c in zip(res_out, res_cts))
+        )
+        grads = tuple(
+            a if b is None else (b if a is None else a + b) for a, b in zip(grads, through_res)
+        )
     return grads
 
 

@@ -1,4 +1,5 @@
 """torch-style Tensor factories: `tensor`, `zeros`, `ones`, ... with `requires_grad`."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -78,7 +79,11 @@ def full_like(t, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
 
 def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False) -> Tensor:
     """`torch.arange`: integers unless a bound is a float or `dtype` is given."""
-    values = np.arange(start, end, step, dtype=dtype) if end is not None else np.arange(start, dtype=dtype)
+    values = (
+        np.arange(start, end, step, dtype=dtype)
+        if end is not None
+        else np.arange(start, dtype=dtype)
+    )
     return _make(values, requires_grad)
 
 
@@ -103,6 +108,19 @@ def randn(*size, dtype=np.float64, requires_grad: bool = False, generator=None) 
 
 
 __all__ = [
-    "arange", "as_tensor", "empty", "eye", "from_numpy", "full", "full_like", "linspace", "ones",
-    "ones_like", "rand", "randn", "tensor", "zeros", "zeros_like",
+    "arange",
+    "as_tensor",
+    "empty",
+    "eye",
+    "from_numpy",
+    "full",
+    "full_like",
+    "linspace",
+    "ones",
+    "ones_like",
+    "rand",
+    "randn",
+    "tensor",
+    "zeros",
+    "zeros_like",
 ]

@@ -4,6 +4,7 @@
 central differences along random directions, checks the VJP/JVP inner-product
 identity, and recurses to check higher orders.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -72,7 +73,9 @@ def numerical_jvp(f: Callable, args: Sequence, tangents: Sequence, eps: float) -
 
 def _close(a: float, b: float, atol: float, rtol: float, what: str) -> None:
     if not abs(a - b) <= atol + rtol * max(abs(a), abs(b)):
-        raise AssertionError(f"{what}: {a!r} vs {b!r} (diff {abs(a - b):.3g}, atol {atol}, rtol {rtol})")
+        raise AssertionError(
+            f"{what}: {a!r} vs {b!r} (diff {abs(a - b):.3g}, atol {atol}, rtol {rtol})"
+        )
 
 
 def check_grads(
@@ -125,22 +128,35 @@ def check_grads(
                 raise AssertionError(f"cotangent {i} has shape {np.shape(c)}, input {np.shape(a)}")
             if _dtype(c) != _dtype(a):
                 raise AssertionError(f"cotangent {i} has dtype {_dtype(c)}, input {_dtype(a)}")
-        _close(_inner(in_cts, tangents), numeric_ip, atol * scale, rtol, "VJP vs central differences")
+        _close(
+            _inner(in_cts, tangents), numeric_ip, atol * scale, rtol, "VJP vs central differences"
+        )
     if "fwd" in modes:
         from autodiff.forward_ad import jvp
 
         _, t_out = jvp(f, tuple(args), tuple(tangents))
         t_flat = tree_flatten(t_out)[0]
         for got, want in zip(t_flat, numeric):
-            np.testing.assert_allclose(_upcast(got), want, rtol=rtol, atol=atol * scale,
-                                       err_msg="JVP vs central differences")
+            np.testing.assert_allclose(
+                _upcast(got),
+                want,
+                rtol=rtol,
+                atol=atol * scale,
+                err_msg="JVP vs central differences",
+            )
         if f_vjp is not None:
-            _close(_inner(cts_flat, t_flat), _inner(f_vjp(ct), tangents), atol * scale, rtol,
-                   "JVP/VJP inner-product identity")
+            _close(
+                _inner(cts_flat, t_flat),
+                _inner(f_vjp(ct), tangents),
+                atol * scale,
+                rtol,
+                "JVP/VJP inner-product identity",
+            )
     if order > 1:
         if "rev" in modes:
-            check_grads(lambda *xs: vjp(f, *xs)[1](ct), args, order - 1, modes, eps, atol, rtol,
-                        seed + 1)
+            check_grads(
+                lambda *xs: vjp(f, *xs)[1](ct), args, order - 1, modes, eps, atol, rtol, seed + 1
+            )
         if "fwd" in modes:
             from autodiff.forward_ad import jvp
 

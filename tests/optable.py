@@ -4,6 +4,7 @@ Each family lists its cases in `tests/cases_<family>.py` as `CASES: list[OpCase]
 `tests/test_ops.py` runs every case through `autodiff.testing.check_grads` in
 float64 and float32, and compares values (and dtype) with the NumPy reference.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable

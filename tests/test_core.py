@@ -1,4 +1,5 @@
 """The tracer layer: pytrees, Tensor, bind and the level stack."""
+
 import collections
 import threading
 
@@ -60,7 +61,9 @@ def test_level0_tensor_quacks_like_an_ndarray():
 def test_missing_rule_has_clear_error():
     p = Primitive("mystery")
     p.impl = lambda x: x
-    with pytest.raises(NotImplementedError, match="Reverse-mode \\(vjp\\) rule for 'mystery' is not implemented"):
+    with pytest.raises(
+        NotImplementedError, match="Reverse-mode \\(vjp\\) rule for 'mystery' is not implemented"
+    ):
         p.rule("vjp")
     with pytest.raises(NotImplementedError, match="Forward-mode \\(jvp\\) rule for 'mystery'"):
         p.rule("jvp")

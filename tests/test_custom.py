@@ -1,4 +1,5 @@
 """custom_jvp, custom_vjp and checkpoint under every transform and the torch-style API."""
+
 import numpy as np
 import pytest
 
@@ -49,7 +50,9 @@ def test_custom_jvp_defjvps_and_nondiff_argnums():
     def scaled_sin(x, y):
         return anp.sin(x) * y
 
-    scaled_sin.defjvps(lambda tx, out, x, y: anp.cos(x) * y * tx, lambda ty, out, x, y: anp.sin(x) * ty)
+    scaled_sin.defjvps(
+        lambda tx, out, x, y: anp.cos(x) * y * tx, lambda ty, out, x, y: anp.sin(x) * ty
+    )
     gx, gy = ad.grad(scaled_sin, argnums=(0, 1))(0.5, 2.0)
     assert np.isclose(gx, np.cos(0.5) * 2.0) and np.isclose(gy, np.sin(0.5))
 
@@ -129,7 +132,9 @@ def test_checkpoint_matches_and_composes():
     x = np.linspace(-1, 1, 5)
     np.testing.assert_allclose(ad.grad(f)(x), ad.grad(g)(x))
     np.testing.assert_allclose(ad.hessian(f)(x), ad.hessian(g)(x), rtol=1e-10)
-    np.testing.assert_allclose(ad.vmap(ad.grad(f))(np.stack([x, 2 * x])), np.stack([ad.grad(g)(x), ad.grad(g)(2 * x)]))
+    np.testing.assert_allclose(
+        ad.vmap(ad.grad(f))(np.stack([x, 2 * x])), np.stack([ad.grad(g)(x), ad.grad(g)(2 * x)])
+    )
     t = ad.tensor(x, requires_grad=True)
     f(t).backward()
     np.testing.assert_allclose(t.grad.numpy(), ad.grad(g)(x))

@@ -1,4 +1,5 @@
 """Forward mode: jvp, linearize, hvp, the four compositions, and torch-style nested dual levels."""
+
 import numpy as np
 import pytest
 
@@ -59,7 +60,7 @@ def test_four_second_order_compositions_agree(f):
 def test_third_order_mixed_nesting():
     f = mixed
     d3_rev = ad.grad(ad.grad(ad.grad(f)))(0.3)
-    d_fwd = lambda g: (lambda x: ad.jvp(g, (x,), (1.0,))[1])  # noqa: E731
+    d_fwd = lambda g: lambda x: ad.jvp(g, (x,), (1.0,))[1]  # noqa: E731
     assert np.isclose(d_fwd(ad.grad(d_fwd(f)))(0.3), d3_rev)
     assert np.isclose(d_fwd(d_fwd(d_fwd(f)))(0.3), d3_rev)
 
@@ -183,7 +184,9 @@ def test_nested_dual_levels_on_an_mlp():
         return anp.sum(anp.tanh(s * w1[0] + w1[1]) * w2)
 
     with fwAD.dual_level(), fwAD.dual_level():
-        s = fwAD.make_dual(fwAD.make_dual(ad.tensor(0.2), ad.tensor(1.0), level=0), ad.tensor(1.0), level=1)
+        s = fwAD.make_dual(
+            fwAD.make_dual(ad.tensor(0.2), ad.tensor(1.0), level=0), ad.tensor(1.0), level=1
+        )
         second = fwAD.unpack_dual(fwAD.unpack_dual(net(s), level=1).tangent, level=0).tangent
     assert np.isclose(float(second), ad.grad(ad.grad(net))(0.2))
 
@@ -194,10 +197,15 @@ def test_dual_level_errors_leave_stack_intact():
         fwAD.make_dual(ad.tensor(1.0), ad.tensor(1.0))
     a = fwAD.enter_dual_level()
     b = fwAD.enter_dual_level()
-    with pytest.raises(RuntimeError, match="Trying to exit a forward AD level that was not the last one"):
+    with pytest.raises(
+        RuntimeError, match="Trying to exit a forward AD level that was not the last one"
+    ):
         fwAD.exit_dual_level(level=a)
     assert trace_stack_depth() == depth + 2
-    with pytest.raises(RuntimeError, match="different size than that of the original Tensor.*size \\[2\\].*size \\[3\\]"):
+    with pytest.raises(
+        RuntimeError,
+        match="different size than that of the original Tensor.*size \\[2\\].*size \\[3\\]",
+    ):
         fwAD.make_dual(ad.tensor([1.0, 2.0]), ad.tensor([1.0, 2.0, 3.0]))
     with pytest.raises(ValueError, match="Expected primal to be floating point"):
         fwAD.make_dual(ad.tensor([1, 2]), ad.tensor([1.0, 2.0]))

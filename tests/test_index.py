@@ -1,5 +1,6 @@
 """Indexing semantics the op table cannot express: exact NumPy results, errors, dtypes,
-duplicate accumulation at scale, Tensor and NumPy dispatch, the scatter kernel's two paths."""
+duplicate accumulation at scale, Tensor and NumPy dispatch, the scatter kernel's two paths,
+per-example (vmapped) index arrays, index_set and the `.at` updates."""
 import os
 import subprocess
 import sys

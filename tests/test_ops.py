@@ -1,4 +1,5 @@
 """The table-driven op harness: every case of every family, float64 and float32, fwd and rev to order 2."""
+
 import importlib
 import pathlib
 
@@ -80,7 +81,10 @@ def _stacked(args, subset, axis, size):
 
 
 def _loop(fun, args, subset, size):
-    outs = [fun(*[a * SCALES[b % 3] if i in subset else a for i, a in enumerate(args)]) for b in range(size)]
+    outs = [
+        fun(*[a * SCALES[b % 3] if i in subset else a for i, a in enumerate(args)])
+        for b in range(size)
+    ]
     flat = [tree_flatten(o)[0] for o in outs]
     return [np.stack([np.asarray(f[j]) for f in flat]) for j in range(len(flat[0]))]
 
@@ -91,7 +95,9 @@ def test_vmap_matches_loop(case, subset, axis):
 
     size = 3
     in_axes = tuple(axis if i in subset else None for i in range(len(case.args)))
-    got = tree_flatten(ad.vmap(case.fun, in_axes=in_axes)(*_stacked(case.args, subset, axis, size)))[0]
+    got = tree_flatten(
+        ad.vmap(case.fun, in_axes=in_axes)(*_stacked(case.args, subset, axis, size))
+    )[0]
     want = _loop(case.fun, case.args, subset, size)
     for g, w in zip(got, want):
         assert np.asarray(g).shape == w.shape
@@ -114,6 +120,9 @@ def test_vmap_of_vjp_matches_loop(case):
         return ad.vjp(case.fun, *case.args)[1](tree_unflatten(out_def, list(ct)))
 
     got = tree_flatten(ad.vmap(pull)(*cts))[0]
-    want = [np.stack(w) for w in zip(*[tree_flatten(pull(*[c[b] for c in cts]))[0] for b in range(size)])]
+    want = [
+        np.stack(w)
+        for w in zip(*[tree_flatten(pull(*[c[b] for c in cts]))[0] for b in range(size)])
+    ]
     for g, w in zip(got, want):
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-12, atol=1e-14)

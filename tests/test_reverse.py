@@ -1,4 +1,5 @@
 """Reverse-mode transforms: grad, value_and_grad, vjp — semantics, higher order, errors, big graphs."""
+
 import collections
 
 import numpy as np
@@ -160,12 +161,17 @@ def test_control_flow_on_concrete_values():
 
 
 def test_error_non_scalar_output():
-    with pytest.raises(TypeError, match=r"grad requires real-valued scalar outputs \(shape \(\)\), got shape \(3,\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"grad requires real-valued scalar outputs \(shape \(\)\), got shape \(3,\)",
+    ):
         ad.grad(lambda x: x * 2.0)(np.ones(3))
 
 
 def test_error_integer_input():
-    with pytest.raises(TypeError, match="grad requires real- or complex-valued inputs .* but got int64"):
+    with pytest.raises(
+        TypeError, match="grad requires real- or complex-valued inputs .* but got int64"
+    ):
         ad.grad(lambda x: x * 2.0)(np.arange(3))
     with pytest.raises(TypeError, match="but got int64"):
         ad.grad(lambda x: x * 2.0)(3)

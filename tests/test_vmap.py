@@ -1,4 +1,5 @@
 """vmap semantics, Jacobians and Hessians, per-example gradients, batched pullbacks."""
+
 import numpy as np
 import pytest
 
@@ -49,7 +50,10 @@ def test_size_one_and_zero_batches():
 
 
 def test_vmap_errors_name_arguments_and_sizes():
-    with pytest.raises(ValueError, match="(?s)inconsistent sizes.*argument 0 has size 3 along axis 0.*argument 1 has size 4 along axis 0"):
+    with pytest.raises(
+        ValueError,
+        match="(?s)inconsistent sizes.*argument 0 has size 3 along axis 0.*argument 1 has size 4 along axis 0",
+    ):
         ad.vmap(lambda a, b: a + b)(np.ones(3), np.ones(4))
     with pytest.raises(ValueError, match="along axis 2.*rank.*only 1.*argument 0"):
         ad.vmap(anp.sin, in_axes=2)(np.ones(3))
@@ -65,7 +69,9 @@ def test_chunk_size_matches_unchunked():
     x = rng.normal(size=(10, 3))
     f = lambda r: anp.sin(r) * anp.sum(r)  # noqa: E731
     np.testing.assert_allclose(ad.vmap(f, chunk_size=3)(x), ad.vmap(f)(x))
-    np.testing.assert_allclose(ad.vmap(f, in_axes=1, out_axes=1, chunk_size=2)(x.T), ad.vmap(f)(x).T)
+    np.testing.assert_allclose(
+        ad.vmap(f, in_axes=1, out_axes=1, chunk_size=2)(x.T), ad.vmap(f)(x).T
+    )
 
 
 # ----------------------------------------------------------------------- derivatives & vmap

@@ -143,13 +143,6 @@ def _check_requires_grad(values: tuple, kind: str, strict: bool) -> None:
             )
         if value.requires_grad:
             continue
-        if kind == "hessian":
-            raise RuntimeError(
-                f"The hessian of the user-provided function with respect to input {i} is "
-                "independent of the input. This is not allowed in strict mode. You should ensure "
-                "that your function is thrice differentiable and that the hessian depends on the "
-                "inputs."
-            )
         if kind == "jacobian":
             raise RuntimeError(
                 "While computing the hessian, found that the jacobian of the user-provided "

@@ -234,7 +234,7 @@ def _analytical_backward(output: Tensor, diff_inputs: list, nondet_tol: float,
             raise GradcheckError(
                 "Backward is not reentrant, i.e., running backward with same input and "
                 "grad_output multiple times gives different values, although analytical "
-                f"gradient matches numerical gradient.The tolerance for nondeterminism was "
+                f"gradient matches numerical gradient. The tolerance for nondeterminism was "
                 f"{nondet_tol}.\n\nNOTE: if backward relies on non-deterministic operations, "
                 "pass `nondet_tol=<tol>` to gradcheck/gradgradcheck."
             )
@@ -498,7 +498,10 @@ def _is_complex(x) -> bool:
 
 def _check_jacobians(func, inputs, opts: dict, rng) -> None:
     def run(check: _Check):
-        check.fast(rng) if opts["fast_mode"] else check.slow()
+        if opts["fast_mode"]:
+            check.fast(rng)
+        else:
+            check.slow()
 
     if opts["check_backward_ad"]:
         out = _as_tuple(func(*inputs))
@@ -897,6 +900,8 @@ def _vjp(func, xs: tuple, diff_idx: list, cts: tuple) -> tuple:
 
     diff = [xs[i] for i in diff_idx]
     if all(x._trace is EVAL_TRACE for x in diff):
+        # as torch does: the checks may pass detached copies of the differentiable inputs
+        diff = [x if x.requires_grad else x.requires_grad_() for x in diff]
         outputs = tuple(o for o in _as_tuple(func(*xs)) if _requires_grad(o))
         grads = _grad(outputs, diff, tuple(cts), create_graph=True)
         return tuple(zeros_like(x) if g is None else g for g, x in zip(grads, diff))

@@ -17,6 +17,7 @@ Rules are written with autodiff ops so they differentiate, batch and nest again.
 Primitives with `differentiable=False` (comparisons, rounding, integer results)
 produce constants under every transform.
 """
+
 from __future__ import annotations
 
 from autodiff.core.tensor import Tensor
@@ -66,7 +67,11 @@ class Primitive:
         """The `kind` rule ("jvp", "vjp", "batch"), or a clear NotImplementedError."""
         fn = getattr(self, kind)
         if fn is None:
-            mode = {"jvp": "Forward-mode (jvp)", "vjp": "Reverse-mode (vjp)", "batch": "Batching (vmap)"}
+            mode = {
+                "jvp": "Forward-mode (jvp)",
+                "vjp": "Reverse-mode (vjp)",
+                "batch": "Batching (vmap)",
+            }
             raise NotImplementedError(
                 f"{mode.get(kind, kind)} rule for '{self.name}' is not implemented"
             )

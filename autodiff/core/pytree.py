@@ -4,6 +4,7 @@
 the structure; transforms use it at their API boundary so the core only ever sees
 flat lists.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -85,7 +86,11 @@ class TreeDef:
             return "*"
         inner = ", ".join(map(repr, self.children))
         name = "None" if self.kind is type(None) else self.kind.__name__
-        return f"PyTreeDef({name}[{inner}])" if self.aux is None else f"PyTreeDef({name}{self.aux}[{inner}])"
+        return (
+            f"PyTreeDef({name}[{inner}])"
+            if self.aux is None
+            else f"PyTreeDef({name}{self.aux}[{inner}])"
+        )
 
     def unflatten(self, leaves) -> Any:
         return tree_unflatten(self, leaves)
@@ -133,7 +138,8 @@ def tree_unflatten(treedef: TreeDef, leaves) -> Any:
     leaves = list(leaves)
     if len(leaves) != treedef.num_leaves:
         raise ValueError(
-            f"tree_unflatten: structure {treedef} has {treedef.num_leaves} leaves, got {len(leaves)}"
+            f"tree_unflatten: structure {treedef} has {treedef.num_leaves} leaves, "
+            f"got {len(leaves)}"
         )
     return _build(treedef, iter(leaves))
 

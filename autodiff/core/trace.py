@@ -6,6 +6,7 @@ picks the highest live level among a primitive's arguments (see `bind`). A trace
 that has been popped is marked dead: its tracers then either lower to their
 primal value or raise, as the trace decides in `lower`.
 """
+
 from __future__ import annotations
 
 import threading
@@ -29,7 +30,8 @@ class Trace:
     def lower(self, tracer):
         """What a tracer of this trace becomes once the trace is dead."""
         raise EscapedTracerError(
-            f"A tracer from a finished {type(self).__name__} (level {self.level}) was used in a new "
+            f"A tracer from a finished {type(self).__name__} (level {self.level}) was used in a "
+            "new "
             "computation. Values computed inside a transform must be returned from the "
             "transformed function, not stored outside it."
         )

@@ -6,6 +6,7 @@ outer level may itself carry a tangent at an inner one, which gives higher
 forward derivatives. Levels must be exited innermost first; after a level ends
 its tensors lower to their primal (they have no tangent any more).
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -96,7 +97,7 @@ class dual_level(contextlib.ContextDecorator):
 
 
 def make_dual(tensor, tangent, *, level: int | None = None):
-    """A tensor with primal `tensor` and tangent `tangent` at dual level `level` (innermost by default)."""
+    """A tensor with primal `tensor` and tangent `tangent` at `level` (default: the innermost)."""
     trace = _resolve(level)
     dt = dtype_of(tensor)
     if not np.issubdtype(dt, np.inexact):
@@ -122,7 +123,7 @@ def make_dual(tensor, tangent, *, level: int | None = None):
 
 
 def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
-    """`(primal, tangent)` of `tensor` at dual level `level`; tangent is None if it has none there."""
+    """`(primal, tangent)` of `tensor` at dual level `level`; tangent None if it has none there."""
     duals = _dual_traces()
     if level is None and not duals:
         return UnpackedDualTensor(tensor, None)
@@ -130,5 +131,3 @@ def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
     if isinstance(tensor, ForwardTracer) and tensor._trace is trace:
         return UnpackedDualTensor(tensor._value, tensor._tangent)
     return UnpackedDualTensor(tensor, None)
-
-

@@ -1,4 +1,5 @@
 """jacfwd (jvp vmapped over the input basis) and hessian (jacfwd of jacrev)."""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -54,8 +55,9 @@ def jacfwd(
             return jvp(f_flat, tuple(in_flat), ts, has_aux=has_aux)[1:]
 
         out_axes = (0, None) if has_aux else (0,)
-        results = map_basis(pushforward, in_shapes, [dtype_of(x) for x in in_flat], chunk_size,
-                            out_axes)
+        results = map_basis(
+            pushforward, in_shapes, [dtype_of(x) for x in in_flat], chunk_size, out_axes
+        )
         t_out = results[0]
         t_flat, out_def = tree_flatten(t_out)
         per_out = []

@@ -3,6 +3,7 @@
 Primals and tangents are values of the level below, so jvp rules written with
 autodiff ops are seen — and differentiated — by every enclosing level.
 """
+
 from __future__ import annotations
 
 from autodiff.core.primitive import bind
@@ -51,7 +52,11 @@ class ForwardTrace(Trace):
             primals.append(a)
             if isinstance(a, Tensor):
                 lower = True
-        if prim.jvp_computes_primal and any_tangent and not (self.dual and not state().fw_grad_enabled):
+        if (
+            prim.jvp_computes_primal
+            and any_tangent
+            and not (self.dual and not state().fw_grad_enabled)
+        ):
             out, t_out = prim.jvp(tuple(primals), tuple(tangents), **params)
             return self._wrap(prim, out, t_out)
         out = bind(prim, *primals, **params) if lower else prim.impl(*primals, **params)
@@ -65,7 +70,5 @@ class ForwardTrace(Trace):
 
     def _wrap(self, prim, out, t_out):
         if prim.multiple_results:
-            return tuple(
-                o if t is None else ForwardTracer(o, self, t) for o, t in zip(out, t_out)
-            )
+            return tuple(o if t is None else ForwardTracer(o, self, t) for o, t in zip(out, t_out))
         return out if t_out is None else ForwardTracer(out, self, t_out)

@@ -1,4 +1,5 @@
 """Functional forward-mode transforms: jvp, linearize, and hvp (forward-over-reverse)."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -89,11 +90,15 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
         result = fun(*tree_unflatten(p_def, duals))
         if has_aux:
             if not (isinstance(result, (tuple, list)) and len(result) == 2):
-                raise TypeError("has_aux=True requires the function to return a pair (output, aux).")
+                raise TypeError(
+                    "has_aux=True requires the function to return a pair (output, aux)."
+                )
             result, aux = result
     out, t_out = _split(result, trace, has_aux)
     if has_aux:
-        aux = tree_map(lambda v: v._value if isinstance(v, Tensor) and v._trace is trace else v, aux)
+        aux = tree_map(
+            lambda v: v._value if isinstance(v, Tensor) and v._trace is trace else v, aux
+        )
         return out, t_out, aux
     return out, t_out
 
@@ -120,7 +125,9 @@ def linearize(fun: Callable, *primals):
 
     def jvp_fn(*tangents):
         if len(tangents) != len(primals):
-            raise TypeError(f"linearized function takes {len(primals)} tangents, got {len(tangents)}")
+            raise TypeError(
+                f"linearized function takes {len(primals)} tangents, got {len(tangents)}"
+            )
         (t_out,) = transpose(tuple(tangents))
         return t_out
 

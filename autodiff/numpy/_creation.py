@@ -1,4 +1,5 @@
 """Array creation and inspection: constants with respect to differentiation, Tensor-aware."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -60,7 +61,9 @@ def size(a, axis=None) -> int:
 
 def iscomplexobj(x) -> bool:
     """`numpy.iscomplexobj`, Tensor-aware."""
-    return np.issubdtype(x.dtype, np.complexfloating) if isinstance(x, Tensor) else np.iscomplexobj(x)
+    return (
+        np.issubdtype(x.dtype, np.complexfloating) if isinstance(x, Tensor) else np.iscomplexobj(x)
+    )
 
 
 def isrealobj(x) -> bool:
@@ -74,17 +77,77 @@ def result_type(*arrays_and_dtypes):
 
 FUNCTIONS = {
     f.__name__: f
-    for f in (zeros_like, ones_like, empty_like, full_like, shape, ndim, size, iscomplexobj,
-              isrealobj, result_type)
+    for f in (
+        zeros_like,
+        ones_like,
+        empty_like,
+        full_like,
+        shape,
+        ndim,
+        size,
+        iscomplexobj,
+        isrealobj,
+        result_type,
+    )
 }
 
 # Creation from nothing differentiable: NumPy's own functions, re-exported.
 PASSTHROUGH = (
-    "zeros", "ones", "empty", "full", "eye", "identity", "arange", "linspace", "logspace",
-    "geomspace", "tri", "indices", "meshgrid", "ndarray", "dtype", "finfo", "iinfo",
-    "issubdtype", "promote_types", "can_cast", "isscalar", "newaxis", "pi", "e", "inf", "nan",
-    "euler_gamma", "float16", "float32", "float64", "complex64", "complex128", "int8", "int16",
-    "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool_", "intp", "integer",
-    "floating", "complexfloating", "inexact", "number", "generic", "random", "errstate",
-    "seterr", "allclose", "isclose", "array_equal", "broadcast_shapes", "ndindex", "ndenumerate",
+    "zeros",
+    "ones",
+    "empty",
+    "full",
+    "eye",
+    "identity",
+    "arange",
+    "linspace",
+    "logspace",
+    "geomspace",
+    "tri",
+    "indices",
+    "meshgrid",
+    "ndarray",
+    "dtype",
+    "finfo",
+    "iinfo",
+    "issubdtype",
+    "promote_types",
+    "can_cast",
+    "isscalar",
+    "newaxis",
+    "pi",
+    "e",
+    "inf",
+    "nan",
+    "euler_gamma",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint16",
+    "uint32",
+    "uint64",
+    "bool_",
+    "intp",
+    "integer",
+    "floating",
+    "complexfloating",
+    "inexact",
+    "number",
+    "generic",
+    "random",
+    "errstate",
+    "seterr",
+    "allclose",
+    "isclose",
+    "array_equal",
+    "broadcast_shapes",
+    "ndindex",
+    "ndenumerate",
 )

@@ -3,6 +3,7 @@
 They are attached here rather than defined in `autodiff.core.tensor` because the
 core must not import the op families (dependencies point downward).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -42,21 +43,60 @@ def _binary(name):
 
 
 _OPERATORS = {
-    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide",
-    "floordiv": "floor_divide", "mod": "remainder", "pow": "power", "matmul": "matmul",
+    "add": "add",
+    "sub": "subtract",
+    "mul": "multiply",
+    "truediv": "divide",
+    "floordiv": "floor_divide",
+    "mod": "remainder",
+    "pow": "power",
+    "matmul": "matmul",
 }
 _COMPARISONS = {
-    "__eq__": "equal", "__ne__": "not_equal", "__lt__": "less", "__le__": "less_equal",
-    "__gt__": "greater", "__ge__": "greater_equal", "__and__": "logical_and",
-    "__or__": "logical_or", "__xor__": "logical_xor",
+    "__eq__": "equal",
+    "__ne__": "not_equal",
+    "__lt__": "less",
+    "__le__": "less_equal",
+    "__gt__": "greater",
+    "__ge__": "greater_equal",
+    "__and__": "logical_and",
+    "__or__": "logical_or",
+    "__xor__": "logical_xor",
 }
 _UNARY = {"__neg__": "negative", "__abs__": "absolute", "__invert__": "logical_not"}
 
 # Methods whose NumPy function takes the array first, with the same remaining arguments.
 _METHODS = (
-    "sum", "mean", "prod", "max", "min", "var", "std", "cumsum", "cumprod", "ravel", "squeeze",
-    "swapaxes", "repeat", "take", "dot", "clip", "round", "astype", "argmax", "argmin", "all",
-    "any", "diagonal", "trace", "conj", "conjugate", "sort", "argsort", "nonzero", "ptp",
+    "sum",
+    "mean",
+    "prod",
+    "max",
+    "min",
+    "var",
+    "std",
+    "cumsum",
+    "cumprod",
+    "ravel",
+    "squeeze",
+    "swapaxes",
+    "repeat",
+    "take",
+    "dot",
+    "clip",
+    "round",
+    "astype",
+    "argmax",
+    "argmin",
+    "all",
+    "any",
+    "diagonal",
+    "trace",
+    "conj",
+    "conjugate",
+    "sort",
+    "argsort",
+    "nonzero",
+    "ptp",
 )
 
 
@@ -90,7 +130,8 @@ def _array_ufunc(self, ufunc, method, *inputs, **kwargs):
     out = kwargs.pop("out", None)
     if kwargs or out is not None:
         raise NotImplementedError(
-            f"autodiff supports numpy.{name} on Tensors without the arguments {sorted(kwargs) or ['out']}"
+            f"autodiff supports numpy.{name} on Tensors only without the arguments "
+            f"{sorted(kwargs) or ['out']}"
         )
     return f(*inputs)
 
@@ -101,13 +142,23 @@ def _array_function(self, func, types, args, kwargs):
     namespace = anp
     if module.startswith("numpy.linalg"):
         namespace = getattr(anp, "linalg", None)
-    elif module != "numpy" and not module.startswith("numpy._core") and not module.startswith("numpy.core"):
+    elif (
+        module != "numpy"
+        and not module.startswith("numpy._core")
+        and not module.startswith("numpy.core")
+    ):
         namespace = None
     name = func.__name__
-    handler = namespace.FUNCTIONS.get(name) if namespace is not None and hasattr(namespace, "FUNCTIONS") else None
+    handler = (
+        namespace.FUNCTIONS.get(name)
+        if namespace is not None and hasattr(namespace, "FUNCTIONS")
+        else None
+    )
     if handler is None and namespace is anp and name in _passthrough():
         # Functions of no derivative interest (allclose, ...) see the concrete values.
-        args, kwargs = tree_map(lambda a: a.primal() if isinstance(a, Tensor) else a, (args, kwargs))
+        args, kwargs = tree_map(
+            lambda a: a.primal() if isinstance(a, Tensor) else a, (args, kwargs)
+        )
         return func(*args, **kwargs)
     if handler is None:
         qual = f"{module}.{name}" if not module.startswith("numpy._core") else f"numpy.{name}"

@@ -1,2 +1,1 @@
-"""Primitives by family, each with its rules adjacent: elementwise, broadcast, reduce, shape, index, linalg.
-"""
+"""Primitives by family, each with its rules adjacent (elementwise, reduce, shape, index, ...)."""

@@ -20,6 +20,7 @@ from autodiff.ops.elementwise import add, astype, where
 from autodiff.ops.index import (
     conform_value,
     fill_index,
+    filled,
     gather,
     getitem,
     index_set,
@@ -30,10 +31,6 @@ from autodiff.ops.index import (
 )
 
 equal, greater = ELEMENTWISE["equal"], ELEMENTWISE["greater"]
-
-
-def _ones(shape: tuple, dtype) -> np.ndarray:
-    return np.broadcast_to(np.ones((), dtype), shape)
 
 
 def _update_primitive(name: str, ufunc) -> Primitive:
@@ -58,7 +55,7 @@ index_multiply_p = _update_primitive("index_multiply", np.multiply)
 
 def _products(value, shape: tuple, index: tuple, arrays):
     """P: at each position of an array of `shape`, the product of the values written there."""
-    return bind(index_multiply_p, _ones(shape, dtype_of(value)), value, *arrays, index=index)
+    return bind(index_multiply_p, filled(shape, 1, dtype_of(value)), value, *arrays, index=index)
 
 
 def _may_repeat(shape: tuple, index: tuple, arrays, selected: tuple) -> bool:

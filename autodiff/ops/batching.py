@@ -3,6 +3,7 @@
 A batch rule gets `(values, dims)` — `dims[i]` is the batch axis of `values[i]` or
 None — and returns `(out, out_dim)`. Rules use autodiff ops so they nest.
 """
+
 from __future__ import annotations
 
 from autodiff.core.primitive import bind

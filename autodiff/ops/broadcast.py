@@ -1,4 +1,5 @@
-"""Broadcasting primitives: broadcast_to and its transpose sum_to_shape (used by every binary rule)."""
+"""Broadcasting primitives: broadcast_to and its transpose sum_to_shape (used by binary rules)."""
+
 import numpy as np
 
 from autodiff.core.primitive import Primitive, bind

@@ -6,6 +6,7 @@ differentiate again. Binary rules reduce cotangents to each input's shape and
 dtype with `unbroadcast`; Python-number arguments are constants and get no
 cotangent at all.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -19,7 +20,7 @@ _NUMBER = frozenset((int, float, complex, bool))
 
 
 def _const(x) -> bool:
-    """Python numbers are never traced: rules skip their cotangent (NumPy scalars are not skipped)."""
+    """Python numbers are never traced: rules skip their cotangent (NumPy scalars are not)."""
     return type(x) in _NUMBER
 
 
@@ -219,31 +220,38 @@ def _binary(name: str, impl, dx, dy):
 
 
 def _select_first(x, y, strict_first, out):
-    """Derivative mask of a max/min-like choice: 1 where x wins, 0.5 on ties (as JAX and PyTorch)."""
+    """Derivative mask of a max/min-like choice: 1 where x wins, 0.5 on ties (as JAX, PyTorch)."""
     return astype(where(strict_first, 1.0, where(x == y, 0.5, 0.0)), out.dtype)
 
 
 maximum_p = _binary(
-    "maximum", np.maximum, lambda x, y, out: _select_first(x, y, x > y, out),
+    "maximum",
+    np.maximum,
+    lambda x, y, out: _select_first(x, y, x > y, out),
     lambda x, y, out: _select_first(y, x, y > x, out),
 )
 minimum_p = _binary(
-    "minimum", np.minimum, lambda x, y, out: _select_first(x, y, x < y, out),
+    "minimum",
+    np.minimum,
+    lambda x, y, out: _select_first(x, y, x < y, out),
     lambda x, y, out: _select_first(y, x, y < x, out),
 )
 # fmax/fmin ignore a NaN argument: the other one gets the whole derivative.
 fmax_p = _binary(
-    "fmax", np.fmax,
+    "fmax",
+    np.fmax,
     lambda x, y, out: where(isnan(y), 1.0, where(isnan(x), 0.0, _select_first(x, y, x > y, out))),
     lambda x, y, out: where(isnan(x), 1.0, where(isnan(y), 0.0, _select_first(y, x, y > x, out))),
 )
 fmin_p = _binary(
-    "fmin", np.fmin,
+    "fmin",
+    np.fmin,
     lambda x, y, out: where(isnan(y), 1.0, where(isnan(x), 0.0, _select_first(x, y, x < y, out))),
     lambda x, y, out: where(isnan(x), 1.0, where(isnan(y), 0.0, _select_first(y, x, y < x, out))),
 )
 arctan2_p = _binary(
-    "atan2", np.arctan2,
+    "atan2",
+    np.arctan2,
     lambda y, x, out: x / (x * x + y * y),
     lambda y, x, out: negative(y) / (x * x + y * y),
 )
@@ -264,11 +272,14 @@ fmod_p = _binary(
 # ---------------------------------------------------------------------------------------------
 # Selection and casts.
 
+
 def _where_jvp(primals, tangents, *, out):
     _, tx, ty = tangents
     if tx is None and ty is None:
         return None
-    return _tangent_like(where(primals[0], 0.0 if tx is None else tx, 0.0 if ty is None else ty), out)
+    return _tangent_like(
+        where(primals[0], 0.0 if tx is None else tx, 0.0 if ty is None else ty), out
+    )
 
 
 where_p = Primitive("where")
@@ -284,7 +295,9 @@ where_p.vjp = lambda g, c, x, y, *, out: (
 def _astype_impl(x, dtype):
     if np.iscomplexobj(x) and not np.issubdtype(dtype, np.complexfloating):
         x = np.real(x)
-    return np.asarray(x).astype(dtype, copy=False) if not isinstance(x, np.generic) else dtype.type(x)
+    return (
+        np.asarray(x).astype(dtype, copy=False) if not isinstance(x, np.generic) else dtype.type(x)
+    )
 
 
 astype_p = Primitive("convert_element_type")
@@ -337,24 +350,71 @@ def _fn2(p, name, doc):
 
 
 UNARY = {
-    "negative": negative_p, "exp": exp_p, "exp2": exp2_p, "expm1": expm1_p, "log": log_p,
-    "log2": log2_p, "log10": log10_p, "log1p": log1p_p, "sqrt": sqrt_p, "cbrt": cbrt_p,
-    "square": square_p, "reciprocal": reciprocal_p, "sin": sin_p, "cos": cos_p, "tan": tan_p,
-    "arcsin": arcsin_p, "arccos": arccos_p, "arctan": arctan_p, "sinh": sinh_p, "cosh": cosh_p,
-    "tanh": tanh_p, "arcsinh": arcsinh_p, "arccosh": arccosh_p, "arctanh": arctanh_p,
-    "absolute": abs_p, "sign": sign_p, "floor": floor_p, "ceil": ceil_p, "trunc": trunc_p,
-    "rint": rint_p, "isnan": isnan_p, "isinf": isinf_p, "isfinite": isfinite_p,
-    "logical_not": logical_not_p, "signbit": signbit_p, "real": real_p, "imag": imag_p,
+    "negative": negative_p,
+    "exp": exp_p,
+    "exp2": exp2_p,
+    "expm1": expm1_p,
+    "log": log_p,
+    "log2": log2_p,
+    "log10": log10_p,
+    "log1p": log1p_p,
+    "sqrt": sqrt_p,
+    "cbrt": cbrt_p,
+    "square": square_p,
+    "reciprocal": reciprocal_p,
+    "sin": sin_p,
+    "cos": cos_p,
+    "tan": tan_p,
+    "arcsin": arcsin_p,
+    "arccos": arccos_p,
+    "arctan": arctan_p,
+    "sinh": sinh_p,
+    "cosh": cosh_p,
+    "tanh": tanh_p,
+    "arcsinh": arcsinh_p,
+    "arccosh": arccosh_p,
+    "arctanh": arctanh_p,
+    "absolute": abs_p,
+    "sign": sign_p,
+    "floor": floor_p,
+    "ceil": ceil_p,
+    "trunc": trunc_p,
+    "rint": rint_p,
+    "isnan": isnan_p,
+    "isinf": isinf_p,
+    "isfinite": isfinite_p,
+    "logical_not": logical_not_p,
+    "signbit": signbit_p,
+    "real": real_p,
+    "imag": imag_p,
     "conjugate": conj_p,
 }
 BINARY = {
-    "add": add_p, "subtract": subtract_p, "multiply": multiply_p, "divide": divide_p,
-    "power": power_p, "maximum": maximum_p, "minimum": minimum_p, "fmax": fmax_p, "fmin": fmin_p,
-    "arctan2": arctan2_p, "hypot": hypot_p, "logaddexp": logaddexp_p, "logaddexp2": logaddexp2_p,
-    "remainder": remainder_p, "fmod": fmod_p,
-    "floor_divide": floor_divide_p, "equal": equal_p, "not_equal": not_equal_p, "less": less_p,
-    "less_equal": less_equal_p, "greater": greater_p, "greater_equal": greater_equal_p,
-    "logical_and": logical_and_p, "logical_or": logical_or_p, "logical_xor": logical_xor_p,
+    "add": add_p,
+    "subtract": subtract_p,
+    "multiply": multiply_p,
+    "divide": divide_p,
+    "power": power_p,
+    "maximum": maximum_p,
+    "minimum": minimum_p,
+    "fmax": fmax_p,
+    "fmin": fmin_p,
+    "arctan2": arctan2_p,
+    "hypot": hypot_p,
+    "logaddexp": logaddexp_p,
+    "logaddexp2": logaddexp2_p,
+    "remainder": remainder_p,
+    "fmod": fmod_p,
+    "floor_divide": floor_divide_p,
+    "equal": equal_p,
+    "not_equal": not_equal_p,
+    "less": less_p,
+    "less_equal": less_equal_p,
+    "greater": greater_p,
+    "greater_equal": greater_equal_p,
+    "logical_and": logical_and_p,
+    "logical_or": logical_or_p,
+    "logical_xor": logical_xor_p,
 }
 
 negative = _fn1(negative_p, "negative", "negative")
@@ -421,7 +481,7 @@ def stop_gradient(x):
 
 
 def clip(a, a_min=None, a_max=None):
-    """`numpy.clip`; the derivative passes to `a` where it is inside [a_min, a_max] (bounds included)."""
+    """`numpy.clip`; the derivative passes to `a` inside [a_min, a_max], bounds included."""
     if a_min is None and a_max is None:
         raise ValueError("One of max or min must be given")
     out = a

@@ -44,6 +44,8 @@ def _concrete(part):
 
 
 def _index_part(part):
+    if isinstance(part, _BASIC_TYPES) or type(part) is np.ndarray:
+        return part
     if isinstance(part, Tensor):
         try:
             return np.asarray(part.primal())
@@ -57,12 +59,6 @@ def _index_part(part):
         # NumPy reads an empty list as an empty integer index (np.asarray([]) is float64).
         return arr.astype(np.intp) if arr.size == 0 and arr.dtype == np.float64 else arr
     return part
-
-
-def normalize_index(index) -> tuple:
-    """`index` as a tuple whose arrays are concrete NumPy arrays (the form getitem_p stores)."""
-    parts = index if isinstance(index, tuple) else (index,)
-    return tuple(_index_part(p) for p in parts)
 
 
 def _is_basic(index: tuple) -> bool:
@@ -164,12 +160,17 @@ def _traced_array(part):
 def split_index(shape: tuple, index) -> tuple[tuple, tuple]:
     """`index` (into an array of `shape`) as `(stored index, index-array arguments)`.
 
-    Without traced arrays this is `(normalize_index(index), ())`; with them, the stored
-    index is canonical and marks each argument's place with ARG.
+    Without traced arrays, the stored index is `index` as a tuple with concrete NumPy arrays
+    and there are no arguments; with them, it is canonical and marks their places with ARG.
     """
     parts = index if isinstance(index, tuple) else (index,)
-    if not any(_holds_traced(p) for p in parts):
-        return tuple(_index_part(p) for p in parts), ()
+    stored = []
+    for p in parts:
+        if isinstance(p, (Tensor, list, tuple)) and _holds_traced(p):
+            break
+        stored.append(_index_part(p))
+    else:
+        return tuple(stored), ()
     entries, arrays = [], []
     for p in parts:
         if _holds_traced(p):
@@ -244,10 +245,20 @@ def _entry_shapes(index: tuple, arrays, dims=None) -> list[tuple]:
     return shapes
 
 
+def filled(shape: tuple, value, dtype) -> np.ndarray:
+    """A read-only array of `shape` holding `value` everywhere, in no memory (zero strides)."""
+    out = np.ndarray(shape, dtype, np.full(1, value, dtype), 0, (0,) * len(shape))
+    out.flags.writeable = False
+    return out
+
+
+_PROBE = np.zeros(1, np.int8)
+
+
 def selection_shape(shape: tuple, index: tuple, arrays=()) -> tuple:
     """The shape of `x[index]` for an `x` of `shape` (a stored index and its arguments)."""
-    if not arrays:
-        return np.broadcast_to(np.int8(0), shape)[index].shape
+    if not arrays:  # index a zero-stride probe of that shape
+        return np.ndarray(shape, np.int8, _PROBE, 0, (0,) * len(shape))[index].shape
     try:
         block = np.broadcast_shapes(*_entry_shapes(index, arrays))
     except ValueError as e:
@@ -263,26 +274,23 @@ def selection_shape(shape: tuple, index: tuple, arrays=()) -> tuple:
     return tuple(dims[:at]) + block + tuple(dims[at:])
 
 
-def _zeros(shape: tuple, dtype) -> np.ndarray:
-    """Read-only zeros (a broadcast view: no memory)."""
-    return np.broadcast_to(np.zeros((), dtype), shape)
-
-
 def conform_value(value, x, shape: tuple):
     """`value` cast to `x`'s dtype and broadcast to `shape`, as NumPy item assignment does."""
-    value = astype(value, dtype_of(x))
+    dtype = dtype_of(x)
+    if not isinstance(value, Tensor):  # a constant: plain NumPy
+        value = np.asarray(value)
+        value = value if value.dtype == dtype else value.astype(dtype)
+    else:
+        value = astype(value, dtype)
     vshape = shape_of(value)
     extra = max(len(vshape) - len(shape), 0)
-    try:
-        fits = all(n == 1 for n in vshape[:extra])
-        fits = fits and np.broadcast_shapes(vshape[extra:], shape) == shape
-    except ValueError:
-        fits = False
-    if not fits:
+    if any(n != 1 for n in vshape[:extra]) or any(
+        v not in (1, n) for v, n in zip(vshape[::-1], shape[::-1])
+    ):
         raise ValueError(f"could not broadcast input array from shape {vshape} into shape {shape}")
-    if extra > 0:
+    if extra:
         value = reshape(value, vshape[extra:])
-    return broadcast_to(value, shape)
+    return value if vshape == shape else broadcast_to(value, shape)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -305,7 +313,7 @@ def _scatter_add_impl(values, *arrays, shape, index):
 
 getitem_p = Primitive("getitem")
 getitem_p.node_name = "IndexBackward0"
-getitem_p.impl = lambda x, *arrays, index: x[fill_index(index, arrays)]
+getitem_p.impl = lambda x, *arrays, index: x[fill_index(index, arrays) if arrays else index]
 getitem_p.jvp = lambda primals, tangents, *, out, index: (
     None if tangents[0] is None else gather(tangents[0], index, primals[1:])
 )
@@ -334,15 +342,15 @@ def _index_set_jvp(primals, tangents, *, out, index):
     tx, tv = tangents[:2]
     if tx is None and tv is None:
         return None
-    tx = _zeros(shape_of(x), dtype_of(out)) if tx is None else tx
-    tv = _zeros(shape_of(value), dtype_of(out)) if tv is None else tv
+    tx = filled(shape_of(x), 0, dtype_of(out)) if tx is None else tx
+    tv = filled(shape_of(value), 0, dtype_of(out)) if tv is None else tv
     return bind(index_set_p, tx, tv, *arrays, index=index)
 
 
 def _index_set_vjp(g, x, value, *arrays, out, index):
     # `value` has the shape of x[index]; of repeated positions only the write that landed
     # gets a cotangent, and the written positions of x get none.
-    ct_x = bind(index_set_p, g, _zeros(shape_of(value), dtype_of(g)), *arrays, index=index)
+    ct_x = bind(index_set_p, g, filled(shape_of(value), 0, dtype_of(g)), *arrays, index=index)
     ct_value = gather(g, index, arrays)
     landed = _landed_writes(shape_of(x), index, arrays, shape_of(value))
     if landed is not None:
@@ -356,7 +364,7 @@ def _landed_writes(shape: tuple, index: tuple, arrays, selected: tuple):
     if not arrays and _is_basic(index):
         return None
     order = np.arange(int(np.prod(selected, dtype=np.int64)), dtype=np.intp).reshape(selected)
-    written = bind(index_set_p, _zeros(shape, np.intp), order, *arrays, index=index)
+    written = bind(index_set_p, filled(shape, 0, np.intp), order, *arrays, index=index)
     landed = equal(gather(written, index, arrays), order)
     return None if isinstance(landed, np.ndarray) and landed.all() else landed
 

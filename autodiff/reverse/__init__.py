@@ -1,7 +1,15 @@
-"""Reverse mode: ReverseTrace, the Node graph, the one backward engine, and grad / value_and_grad / vjp.
-"""
+"""Reverse mode: ReverseTrace, the backward engine, grad / value_and_grad / vjp, jacrev."""
+
 from autodiff.reverse.engine import backward_pass
 from autodiff.reverse.graph import Node, ReverseTrace, ReverseTracer
 from autodiff.reverse.transforms import grad, value_and_grad, vjp
 
-__all__ = ["Node", "ReverseTrace", "ReverseTracer", "backward_pass", "grad", "value_and_grad", "vjp"]
+__all__ = [
+    "Node",
+    "ReverseTrace",
+    "ReverseTracer",
+    "backward_pass",
+    "grad",
+    "value_and_grad",
+    "vjp",
+]

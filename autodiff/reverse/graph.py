@@ -4,6 +4,7 @@ A tracer's `_edge` is `(node, output_index)`: the Node (autodiff.core.graph) tha
 produced it. Residuals are saved as values of the level below, so the backward
 pass is seen — and differentiated — by any enclosing level.
 """
+
 from __future__ import annotations
 
 from autodiff.core.graph import Node

@@ -1,4 +1,5 @@
 """jacrev: one forward pass, then the pullback vmapped over the output basis."""
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -10,7 +11,6 @@ from autodiff.core.dtypes import dtype_of
 from autodiff.core.pytree import tree_flatten, tree_unflatten
 from autodiff.ops.broadcast import shape_of
 from autodiff.ops.shape import FUNCTIONS as _shape_ops
-
 
 
 def basis_rows(shapes: Sequence[tuple], dtypes: Sequence, start: int, stop: int) -> list:
@@ -104,8 +104,12 @@ def jacrev(
         out, pullback = result[0], result[1]
         out_flat, out_def = tree_flatten(out)
         out_shapes = [tuple(shape_of(o)) for o in out_flat]
-        cts = map_basis(lambda *r: pullback(tree_unflatten(out_def, r)), out_shapes,
-                        [dtype_of(o) for o in out_flat], chunk_size)
+        cts = map_basis(
+            lambda *r: pullback(tree_unflatten(out_def, r)),
+            out_shapes,
+            [dtype_of(o) for o in out_flat],
+            chunk_size,
+        )
         in_shapes = [tuple(shape_of(x)) for x in in_flat]
         # cts[i] has shape (m, *in_shape_i), its rows ordered by output leaf.
         per_out = [[] for _ in out_flat]

@@ -4,6 +4,7 @@ Each call pushes a ReverseTrace, wraps the differentiated inputs as leaf
 tracers, runs the function, pops the trace and runs the engine from the output.
 Pytrees, `argnums` and `has_aux` are handled here; the core sees flat lists.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
@@ -97,7 +98,9 @@ class _Leaves:
 
 def _zeros_like(x):
     dt = dtype_of(x)
-    z = np.zeros(np.shape(x) if not isinstance(x, Tensor) else x.shape, dt if is_inexact(dt) else np.float64)
+    z = np.zeros(
+        np.shape(x) if not isinstance(x, Tensor) else x.shape, dt if is_inexact(dt) else np.float64
+    )
     return Tensor(z) if isinstance(x, Tensor) and x._trace is EVAL_TRACE else z
 
 
@@ -139,7 +142,9 @@ def _check_scalar_output(out, holomorphic: bool) -> None:
     dt = dtype_of(out)
     if holomorphic:
         if not np.issubdtype(dt, np.complexfloating):
-            raise TypeError(f"grad with holomorphic=True requires complex-valued outputs, got {dt.name}.")
+            raise TypeError(
+                f"grad with holomorphic=True requires complex-valued outputs, got {dt.name}."
+            )
     elif not np.issubdtype(dt, np.floating):
         raise TypeError(
             f"grad requires real-valued outputs (floating dtype), but got {dt.name}. "

@@ -1,5 +1,5 @@
-"""vmap: BatchTrace (values with a batch dimension), batch rules' shared helpers, and the vmap transform.
-"""
+"""vmap: BatchTrace (values with a batch dimension) and the vmap transform."""
+
 from autodiff.vmap.trace import BatchTrace, BatchTracer, move_batch_axis
 from autodiff.vmap.transform import vmap
 

@@ -4,6 +4,7 @@ Unbatched values are never tracers. Batch rules see lower-level values and their
 batch dims (None for unbatched) and return `(out, out_bdim)`; they are written
 with autodiff ops, so vmap composes with every other transform.
 """
+
 from __future__ import annotations
 
 from autodiff.core.tensor import Tensor
@@ -62,9 +63,7 @@ class BatchTrace(Trace):
         rule = prim.batch or prim.rule("batch")
         out, out_dim = rule(values, dims, **params)
         if prim.multiple_results:
-            return tuple(
-                o if d is None else BatchTracer(o, self, d) for o, d in zip(out, out_dim)
-            )
+            return tuple(o if d is None else BatchTracer(o, self, d) for o, d in zip(out, out_dim))
         return out if out_dim is None else BatchTracer(out, self, out_dim)
 
 
@@ -81,5 +80,3 @@ def move_batch_axis(x, bdim: int | None, dest: int, size: int):
     if bdim == dest:
         return x
     return shape_ops["moveaxis"](x, bdim, dest)
-
-

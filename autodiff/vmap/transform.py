@@ -1,4 +1,5 @@
-"""The vmap transform: map a function over an axis of its inputs, with batch rules instead of a loop."""
+"""The vmap transform: map a function over an axis of its inputs with batch rules, not a loop."""
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -31,7 +32,9 @@ def _prefix_leaves(prefix, tree, what: str) -> list:
                 f"vmap {what} specification keys {sorted(prefix)} do not match the value's keys "
                 f"{sorted(tree)}."
             )
-        return [ax for k in sorted(tree, key=str) for ax in _prefix_leaves(prefix[k], tree[k], what)]
+        return [
+            ax for k in sorted(tree, key=str) for ax in _prefix_leaves(prefix[k], tree[k], what)
+        ]
     leaves_p, def_p = tree_flatten(prefix)
     leaves_t, def_t = tree_flatten(tree)
     if def_p != def_t:
@@ -62,7 +65,8 @@ def vmap(
 
     Example:
         >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
-        >>> ad.vmap(lambda row, w: anp.sum(row * w), in_axes=(0, None))(np.ones((3, 2)), np.array([1.0, 2.0]))
+        >>> dot = ad.vmap(lambda row, w: anp.sum(row * w), in_axes=(0, None))
+        >>> dot(np.ones((3, 2)), np.array([1.0, 2.0]))
         array([3., 3., 3.])
     """
 
@@ -75,13 +79,16 @@ def vmap(
         if isinstance(axes_spec, tuple) and len(axes_spec) != len(args):
             raise ValueError(
                 f"vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
-                f"positional arguments passed to the function, but got len(in_axes)={len(axes_spec)}, "
+                f"positional arguments passed to the function, but got "
+                f"len(in_axes)={len(axes_spec)}, "
                 f"len(args)={len(args)}"
             )
         leaves, treedef = tree_flatten(args)
         axes = _prefix_leaves(axes_spec, args, "in_axes")
-        leaves = [x if isinstance(x, (Tensor, np.ndarray)) or ax is None else np.asarray(x)
-                  for x, ax in zip(leaves, axes)]
+        leaves = [
+            x if isinstance(x, (Tensor, np.ndarray)) or ax is None else np.asarray(x)
+            for x, ax in zip(leaves, axes)
+        ]
         norm_axes = []
         sizes = []
         for i, (x, ax) in enumerate(zip(leaves, axes)):
@@ -100,8 +107,12 @@ def vmap(
         size = _common_size(sizes, axis_size)
         if chunk_size is not None and size > chunk_size:
             chunks = (
-                vmapped_once(_slice_leaves(leaves, norm_axes, start, chunk_size), treedef,
-                             norm_axes, min(chunk_size, size - start))
+                vmapped_once(
+                    _slice_leaves(leaves, norm_axes, start, chunk_size),
+                    treedef,
+                    norm_axes,
+                    min(chunk_size, size - start),
+                )
                 for start in range(0, size, chunk_size)
             )
             return _join_chunks(chunks, out_axes, size)
@@ -109,7 +120,9 @@ def vmap(
 
     def vmapped_once(leaves, treedef, norm_axes, size):
         with new_trace(BatchTrace, size) as trace:
-            wrapped = [x if ax is None else BatchTracer(x, trace, ax) for x, ax in zip(leaves, norm_axes)]
+            wrapped = [
+                x if ax is None else BatchTracer(x, trace, ax) for x, ax in zip(leaves, norm_axes)
+            ]
             out = fun(*tree_unflatten(treedef, wrapped))
         out_leaves, out_def = tree_flatten(out)
         o_axes = _prefix_leaves(out_axes, out, "out_axes")
@@ -124,10 +137,16 @@ def vmap(
                     )
                 results.append(o)
                 continue
-            value = o._value if batched else (o if isinstance(o, (Tensor, np.ndarray)) else np.asarray(o))
+            value = (
+                o._value
+                if batched
+                else (o if isinstance(o, (Tensor, np.ndarray)) else np.asarray(o))
+            )
             ndim = len(shape_of(value)) + (0 if batched else 1)
             if not -ndim <= ax < ndim:
-                raise ValueError(f"vmap out_axes={ax} is out of range for an output of rank {ndim - 1}.")
+                raise ValueError(
+                    f"vmap out_axes={ax} is out of range for an output of rank {ndim - 1}."
+                )
             results.append(move_batch_axis(value, o._bdim if batched else None, ax % ndim, size))
         return tree_unflatten(out_def, results)
 
@@ -140,7 +159,9 @@ def _describe_leaf(args, leaf_index: int) -> str:
         n = len(tree_flatten(arg)[0])
         if leaf_index < n:
             simple = n == 1 and tree_flatten(arg)[0][0] is arg
-            return f"argument {pos}" if simple else f"argument {pos} (leaf {leaf_index} of its pytree)"
+            return (
+                f"argument {pos}" if simple else f"argument {pos} (leaf {leaf_index} of its pytree)"
+            )
         leaf_index -= n
     return f"leaf {leaf_index}"
 
@@ -148,7 +169,9 @@ def _describe_leaf(args, leaf_index: int) -> str:
 def _common_size(sizes, axis_size):
     if not sizes:
         if axis_size is None:
-            raise ValueError("vmap must have at least one non-None value in in_axes, or axis_size set.")
+            raise ValueError(
+                "vmap must have at least one non-None value in in_axes, or axis_size set."
+            )
         return axis_size
     distinct = {s for _, _, s in sizes}
     if axis_size is not None:
@@ -182,8 +205,10 @@ def _join_chunks(chunks, out_axes, size: int):
         flat, treedef = tree_flatten(chunk)
         if out_def is None:
             out_def = treedef
-            axes = [None if a is None else a % len(shape_of(f))
-                    for a, f in zip(_prefix_leaves(out_axes, chunk, "out_axes"), flat)]
+            axes = [
+                None if a is None else a % len(shape_of(f))
+                for a, f in zip(_prefix_leaves(out_axes, chunk, "out_axes"), flat)
+            ]
             joined = [_new_result(f, a, size) for f, a in zip(flat, axes)]
         length = None
         for j, (piece, ax) in enumerate(zip(flat, axes)):
@@ -198,7 +223,7 @@ def _join_chunks(chunks, out_axes, size: int):
                 joined[j].append(piece)
         offset += length or 0
     results = []
-    for j, (value, ax) in enumerate(zip(joined, axes)):
+    for value, ax in zip(joined, axes):
         if isinstance(value, list):
             value = shape_ops["concatenate"](value, axis=ax)
         results.append(value)
