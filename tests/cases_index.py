@@ -5,6 +5,7 @@ Index arrays live in the closures (they are constants). Products make the second
 checks go through the rules' own derivatives. The `vmapped-index-*` cases run an inner
 vmap whose index arrays are batched, so the harness checks the traced-index path too.
 """
+
 import numpy as np
 from optable import OpCase, arr
 
@@ -135,7 +136,10 @@ CASES += [_along_case(*c) for c in _ALONG]
 CASES.append(
     OpCase(
         "take_along_axis-sorted-product(2, 5)",
-        lambda a: anp.take_along_axis(a, np.array([[4, 0], [1, 1]]), 1) * getitem(a, (slice(None), 0, None)),
+        lambda a: (
+            anp.take_along_axis(a, np.array([[4, 0], [1, 1]]), 1)
+            * getitem(a, (slice(None), 0, None))
+        ),
         (arr(2, 5),),
         ref=lambda a: np.take_along_axis(a, np.array([[4, 0], [1, 1]]), 1) * a[:, 0, None],
     )
@@ -288,10 +292,14 @@ VMAPPED = [
     (
         "cross-entropy(4, 5)",
         lambda L: _vmapped(
-            lambda l, y: anp.take_along_axis(l, y, 0) * anp.sum(l * l) - anp.take(l, y[0]), L, _LABELS
+            lambda l, y: anp.take_along_axis(l, y, 0) * anp.sum(l * l) - anp.take(l, y[0]),
+            L,
+            _LABELS,
         ),
         (arr(4, 5),),
-        lambda L: _loop(lambda l, y: np.take_along_axis(l, y, 0) * np.sum(l * l) - l[y[0]], L, _LABELS),
+        lambda L: _loop(
+            lambda l, y: np.take_along_axis(l, y, 0) * np.sum(l * l) - l[y[0]], L, _LABELS
+        ),
     ),
     (
         "index_set(5,)",
@@ -301,7 +309,9 @@ VMAPPED = [
     ),
     (
         "index_set-batched-x(3, 2, 5)",
-        lambda x, v: _vmapped(lambda x, i, w: anp.index_set(x, (slice(None), i), w), x, _COLS_I % 5, v),
+        lambda x, v: _vmapped(
+            lambda x, i, w: anp.index_set(x, (slice(None), i), w), x, _COLS_I % 5, v
+        ),
         (arr(3, 2, 5), arr(3, 2)),
         lambda x, v: _loop(lambda x, i, w: _set_ref((slice(None), i))(x, w), x, _COLS_I % 5, v),
     ),

@@ -4,6 +4,7 @@ Modelled on PyTorch's own custom Function tests (test_autograd.py, functorch's
 test_eager_transforms / autograd_function tests); expected behaviour and messages
 were checked against torch 2.x.
 """
+
 import re
 
 import numpy as np
@@ -11,7 +12,8 @@ import pytest
 
 import autodiff as ad
 import autodiff.numpy as anp
-from autodiff.autograd import Function, forward_ad as fwAD, once_differentiable
+from autodiff.autograd import Function, once_differentiable
+from autodiff.autograd import forward_ad as fwAD
 from autodiff.autograd.function import FunctionCtx, VmapInfo
 from autodiff.core.trace import state, trace_stack_depth
 from autodiff.reverse.engine import RELEASED_MESSAGE
@@ -184,7 +186,7 @@ def test_exp_forward_backward_and_node():
     assert y.requires_grad and not y.is_leaf
     assert y.grad_fn.name() == "ExpBackward"
     assert repr(y).endswith("grad_fn=<ExpBackward>)")
-    (node, index), = y.grad_fn.next_functions
+    ((node, index),) = y.grad_fn.next_functions
     assert node.name() == "torch::autograd::AccumulateGrad" and node.variable is x and index == 0
     y.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), np.exp([0.0, 1.0, -2.0]))
@@ -374,8 +376,10 @@ def test_once_differentiable():
     gy = _t([1.0, 1.0], True)
     (gx,) = ag.grad(Cubed.apply(x), x, gy, create_graph=True)
     assert gx.grad_fn.name() == "torch::autograd::Error"
-    with pytest.raises(RuntimeError, match="trying to differentiate twice a function that was "
-                       "marked with @once_differentiable"):
+    with pytest.raises(
+        RuntimeError,
+        match="trying to differentiate twice a function that was marked with @once_differentiable",
+    ):
         gx.sum().backward()
 
 
@@ -407,12 +411,18 @@ def test_hooks_on_outputs_and_nodes():
     np.testing.assert_allclose(x.grad.numpy(), [7.0, 7.0])
 
 
-def test_retain_graph_and_released_saved_tensors():
+def test_retain_graph():
     x = _t([1.0], True)
     y = Exp.apply(x)
     y.backward(retain_graph=True)
     y.backward()
     np.testing.assert_allclose(x.grad.numpy(), 2 * np.e)
+
+
+def test_backward_after_release_raises():
+    x = _t([1.0], True)
+    y = Exp.apply(x)
+    y.backward()
     with pytest.raises(RuntimeError, match=re.escape(RELEASED_MESSAGE)):
         y.backward()
 
@@ -493,8 +503,10 @@ def test_mark_dirty_invalidates_earlier_saves_and_checks():
     AddOneInplace.apply(a)
     with pytest.raises(RuntimeError, match="is at version 2; expected version 0 instead"):
         d.sum().backward()
-    with pytest.raises(RuntimeError, match="a leaf Variable that requires grad has been used in "
-                       "an in-place operation."):
+    with pytest.raises(
+        RuntimeError,
+        match="a leaf Variable that requires grad has been used in an in-place operation.",
+    ):
         AddOneInplace.apply(_t([1.0], True))
     with ag.no_grad():  # allowed without recording
         AddOneInplace.apply(_t([1.0], True))
@@ -510,8 +522,10 @@ def test_mark_dirty_invalidates_earlier_saves_and_checks():
         def backward(ctx, g):
             return g
 
-    with pytest.raises(RuntimeError, match="Some elements marked as dirty during the forward "
-                       "method were not returned as output"):
+    with pytest.raises(
+        RuntimeError,
+        match="Some elements marked as dirty during the forward method were not returned as output",
+    ):
         NotReturned.apply(leaf * 1.0)
 
 
@@ -611,8 +625,12 @@ def _returning(grads, forward=lambda ctx, x, *rest: x * 2):
 def test_wrong_number_of_gradients():
     x, y = _t([1.0, 2.0], True), _t([3.0, 4.0], True)
     fn = _returning(lambda g: (g,), forward=lambda ctx, a, b: a * b)
-    with pytest.raises(RuntimeError, match=re.escape(
-            "function MyFnBackward returned an incorrect number of gradients (expected 2, got 1)")):
+    with pytest.raises(
+        RuntimeError,
+        match=re.escape(
+            "function MyFnBackward returned an incorrect number of gradients (expected 2, got 1)"
+        ),
+    ):
         fn.apply(x, y).sum().backward()
     fn = _returning(lambda g: (g, g))
     with pytest.raises(RuntimeError, match=re.escape("(expected 1, got 2)")):
@@ -624,9 +642,13 @@ def test_wrong_number_of_gradients():
 def test_gradient_of_wrong_shape_and_broadcast_gradients():
     x = _t([1.0, 2.0, 3.0], True)
     fn = _returning(lambda g: ad.ones(2), forward=lambda ctx, v: v.sum())
-    with pytest.raises(RuntimeError, match=re.escape(
+    with pytest.raises(
+        RuntimeError,
+        match=re.escape(
             "Function MyFnBackward returned an invalid gradient at index 0 - got [2] but "
-            "expected shape compatible with [3]")):
+            "expected shape compatible with [3]"
+        ),
+    ):
         fn.apply(x).backward()
     # a gradient the input broadcasts to is summed back to the input's shape
     _returning(lambda g: ad.ones((2, 3))).apply(x).sum().backward()
@@ -636,9 +658,13 @@ def test_gradient_of_wrong_shape_and_broadcast_gradients():
 def test_gradient_for_non_tensor_input_and_non_tensor_gradient():
     x = _t([1.0], True)
     fn = _returning(lambda g: (g, g), forward=lambda ctx, v, k: v * k)
-    with pytest.raises(RuntimeError, match=re.escape(
+    with pytest.raises(
+        RuntimeError,
+        match=re.escape(
             "function MyFnBackward returned a gradient different than None at position 2, but "
-            "the corresponding forward input was not a Variable")):
+            "the corresponding forward input was not a Variable"
+        ),
+    ):
         fn.apply(x, 2.0).sum().backward()
     with pytest.raises(RuntimeError, match=re.escape("expected Variable or None (got float)")):
         _returning(lambda g: 1.0).apply(x).sum().backward()
@@ -661,8 +687,11 @@ def test_not_implemented_and_save_errors():
         NoBackward.apply(x).backward()
     with fwAD.dual_level():
         dual = fwAD.make_dual(_t([1.0]), _t([1.0]))
-        with pytest.raises(NotImplementedError, match="You must implement the jvp function for "
-                           "custom autograd.Function to use it with forward mode AD."):
+        with pytest.raises(
+            NotImplementedError,
+            match="You must implement the jvp function for "
+            "custom autograd.Function to use it with forward mode AD.",
+        ):
             NoBackward.apply(dual)
 
     class SavesInt(Function):
@@ -671,8 +700,9 @@ def test_not_implemented_and_save_errors():
             ctx.save_for_backward(x, 3)
             return x
 
-    with pytest.raises(TypeError, match="save_for_backward can only save variables, but argument "
-                       "1 is of type int"):
+    with pytest.raises(
+        TypeError, match="save_for_backward can only save variables, but argument 1 is of type int"
+    ):
         SavesInt.apply(x)
     with pytest.raises(NotImplementedError, match="You must implement the forward function"):
         Function.apply(x)
@@ -731,12 +761,20 @@ def test_jvp_validation_messages():
 
     with fwAD.dual_level():
         x = fwAD.make_dual(_t([1.0, 2.0]), _t([1.0, 1.0]))
-        with pytest.raises(RuntimeError, match=re.escape(
+        with pytest.raises(
+            RuntimeError,
+            match=re.escape(
                 "Function's jvp returned an invalid number of forward gradients (expected 2 but "
-                "got 1)")):
+                "got 1)"
+            ),
+        ):
             TwoOut.apply(x)
-        with pytest.raises(RuntimeError, match=re.escape(
-                "Tensor is of size [2] while the given forward gradient is of size [3].")):
+        with pytest.raises(
+            RuntimeError,
+            match=re.escape(
+                "Tensor is of size [2] while the given forward gradient is of size [3]."
+            ),
+        ):
             BadSize.apply(x)
 
 
@@ -772,18 +810,20 @@ def test_vmap_with_generated_rule_and_nestings():
     np.testing.assert_allclose(ad.vmap(lambda x: Cube.apply(x)[0])(xs), xs**3)
     np.testing.assert_allclose(ad.vmap(ad.grad(lambda x: Cube.apply(x)[0]))(xs), 3 * xs**2)
     np.testing.assert_allclose(
-        ad.grad(lambda x: ad.vmap(lambda v: Cube.apply(v)[0])(x).sum())(xs), 3 * xs**2)
+        ad.grad(lambda x: ad.vmap(lambda v: Cube.apply(v)[0])(x).sum())(xs), 3 * xs**2
+    )
     np.testing.assert_allclose(ad.jacrev(lambda x: Cube.apply(x)[0])(xs), np.diag(3 * xs**2))
     np.testing.assert_allclose(ad.jacfwd(lambda x: Cube.apply(x)[0])(xs), np.diag(3 * xs**2))
     np.testing.assert_allclose(ad.hessian(lambda x: Cube.apply(x)[0].sum())(xs), np.diag(6 * xs))
     grid = np.arange(6.0).reshape(2, 3)
     np.testing.assert_allclose(ad.vmap(ad.vmap(lambda x: Cube.apply(x)[0]))(grid), grid**3)
     np.testing.assert_allclose(
-        ad.grad(lambda x: ad.vmap(ad.vmap(lambda v: Cube.apply(v)[0]))(x).sum())(grid),
-        3 * grid**2)
+        ad.grad(lambda x: ad.vmap(ad.vmap(lambda v: Cube.apply(v)[0]))(x).sum())(grid), 3 * grid**2
+    )
     np.testing.assert_allclose(
         ad.vmap(lambda x: ad.jvp(lambda u: Cube.apply(u)[0], (x,), (np.ones_like(x),))[1])(grid),
-        3 * grid**2)
+        3 * grid**2,
+    )
 
 
 def test_custom_derivative_is_used_at_every_level():
@@ -791,8 +831,7 @@ def test_custom_derivative_is_used_at_every_level():
     xs = np.array([0.2, 1.7, -0.6])
     np.testing.assert_allclose(ad.grad(lambda x: RoundSTE.apply(x).sum())(xs), np.ones(3))
     np.testing.assert_allclose(ad.vmap(ad.grad(RoundSTE.apply))(xs), np.ones(3))
-    np.testing.assert_allclose(
-        ad.grad(lambda x: ad.vmap(RoundSTE.apply)(x).sum())(xs), np.ones(3))
+    np.testing.assert_allclose(ad.grad(lambda x: ad.vmap(RoundSTE.apply)(x).sum())(xs), np.ones(3))
     np.testing.assert_allclose(ad.jacfwd(ad.vmap(RoundSTE.apply))(xs), np.eye(3))
     np.testing.assert_allclose(ad.jacrev(ad.vmap(RoundSTE.apply))(xs), np.eye(3))
     x = _t(xs, True)
@@ -871,11 +910,13 @@ def test_vmap_staticmethod():
     assert SinWithVmap.calls[-1][1] == (1,)
     np.testing.assert_allclose(ad.vmap(ad.grad(SinWithVmap.apply))(xs), np.cos(xs))
     np.testing.assert_allclose(
-        ad.grad(lambda x: ad.vmap(SinWithVmap.apply)(x).sum())(xs), np.cos(xs))
+        ad.grad(lambda x: ad.vmap(SinWithVmap.apply)(x).sum())(xs), np.cos(xs)
+    )
     np.testing.assert_allclose(ad.jacrev(SinWithVmap.apply)(xs), np.diag(np.cos(xs)))
     np.testing.assert_allclose(ad.jacfwd(SinWithVmap.apply)(xs), np.diag(np.cos(xs)))
-    np.testing.assert_allclose(ad.hessian(lambda x: SinWithVmap.apply(x).sum())(xs),
-                               np.diag(-np.sin(xs)))
+    np.testing.assert_allclose(
+        ad.hessian(lambda x: SinWithVmap.apply(x).sum())(xs), np.diag(-np.sin(xs))
+    )
     x = _t(xs, True)
     ad.vmap(SinWithVmap.apply)(x).sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), np.cos(xs))
@@ -908,16 +949,25 @@ def test_vmap_errors():
             return (OneReturn.apply(x),)
 
     xs = np.ones(3)
-    with pytest.raises(RuntimeError, match="You tried to vmap over NoVmap, but it does not have "
-                       "vmap support. Please override and implement the vmap staticmethod or set "
-                       "generate_vmap_rule=True."):
+    with pytest.raises(
+        RuntimeError,
+        match="You tried to vmap over NoVmap, but it does not have "
+        "vmap support. Please override and implement the vmap staticmethod or set "
+        "generate_vmap_rule=True.",
+    ):
         ad.vmap(NoVmap.apply)(xs)
-    with pytest.raises(RuntimeError, match="You tried to vmap over BothRules, but it has both "
-                       "generate_vmap_rule=True and an overridden vmap staticmethod."):
+    with pytest.raises(
+        RuntimeError,
+        match="You tried to vmap over BothRules, but it has both "
+        "generate_vmap_rule=True and an overridden vmap staticmethod.",
+    ):
         ad.vmap(BothRules.apply)(xs)
-    with pytest.raises(RuntimeError, match="Expected the vmap staticmethod to have two returns, "
-                       "an output and out_dims with pytree structure compatible with the output. "
-                       "Got 1 returns instead"):
+    with pytest.raises(
+        RuntimeError,
+        match="Expected the vmap staticmethod to have two returns, "
+        "an output and out_dims with pytree structure compatible with the output. "
+        "Got 1 returns instead",
+    ):
         ad.vmap(OneReturn.apply)(xs)
 
 

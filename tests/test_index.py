@@ -1,6 +1,7 @@
 """Indexing semantics the op table cannot express: exact NumPy results, errors, dtypes,
 duplicate accumulation at scale, Tensor and NumPy dispatch, the scatter kernel's two paths,
 per-example (vmapped) index arrays, index_set and the `.at` updates."""
+
 import os
 import subprocess
 import sys
@@ -38,10 +39,26 @@ def _same(got, want):
 
 
 INDICES = [
-    0, -1, (1, 2, 3), (), Ellipsis, None, slice(None, None, -1), (Ellipsis, 0, None),
-    [1, 0, 1], np.array([[1], [0]]), (slice(None), [0, 2], [3, 3]), ([1, 0], slice(None), 0),
-    X > 10, (Ellipsis, X[0, 0] > 1), (1, np.array([True, False, True])), np.True_, np.array(1),
-    (np.int64(1), np.intp(-1)), [], ([0, 1], [[0], [2]]),
+    0,
+    -1,
+    (1, 2, 3),
+    (),
+    Ellipsis,
+    None,
+    slice(None, None, -1),
+    (Ellipsis, 0, None),
+    [1, 0, 1],
+    np.array([[1], [0]]),
+    (slice(None), [0, 2], [3, 3]),
+    ([1, 0], slice(None), 0),
+    X > 10,
+    (Ellipsis, X[0, 0] > 1),
+    (1, np.array([True, False, True])),
+    np.True_,
+    np.array(1),
+    (np.int64(1), np.intp(-1)),
+    [],
+    ([0, 1], [[0], [2]]),
 ]
 
 
@@ -60,8 +77,12 @@ def test_getitem_gradient_counts_each_selection(index):
 def test_take_and_take_along_axis_on_raw_arrays_equal_numpy_exactly():
     a = np.arange(12.0).reshape(3, 4)
     for args, kwargs in [
-        ((7,), {}), (([11, -1],), {}), ((1,), {"axis": 1}), ((np.array([[0, 2]]),), {"axis": 0}),
-        (([9, -9],), {"axis": 1, "mode": "wrap"}), (([9, -9],), {"axis": 0, "mode": "clip"}),
+        ((7,), {}),
+        (([11, -1],), {}),
+        ((1,), {"axis": 1}),
+        ((np.array([[0, 2]]),), {"axis": 0}),
+        (([9, -9],), {"axis": 1, "mode": "wrap"}),
+        (([9, -9],), {"axis": 0, "mode": "clip"}),
         (([],), {}),
     ]:
         _same(take(a, *args, **kwargs), np.take(a, *args, **kwargs))
@@ -69,7 +90,9 @@ def test_take_and_take_along_axis_on_raw_arrays_equal_numpy_exactly():
     idx = np.array([[3, 0], [1, 1], [2, 0]])
     _same(take_along_axis(a, idx, axis=1), np.take_along_axis(a, idx, axis=1))
     _same(take_along_axis(a, idx[:, :1], -1), np.take_along_axis(a, idx[:, :1], -1))
-    _same(take_along_axis(a, np.array([11, 0]), None), np.take_along_axis(a, np.array([11, 0]), None))
+    _same(
+        take_along_axis(a, np.array([11, 0]), None), np.take_along_axis(a, np.array([11, 0]), None)
+    )
 
 
 def test_duplicate_indices_accumulate_at_scale():
@@ -104,11 +127,16 @@ def test_row_gradient_both_paths_preserve_dtype(numba_on, dtype):
 
 @pytest.mark.parametrize("dtype", [np.float32, np.complex64, np.complex128])
 @pytest.mark.parametrize(
-    "index", [slice(1, None, 2), [2, 2, 0], (slice(None), [1, 1]), np.array([True, False, True])],
+    "index",
+    [slice(1, None, 2), [2, 2, 0], (slice(None), [1, 1]), np.array([True, False, True])],
     ids=repr,
 )
 def test_small_gradients_preserve_dtype(dtype, index):
-    x = (np.arange(6.0) * (1 + 1j if np.dtype(dtype).kind == "c" else 1)).astype(dtype).reshape(3, 2)
+    x = (
+        (np.arange(6.0) * (1 + 1j if np.dtype(dtype).kind == "c" else 1))
+        .astype(dtype)
+        .reshape(3, 2)
+    )
     out, pullback = ad.vjp(lambda x: x[index] * 2, x)
     assert out.dtype == dtype
     assert pullback(np.ones_like(out))[0].dtype == dtype
@@ -245,8 +273,13 @@ def test_argument_errors():
 
 @pytest.mark.parametrize(
     "index",
-    [(np.array([0, 2, 0]), slice(None), np.array([3, 1, 3])), ([1, 0], None, [1, 1]),
-     (0, slice(None), [1, 1]), (Ellipsis, np.array([True, False, True, True])), slice(None, 1)],
+    [
+        (np.array([0, 2, 0]), slice(None), np.array([3, 1, 3])),
+        ([1, 0], None, [1, 1]),
+        (0, slice(None), [1, 1]),
+        (Ellipsis, np.array([True, False, True, True])),
+        slice(None, 1),
+    ],
     ids=repr,
 )
 def test_vmap_and_jacobians_of_indexing(index):
@@ -285,6 +318,8 @@ BUILDERS = {
     "two-traced": lambda i: (i, i[::-1], 0),
     "scalar-index": lambda i: (slice(None), i[0]),
     "list": lambda i: [i[0], 1, i[1]],
+    "newaxis-between": lambda i: (i, None, i),
+    "ellipsis-mask": lambda i: (i, Ellipsis, np.array([True, False, True, False, False])),
 }
 
 
@@ -333,7 +368,10 @@ def test_vmap_of_traced_index_set_matches_loop_with_gradients(build):
     np.testing.assert_array_equal(shared, _loop_np(lambda i, v: ref(_XS[0], i, v), _IS, values))
     loss = lambda x, i, v: anp.sum(anp.index_set(x, build(i), v * v) ** 2)
     grads = ad.vmap(ad.grad(loss, argnums=(0, 2)))(_XS, _IS, values)
-    want = [np.stack(g) for g in zip(*[ad.grad(loss, argnums=(0, 2))(*a) for a in zip(_XS, _IS, values)])]
+    want = [
+        np.stack(g)
+        for g in zip(*[ad.grad(loss, argnums=(0, 2))(*a) for a in zip(_XS, _IS, values)])
+    ]
     for g, w in zip(grads, want):
         np.testing.assert_allclose(g, w, rtol=1e-12)
 
@@ -414,9 +452,21 @@ def test_traced_index_errors():
 # ------------------------------------------------------------------------------------- index_set
 
 SET_INDICES = [
-    0, -1, (1, 2, 3), (), Ellipsis, slice(None, None, -1), (Ellipsis, 0, None), [1, 0, 1],
-    np.array([[1], [0]]), (slice(None), [0, 2, 0], [3, 3, 1]), ([1, 0], slice(None), 0), X > 10,
-    (1, np.array([True, False, True])), np.array(1), [],
+    0,
+    -1,
+    (1, 2, 3),
+    (),
+    Ellipsis,
+    slice(None, None, -1),
+    (Ellipsis, 0, None),
+    [1, 0, 1],
+    np.array([[1], [0]]),
+    (slice(None), [0, 2, 0], [3, 3, 1]),
+    ([1, 0], slice(None), 0),
+    X > 10,
+    (1, np.array([True, False, True])),
+    np.array(1),
+    [],
 ]
 
 
@@ -467,7 +517,9 @@ def test_index_set_casts_to_x_dtype_and_value_gradients_keep_their_dtype():
 def test_index_set_jvp_and_symbolic_zeros():
     idx = np.array([1, 1])
     x, v = np.zeros(3), np.array([1.0, 2.0])
-    _, t = ad.jvp(lambda x, v: anp.index_set(x, idx, v), (x, v), (np.ones(3), np.array([10.0, 20.0])))
+    _, t = ad.jvp(
+        lambda x, v: anp.index_set(x, idx, v), (x, v), (np.ones(3), np.array([10.0, 20.0]))
+    )
     np.testing.assert_array_equal(t, [1.0, 20.0, 1.0])
     _, t = ad.jvp(lambda v: anp.index_set(x, idx, v), (v,), (np.array([10.0, 20.0]),))
     np.testing.assert_array_equal(t, [0.0, 20.0, 0.0])
@@ -496,8 +548,12 @@ def test_at_methods_equal_numpy_and_leave_x_unchanged():
     t = ad.tensor(x)
     idx = np.array([1, 3, 1])
     v = np.array([10.0, -1.0, 0.5])
-    for method, ufunc in [("add", np.add), ("multiply", np.multiply), ("min", np.minimum),
-                          ("max", np.maximum)]:
+    for method, ufunc in [
+        ("add", np.add),
+        ("multiply", np.multiply),
+        ("min", np.minimum),
+        ("max", np.maximum),
+    ]:
         want = x.copy()
         ufunc.at(want, idx, v)
         _same(getattr(at(x)[idx], method)(v), want)
@@ -542,6 +598,8 @@ def test_at_min_max_ties_share_the_gradient():
     gx, gv = g(x, np.array([1.0, 3.0, 5.0]))
     np.testing.assert_allclose(gx, [0.5, 0.5])
     np.testing.assert_allclose(gv, [0.5, 0.0, 0.5])
-    gx, gv = ad.grad(lambda x, v: anp.sum(at(x)[[0, 0]].max(v)), argnums=(0, 1))(x, np.array([4.0, 4.0]))
+    gx, gv = ad.grad(lambda x, v: anp.sum(at(x)[[0, 0]].max(v)), argnums=(0, 1))(
+        x, np.array([4.0, 4.0])
+    )
     np.testing.assert_allclose(gx, [0.0, 1.0])
     np.testing.assert_allclose(gv, [0.5, 0.5])

@@ -13,6 +13,7 @@ the values it is given, so one ctx serves every level: the imperative graph
 (where `create_graph` hands the rule graph-linked Tensors, so double backward
 works), grad, jvp, vmap and their nestings.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -197,8 +198,14 @@ class FunctionCtx:
         if per_example:
             self._ad_resetup = any(
                 isinstance(v, Tensor) and v._trace is not EVAL_TRACE
-                for v in (*vars(self).values(), *(r[1] for r in self._ad_refs + (
-                    self._ad_fwd_refs or ()) if r is not None and r[0] == "const"))
+                for v in (
+                    *vars(self).values(),
+                    *(
+                        r[1]
+                        for r in self._ad_refs + (self._ad_fwd_refs or ())
+                        if r is not None and r[0] == "const"
+                    ),
+                )
             )
         return tuple(tensors)
 
@@ -223,9 +230,12 @@ class FunctionCtx:
     def _ad_saved_view(self, refs, ins, outs):
         previous = self._ad_saved
         self._ad_saved = tuple(
-            None if r is None
-            else ins[r[1]] if r[0] == "in"
-            else outs[r[1]] if r[0] == "out"
+            None
+            if r is None
+            else ins[r[1]]
+            if r[0] == "in"
+            else outs[r[1]]
+            if r[0] == "out"
             else self._ad_lift(r[1])
             for r in refs
         )
@@ -248,7 +258,7 @@ class FunctionCtx:
         return grads
 
     def _ad_check_grads(self, result, ins) -> tuple:
-        """torch's validation of what backward returned: count, non-Tensor inputs, shapes, dtypes."""
+        """torch's checks of what backward returned: count, non-Tensor inputs, shapes, dtypes."""
         grads = result if isinstance(result, tuple) else (result,)
         n = len(ins)
         if len(grads) > n and all(g is None for g in grads[n:]):
@@ -309,8 +319,14 @@ class FunctionCtx:
     def _ad_outputs(self, args: tuple, outs: tuple):
         """Rebuild what forward returned around the primitive's outputs (the apply result)."""
         outs = list(outs)
-        node = next((o._edge[0] for o in outs if isinstance(o, Tensor) and o._trace is EVAL_TRACE
-                     and o._edge is not None), None)
+        node = next(
+            (
+                o._edge[0]
+                for o in outs
+                if isinstance(o, Tensor) and o._trace is EVAL_TRACE and o._edge is not None
+            ),
+            None,
+        )
         if node is not None:
             self._ad_trim_versions(node)
         for j, o in enumerate(outs):
@@ -327,8 +343,11 @@ class FunctionCtx:
 
     def _ad_trim_versions(self, node) -> None:
         """Like torch, check in-place modification only of the inputs that were saved."""
-        saved = {r[1] for r in (self._ad_refs or ()) + (self._ad_fwd_refs or ())
-                 if r is not None and r[0] == "in"}
+        saved = {
+            r[1]
+            for r in (self._ad_refs or ()) + (self._ad_fwd_refs or ())
+            if r is not None and r[0] == "in"
+        }
         if node.versions is not None:
             node.versions = [v if i in saved else None for i, v in enumerate(node.versions)]
 
@@ -340,7 +359,9 @@ def _rebase_dirty(args, dirty, out, node):
     if not (isinstance(orig, Tensor) and orig._trace is EVAL_TRACE):
         return out
     if out._edge is not None and orig._requires_grad and orig._edge is None:
-        raise RuntimeError("a leaf Variable that requires grad has been used in an in-place operation.")
+        raise RuntimeError(
+            "a leaf Variable that requires grad has been used in an in-place operation."
+        )
     orig._value = out._value
     if out._edge is not None:
         orig._edge = out._edge
@@ -367,8 +388,12 @@ def _wrap(v):
 
 def _lower(v):
     """A level-0 Tensor without a graph becomes its raw value again."""
-    if (isinstance(v, Tensor) and v._trace is EVAL_TRACE and v._edge is None
-            and not v._requires_grad):
+    if (
+        isinstance(v, Tensor)
+        and v._trace is EVAL_TRACE
+        and v._edge is None
+        and not v._requires_grad
+    ):
         return v._value
     return v
 
@@ -469,8 +494,11 @@ def _run_layers(fn, spec: tuple, values: list, dims: list, out_dims):
     from autodiff.vmap import vmap
 
     layer = len(spec) - 1
-    mapped = [k for k, (v, d) in enumerate(zip(values, dims))
-              if v is not None and d is not None and d[layer] is not None]
+    mapped = [
+        k
+        for k, (v, d) in enumerate(zip(values, dims))
+        if v is not None and d is not None and d[layer] is not None
+    ]
     inner_dims = [None if d is None else d[:layer] for d in dims]
     inner_out = None if out_dims is None else [None if d is None else d[:layer] for d in out_dims]
 
@@ -480,8 +508,12 @@ def _run_layers(fn, spec: tuple, values: list, dims: list, out_dims):
             vals[k] = v
         return tuple(_run_layers(fn, spec[:layer], vals, inner_dims, inner_out))
 
-    outs = vmap(per_example, in_axes=tuple(dims[k][layer] for k in mapped), out_axes=0,
-                axis_size=spec[layer][1])(*[values[k] for k in mapped])
+    outs = vmap(
+        per_example,
+        in_axes=tuple(dims[k][layer] for k in mapped),
+        out_axes=0,
+        axis_size=spec[layer][1],
+    )(*[values[k] for k in mapped])
     if out_dims is None:
         return outs
     placed = []
@@ -518,9 +550,9 @@ def _vjp(cts, *primals, out, ctx: FunctionCtx, spec: tuple):
 
     def body(*vals):
         ins = [ctx._ad_wrap_input(i, v) for i, v in enumerate(vals[:n_in])]
-        outs = [ctx._ad_lift(v) for v in vals[n_in:n_in + n_out]]
+        outs = [ctx._ad_lift(v) for v in vals[n_in : n_in + n_out]]
         c = ctx._ad_for_rule(ins, outs)
-        grad_outputs = c._ad_grad_outputs(vals[n_in + n_out:], outs)
+        grad_outputs = c._ad_grad_outputs(vals[n_in + n_out :], outs)
         with c._ad_saved_view(c._ad_refs, ins, outs):
             result = backward(c, *grad_outputs)
         return c._ad_check_grads(result, ins)
@@ -538,10 +570,10 @@ def _jvp(primals, tangents, *, out, ctx: FunctionCtx, spec: tuple):
 
     def body(*vals):
         ins = [ctx._ad_wrap_input(i, v) for i, v in enumerate(vals[:n_in])]
-        outs = [ctx._ad_lift(v) for v in vals[n_in:n_in + n_out]]
+        outs = [ctx._ad_lift(v) for v in vals[n_in : n_in + n_out]]
         c = ctx._ad_for_rule(ins, outs)
         tangents_in = []
-        for i, t in enumerate(vals[n_in + n_out:]):
+        for i, t in enumerate(vals[n_in + n_out :]):
             if not c._ad_mask[i]:
                 t = None
             elif t is None and c.materialize_grads:
@@ -615,6 +647,20 @@ def _finish_rule(results, values) -> tuple:
     if any(isinstance(v, Tensor) for v in values):
         return tuple(results)
     return tuple(_lower(r) for r in results)
+
+
+def _bind_defaults(cls, args: tuple, kwargs: dict) -> tuple:
+    """Like torch for setup_context-style Functions: defaults of forward become inputs."""
+    sig = cls.__dict__.get("_ad_forward_signature")
+    if sig is None:
+        sig = inspect.signature(cls.forward)
+        positional = [p for p in sig.parameters.values() if p.kind <= p.POSITIONAL_OR_KEYWORD]
+        cls._ad_forward_signature = sig = (sig, len(positional))
+    if not kwargs and len(args) >= sig[1]:
+        return args, kwargs
+    bound = sig[0].bind(*args, **kwargs)
+    bound.apply_defaults()
+    return bound.args, bound.kwargs
 
 
 def _primitive_of(cls) -> Primitive:
@@ -725,9 +771,7 @@ class Function:
     def apply(cls, *args, **kwargs):
         """Run the Function on `args`, recording it for every active level of differentiation."""
         if _is_new_style(cls):
-            bound = inspect.signature(cls.forward).bind(*args, **kwargs)
-            bound.apply_defaults()
-            args, kwargs = bound.args, bound.kwargs
+            args, kwargs = _bind_defaults(cls, args, kwargs)
         elif any(_under_transform(a) for a in args):
             raise RuntimeError(_FUNCTORCH_HINT)
         ctx = FunctionCtx()
@@ -751,8 +795,9 @@ _delayed_error_p.batch = lambda values, dims: (values[0], dims[0])
 
 
 def _raise_twice(ct, x, *, out):
-    raise RuntimeError("trying to differentiate twice a function that was marked with "
-                       "@once_differentiable")
+    raise RuntimeError(
+        "trying to differentiate twice a function that was marked with @once_differentiable"
+    )
 
 
 _delayed_error_p.vjp = _raise_twice

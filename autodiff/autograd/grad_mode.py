@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import inspect
 
 from autodiff.core.trace import state
 
@@ -22,10 +23,41 @@ class _ModeContext(contextlib.ContextDecorator):
         return self.__class__()
 
     def __call__(self, func):
+        if inspect.isgeneratorfunction(func):
+            return self._wrap_generator(func)
+
         @functools.wraps(func)
         def wrapper(*args, **kwargs):
             with self.clone():
                 return func(*args, **kwargs)
+
+        return wrapper
+
+    def _wrap_generator(self, func):
+        """As torch does, run each step of a decorated generator inside the mode (not the
+        caller's code between steps, and not just the generator's creation)."""
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            gen = func(*args, **kwargs)
+            try:
+                with self.clone():
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        with self.clone():
+                            gen.close()
+                        raise
+                    except BaseException as exc:
+                        with self.clone():
+                            response = gen.throw(exc)
+                    else:
+                        with self.clone():
+                            response = gen.send(request)
+            except StopIteration as stop:
+                return stop.value
 
         return wrapper
 

@@ -655,15 +655,15 @@ def _check_undefined_backward(func, inputs: tuple) -> None:
         except (RuntimeError, NotImplementedError, TypeError, ValueError) as e:
             _warn_undefined()
             raise GradcheckError(
-                "Expected backward function to handle undefined output grads. Please look at "
-                '"Notes about undefined output gradients" in "tools/autograd/derivatives.yaml"'
+                "Expected backward function to handle undefined output grads. A vjp rule gets "
+                "None (a symbolic zero) as the cotangent of an output nothing depends on, and "
+                f"must treat it as zeros; this one failed with: {e}"
             ) from e
         if any(g is not None and np.any(_value(g) != 0) for g in grads):
             _warn_undefined()
             raise GradcheckError(
                 "Expected all input grads to be undefined or zero when all output grads are "
-                'undefined or zero. Please look at "Notes about undefined output gradients" in '
-                '"tools/autograd/derivatives.yaml"'
+                "undefined or zero."
             )
 
 
@@ -821,12 +821,11 @@ def gradgradcheck(
     The gradients of `func`'s differentiable outputs with respect to its inputs
     that require grad, contracted with `grad_outputs` (random in [-1, 1] when not
     given, non-contiguous with `gen_non_contig_grad_outputs`), are computed with
-    `create_graph=True` and checked like any function by `gradcheck` (an input that
-    no output depends on gives a constant zero gradient, where torch leaves it out
-    of the checked outputs): reverse over
-    reverse (`check_rev_over_rev`) and/or forward over reverse
-    (`check_fwd_over_rev`, which differentiates the functional `autodiff.vjp`,
-    since forward-mode tangents do not flow through a recorded graph).
+    `create_graph=True` and checked like any function by `gradcheck`: reverse over
+    reverse (`check_rev_over_rev`) and/or forward over reverse (`check_fwd_over_rev`,
+    which differentiates the functional `autodiff.vjp`, since forward-mode tangents
+    do not flow through a recorded graph). An input no output depends on gets a
+    constant zero gradient (torch leaves it out of the checked outputs).
 
     Example:
         >>> import autodiff as ad

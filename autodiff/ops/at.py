@@ -8,6 +8,7 @@ indices may vary under vmap. Out-of-bounds indices raise IndexError as in NumPy 
 `mode=` choices are not supported). Tensors have `.at`; a raw NumPy array cannot get it:
 wrap it with `autodiff.tensor`, or call `at(x)` or the functions directly.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -11,6 +11,7 @@ instead passed as a primitive argument, marked `ARG` in `index`; such an index i
 in canonical form (one entry per dimension, no Ellipsis, boolean masks as their
 `nonzero()` arrays), which is what its batch rules rely on.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -385,6 +386,7 @@ def _batched_axis(index: tuple, ndim: int) -> int:
     It is 0 unless the advanced indices are separated, which moves their broadcast axes
     first; a probe of size-1 axes (and a batch of 2) finds it under every NumPy rule.
     """
+
     def probe(p):
         if isinstance(p, slice):
             return slice(None)

@@ -91,6 +91,8 @@ def _accumulate(cts: dict, node, index: int, ct) -> None:
     if prim is not None and prim.multiple_results:
         slots = cts.get(node)
         if slots is None:
+            if node.out is None:  # released by an earlier backward pass
+                raise RuntimeError(RELEASED_MESSAGE)
             slots = cts[node] = [None] * len(node.out)
         slots[index] = ct if slots[index] is None else add(slots[index], ct)
     else:
@@ -252,6 +254,8 @@ class _Runner:
                 in_cts = rule(ct, *primals, out=out, needs=needs, **node.params)
             else:
                 in_cts = rule(ct, *primals, out=out, **node.params)
+            if self.state.anomaly and self.state.anomaly_check_nan:
+                _check_nan(node, in_cts)  # inside: a nan error also gets the forward trace
         except Exception:
             if extra is not None and extra.anomaly_trace is not None:
                 warnings.warn(
@@ -260,8 +264,6 @@ class _Runner:
                     stacklevel=2,
                 )
             raise
-        if self.state.anomaly and self.state.anomaly_check_nan:
-            _check_nan(node, in_cts)
         if extra is not None and extra.post_hooks:
             in_cts = self._post_hooks(node, in_cts, ct if multi else [ct])
         if not self.retain:
@@ -324,7 +326,8 @@ class _Runner:
         return grads
 
     def _post_hooks(self, node, in_cts, grad_outputs):
-        in_cts = tuple(in_cts)
+        # Inputs that need no gradient show None, as in torch (rules may compute one anyway).
+        in_cts = tuple(None if e is None else g for e, g in zip(node.parents, in_cts))
         for hook in list(node.extra.post_hooks):
             new = hook(tuple(_as_tensor(g) for g in in_cts), tuple(_as_tensor(g) for g in grad_outputs))
             if new is not None:

@@ -1,0 +1,783 @@
+"""Special functions (SciPy's `scipy.special` names): erf family, gamma family, logistic, logsumexp.
+
+Functions NumPy lacks (erf, erfc, erfinv, ndtri, log_ndtr, gammaln, gamma, digamma,
+polygamma) are scalar float64 routines in the first half of this module. On their first
+use each is compiled into a Numba ufunc (`cache=True`); with Numba disabled
+(`AUTODIFF_DISABLE_NUMBA=1`) or missing, the same code runs through `np.vectorize`.
+SciPy is never imported. Results follow SciPy's values (including the edge cases at poles
+and infinities) and keep float32 as float32 (computed in float64, then rounded).
+
+The second half defines the primitives with their rules side by side, then composites
+(ndtr, beta, betaln, softmax, log_softmax) and `FUNCTIONS`, the table that
+`autodiff.scipy.special` re-exports. Every derivative is again a function of this module,
+so all orders work: gammaln' = digamma, digamma' = polygamma(1, .),
+polygamma(n, .)' = polygamma(n + 1, .).
+"""
+from __future__ import annotations
+
+import math
+import threading
+
+import numpy as np
+
+from autodiff.core.dtypes import dtype_of, is_inexact
+from autodiff.core.primitive import Primitive, bind
+from autodiff.kernels._numba import numba_enabled
+from autodiff.ops.batching import broadcasting_batch_rule, unary_batch_rule
+from autodiff.ops.broadcast import broadcast_to, shape_of
+from autodiff.ops.elementwise import FUNCTIONS as ELEMENTWISE
+from autodiff.ops.elementwise import _binary, _unary, astype, stop_gradient, unbroadcast, where
+from autodiff.ops.reduce import (
+    _reduction_batch,
+    expand_reduced,
+    normalize_axes,
+    reduce_max_p,
+    reduce_sum,
+)
+from autodiff.ops.shape import FUNCTIONS as SHAPE
+
+exp = ELEMENTWISE["exp"]
+log = ELEMENTWISE["log"]
+log1p = ELEMENTWISE["log1p"]
+isfinite = ELEMENTWISE["isfinite"]
+sign = ELEMENTWISE["sign"]
+
+_SQRT2 = 1.4142135623730951
+_SQRT1_2 = 0.7071067811865476
+_SQRT_PI = 1.7724538509055159
+_SQRT_2PI = 2.5066282746310002
+_TWO_OVER_SQRT_PI = 1.1283791670955126
+_MACHEP = 1.1102230246251565e-16  # 2**-53
+_LOG_MAX = 709.782712893384  # log of the largest float64
+_MAX_GAMMA_ARG = 171.6243769563027  # gamma overflows above this
+_MAX_LGAMMA_ARG = 2.556348e305  # gammaln overflows above this
+
+# ---------------------------------------------------------------------------------------------
+# Scalar kernels: Python floats in and out, no exceptions (every pole, overflow and domain
+# error is turned into inf or nan first, since Python's math raises where C returns inf).
+
+
+def _horner(coeffs, z):
+    """The polynomial with `coeffs` (highest degree first) at `z`."""
+    acc = 0.0
+    for c in coeffs:
+        acc = acc * z + c
+    return acc
+
+
+def _is_integer(x):
+    """True for finite integral floats (`x % 1.0` is nan for infinities)."""
+    return x % 1.0 == 0.0
+
+
+def _pow(a, b):
+    """`a ** b` for `a > 0`, inf on overflow."""
+    if b * math.log(a) > _LOG_MAX:
+        return math.inf
+    return a**b
+
+
+def _erf(x):
+    return math.erf(x)
+
+
+def _erfc(x):
+    return math.erfc(x)
+
+
+def _ndtr(a):
+    """The standard normal CDF, as SciPy (Cephes) computes it."""
+    x = a * _SQRT1_2
+    z = abs(x)
+    if z < 1.0:
+        return 0.5 + 0.5 * math.erf(x)
+    y = 0.5 * math.erfc(z)
+    return 1.0 - y if x > 0.0 else y
+
+
+def _log_ndtr(a):
+    """log of the normal CDF: log1p(-ndtr(-a)) for a > 0 (where SciPy's log(ndtr(a)) loses
+    digits), log(ndtr(a)) down to -20, then the asymptotic series of log(erfc) (as SciPy)."""
+    if math.isnan(a):
+        return a
+    if a > 0.0:
+        return math.log1p(-_ndtr(-a))
+    if a > -20.0:
+        return math.log(_ndtr(a))
+    log_lhs = -0.5 * a * a - math.log(-a) - 0.5 * math.log(2.0 * math.pi)
+    last_total = 0.0
+    right_hand_side = 1.0
+    numerator = 1.0
+    denom_factor = 1.0
+    denom_cons = 1.0 / (a * a)
+    sgn = 1.0
+    for i in range(1, 100):
+        if abs(last_total - right_hand_side) <= 2.220446049250313e-16:
+            break
+        last_total = right_hand_side
+        sgn = -sgn
+        denom_factor *= denom_cons
+        numerator *= 2 * i - 1
+        right_hand_side += sgn * numerator * denom_factor
+    return log_lhs + math.log(right_hand_side)
+
+
+def _erfinv_parts(x, q):
+    """The y >= 0 with erf(y) = x and erfc(y) = q, for 0 <= x <= 1 and q = 1 - x, each
+    accurate where it is small: Giles' single-precision approximation (an asymptotic guess
+    far in the tail), refined by Newton steps on whichever residual is well conditioned."""
+    if q <= 0.0:
+        return math.inf
+    if x <= 0.0:
+        return 0.0
+    w = -math.log(q * (1.0 + x))
+    if w < 5.0:
+        w -= 2.5
+        y = x * _horner(_GILES_CENTRAL, w)
+    elif w < 16.0:
+        w = math.sqrt(w) - 3.0
+        y = x * _horner(_GILES_TAIL, w)
+    else:  # erfc(y) ~ exp(-y^2) / (y sqrt(pi))
+        t = -math.log(q)
+        y = math.sqrt(t - 0.5 * math.log(math.pi * t))
+    # erf is concave on y >= 0, so Newton's iterates approach the root monotonically.
+    for _ in range(12):
+        slope = _TWO_OVER_SQRT_PI * math.exp(-y * y)
+        if slope == 0.0:
+            break
+        residual = math.erf(y) - x if x < 0.5 else q - math.erfc(y)
+        step = residual / slope
+        y -= step
+        if abs(step) <= _MACHEP * y:
+            break
+    return y
+
+
+_GILES_CENTRAL = (
+    2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+    -0.00125372503, -0.00417768164, 0.246640727, 1.50140941,
+)
+_GILES_TAIL = (
+    -0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+    -0.0076224613, 0.00943887047, 1.00167406, 2.83297682,
+)
+
+
+def _erfinv(x):
+    a = abs(x)
+    if not a <= 1.0:
+        return math.nan
+    return math.copysign(_erfinv_parts(a, 1.0 - a), x)
+
+
+def _ndtri(p):
+    """The inverse normal CDF, -sqrt(2) erfcinv(2p), with 2p or 2(1 - p) kept exact."""
+    if not (p > 0.0 and p < 1.0):
+        if p == 0.0:
+            return -math.inf
+        if p == 1.0:
+            return math.inf
+        return math.nan
+    if p < 0.5:
+        q = 2.0 * p
+        return -_SQRT2 * _erfinv_parts(1.0 - q, q)
+    q = 2.0 * (1.0 - p)
+    return _SQRT2 * _erfinv_parts(1.0 - q, q)
+
+
+def _gamma(x):
+    if math.isnan(x) or x == math.inf:
+        return x
+    if x == 0.0:
+        return math.copysign(math.inf, x)
+    if x < 0.0 and (x == -math.inf or _is_integer(x)):
+        return math.nan
+    if x > _MAX_GAMMA_ARG:
+        return math.inf
+    return math.gamma(x)
+
+
+def _lgamma(x):
+    """log|gamma(x)|; Taylor series around 1 and 2, where it vanishes, keep it accurate."""
+    if math.isnan(x) or math.isinf(x):
+        return x
+    if x <= 0.0 and _is_integer(x):
+        return math.inf
+    if abs(x - 1.0) < 0.2:
+        z = x - 1.0
+        return z * _horner(_LGAMMA_AT_ONE, z)
+    if abs(x - 2.0) < 0.2:
+        z = x - 2.0
+        return z * _horner(_LGAMMA_AT_TWO, z)
+    if x > _MAX_LGAMMA_ARG:
+        return math.inf
+    return math.lgamma(x)
+
+
+def _digamma(x):
+    """psi(x): Taylor series at its two roots nearest 0, reflection for x < 0, recurrence up
+    to x >= 10, then the asymptotic series (the approach of SciPy and Cephes)."""
+    if math.isnan(x) or x == math.inf:
+        return x
+    if x == 0.0:
+        return -math.copysign(math.inf, x)
+    if x < 0.0 and (x == -math.inf or _is_integer(x)):
+        return math.nan
+    if abs(x - _POSROOT) < 0.25:
+        d = x - _POSROOT
+        return _POSROOT_VALUE + d * _horner(_POSROOT_SERIES, d)
+    if abs(x - _NEGROOT) < 0.1:
+        d = x - _NEGROOT
+        return _NEGROOT_VALUE + d * _horner(_NEGROOT_SERIES, d)
+    result = 0.0
+    if x < 0.0:  # psi(x) = psi(1 - x) - pi / tan(pi x), with pi x reduced to (-pi/2, pi/2]
+        r = x % 1.0
+        if r > 0.5:
+            r -= 1.0
+        result = -math.pi / math.tan(math.pi * r)
+        x = 1.0 - x
+    while x < 10.0:
+        result -= 1.0 / x
+        x += 1.0
+    z = 1.0 / (x * x)
+    return result + math.log(x) - 0.5 / x - z * _horner(_DIGAMMA_ASYMPTOTIC, z)
+
+
+_DIGAMMA_ASYMPTOTIC = (  # B_2k / 2k, k = 7..1
+    1.0 / 12.0, -691.0 / 32760.0, 1.0 / 132.0, -1.0 / 240.0, 1.0 / 252.0, -1.0 / 120.0,
+    1.0 / 12.0,
+)
+
+
+def _hurwitz_zeta(s, q):
+    """sum over k >= 0 of (k + q)**-s for s > 1 (q < 0 needs an integral s): direct terms
+    until q + k > 9, then Euler-Maclaurin (Cephes' algorithm)."""
+    if math.isnan(s) or math.isnan(q) or s < 1.0:
+        return math.nan
+    if s == 1.0:
+        return math.inf
+    if q <= 0.0:
+        if q == -math.inf or _is_integer(q):
+            return math.inf
+        if not _is_integer(s):
+            return math.nan
+    if q > 1e8:
+        return (1.0 / (s - 1.0) + 0.5 / q) * q ** (1.0 - s)
+    odd = s % 2.0 == 1.0
+    total = _pow(abs(q), -s)
+    if q < 0.0 and odd:
+        total = -total
+    a = q
+    b = 0.0
+    i = 0
+    while i < 9 or a <= 9.0:
+        i += 1
+        a += 1.0
+        b = _pow(abs(a), -s)
+        if a < 0.0 and odd:
+            b = -b
+        total += b
+        if abs(b) < _MACHEP * abs(total):
+            return total
+    w = a
+    total += b * w / (s - 1.0)
+    total -= 0.5 * b
+    fac = 1.0
+    k = 0.0
+    for j in range(12):
+        fac *= s + k
+        b /= w
+        t = fac * b / _ZETA_EULER_MACLAURIN[j]
+        total += t
+        if abs(t) < _MACHEP * abs(total):
+            break
+        k += 1.0
+        fac *= s + k
+        b /= w
+        k += 1.0
+    return total
+
+
+_ZETA_EULER_MACLAURIN = (  # (2k)! / B_2k, k = 1..12
+    12.0, -720.0, 30240.0, -1209600.0, 47900160.0, -1892437580.3183792, 74724249600.0,
+    -2950130727918.164, 116467828143500.67, -4597978722407473.0, 1.8152105401943546e17,
+    -7.166165256175667e18,
+)
+
+
+def _polygamma(n, x):
+    """(-1)**(n+1) n! zeta(n + 1, x) for integers n >= 1, digamma for n = 0, nan otherwise."""
+    if not (n >= 0.0 and _is_integer(n)):
+        return math.nan
+    if n == 0.0:
+        return _digamma(x)
+    factorial = math.inf if n > 170.0 else math.gamma(n + 1.0)
+    sgn = 1.0 if n % 2.0 == 1.0 else -1.0
+    return sgn * factorial * _hurwitz_zeta(n + 1.0, x)
+
+
+# Series coefficients, highest degree first, computed with mpmath at 50 digits.
+_POSROOT = 1.4616321449683622  # the positive root of digamma (nearest double)
+_POSROOT_VALUE = -9.241265521729427e-17  # digamma there
+_POSROOT_SERIES = (  # digamma^(k)(root) / k!, k = 28..1
+    -1.6584242271854165e-05, 2.4240066118601362e-05, -3.543007094765967e-05,
+    5.17857579522209e-05, -7.569179582195078e-05, 0.00011063372768747428,
+    -0.00016170622091974827, 0.00023635601564027086, -0.0003454680251063082,
+    0.0005049532658346027, -0.000738070938996006, 0.0010788252019162978,
+    -0.001576936771430199, 0.00230512632673493, -0.0033698016554393312, 0.004926781395729858,
+    -0.007204534386356875, 0.010538791616612184, -0.01542476590494897, 0.022597648232218118,
+    -0.033161126474847376, 0.04880428816414313, -0.07219956125645474, 0.10782405069126241,
+    -0.16394270544240658, 0.2584997609556511, -0.4427631689835922, 0.9676722454476212,
+)
+_NEGROOT = -0.5040830082644554  # the root of digamma in (-1, 0)
+_NEGROOT_VALUE = 7.289763902976895e-17
+_NEGROOT_SERIES = (
+    -256915093.7987531, 551481251.8585448, -59721085.41129418, 137373435.87411496,
+    -13807481.99726386, 34228316.69580112, -3172131.31557447, 8530604.878543982,
+    -723318.8861804291, 2126602.372596875, -163451.7934270022, 530280.3912420176,
+    -36529.945969485576, 132262.95480834588, -8051.818155363481, 32997.785655255044,
+    -1743.3646088673593, 8234.667099203069, -368.5783503832184, 2055.5357119463315,
+    -75.37700066344615, 513.2704629562861, -14.706721735530332, 128.27342343090902,
+    -2.7610116487908227, 32.258572064915505, -0.8093454625306499, 8.939798558792134,
+)
+_LGAMMA_AT_ONE = (  # lgamma(1 + z) / z: (-1)^k zeta(k) / k, k = 24..2, then -euler_gamma
+    0.04166666915034121, -0.04347826605304026, 0.04545455629320467, -0.047619070330142226,
+    0.05000004769810169, -0.05263167937961666, 0.055555767627403614, -0.058823978658684585,
+    0.06250095514121304, -0.06666870588242046, 0.07143294629536133, -0.0769325164113522,
+    0.083353840546109, -0.09095401714582904, 0.1000994575127818, -0.11133426586956469,
+    0.12550966952474304, -0.1440498967688461, 0.1695571769974082, -0.20738555102867398,
+    0.27058080842778454, -0.40068563438653143, 0.8224670334241132, -0.5772156649015329,
+)
+_LGAMMA_AT_TWO = (  # lgamma(2 + z) / z: (-1)^k (zeta(k) - 1) / k, k = 24..2, then 1 - euler_gamma
+    2.4836745438024785e-09, -5.183475041970047e-09, 1.0838659214896955e-08,
+    -2.2711094608943164e-08, 4.7698101693639804e-08, -1.0043224823968099e-07,
+    2.1207184805554665e-07, -4.492469198764566e-07, 9.55141213040742e-07,
+    -2.039215753801366e-06, 4.374866789907488e-06, -9.439488275268397e-06,
+    2.050721277567069e-05, -4.492623673813314e-05, 9.945751278180853e-05,
+    -0.00022315475845357939, 0.0005096695247430425, -0.001192753911703261,
+    0.0028905103307415234, -0.007385551028673986, 0.020580808427784546, -0.0673523010531981,
+    0.3224670334241132, 0.42278433509846713,
+)
+
+# Scalar routines called by other kernels: Numba compiles them inline once registered.
+_HELPERS = (_horner, _is_integer, _pow, _ndtr, _erfinv_parts, _digamma, _hurwitz_zeta)
+_compile_lock = threading.Lock()
+_helpers_registered = False
+
+
+class _Kernel:
+    """A scalar float64 routine mapped over NumPy-broadcast arguments: a Numba ufunc compiled
+    on the first call (cached on disk), else `np.vectorize` of the same Python code.
+
+    The result dtype follows the last argument: float32 (and float16) stay float32, every
+    other real dtype gives float64. 0-d results are NumPy scalars, as from a ufunc.
+    """
+
+    def __init__(self, scalar, nin: int = 1):
+        self.scalar = scalar
+        self.name = scalar.__name__.lstrip("_")
+        self.signature = f"float64({', '.join(['float64'] * nin)})"
+        self.vectorized = np.vectorize(scalar, otypes=[np.float64])
+        self.ufunc = None
+
+    def __call__(self, *args):
+        dtype = dtype_of(args[-1])
+        if dtype.kind == "c":
+            raise TypeError(f"autodiff.scipy.special.{self.name} does not support complex input")
+        dtype = np.result_type(dtype, np.float32)
+        args = [np.asarray(a, dtype=np.float64) for a in args]
+        if numba_enabled():
+            out = (self.ufunc or self._compile())(*args)
+        else:
+            out = self.vectorized(*args)
+        if out.dtype != dtype:
+            out = out.astype(dtype)
+        return out[()] if isinstance(out, np.ndarray) and out.ndim == 0 else out
+
+    def _compile(self):
+        global _helpers_registered
+        import numba
+        from numba.extending import register_jitable
+
+        with _compile_lock:
+            if not _helpers_registered:
+                for helper in _HELPERS:
+                    register_jitable(helper)
+                _helpers_registered = True
+            if self.ufunc is None:
+                self.ufunc = numba.vectorize([self.signature], cache=True)(self.scalar)
+        return self.ufunc
+
+
+# ---------------------------------------------------------------------------------------------
+# Unary primitives: impl, derivative d(x, out) (jvp = t * d, vjp = g * d), elementwise batch.
+
+erf_p = _unary("erf", _Kernel(_erf), lambda x, out: _TWO_OVER_SQRT_PI * exp(-(x * x)))
+erfc_p = _unary("erfc", _Kernel(_erfc), lambda x, out: -_TWO_OVER_SQRT_PI * exp(-(x * x)))
+erfinv_p = _unary("erfinv", _Kernel(_erfinv), lambda x, out: 0.5 * _SQRT_PI * exp(out * out))
+ndtri_p = _unary("ndtri", _Kernel(_ndtri), lambda x, out: _SQRT_2PI * exp(0.5 * (out * out)))
+# (log ndtr)' = pdf / ndtr = exp(-x^2/2 - log_ndtr(x)) / sqrt(2 pi): no overflow either way.
+log_ndtr_p = _unary(
+    "log_ndtr", _Kernel(_log_ndtr), lambda x, out: exp(-0.5 * (x * x) - out) / _SQRT_2PI
+)
+gammaln_p = _unary("gammaln", _Kernel(_lgamma), lambda x, out: digamma(x))
+gamma_p = _unary("gamma", _Kernel(_gamma), lambda x, out: out * digamma(x))
+digamma_p = _unary("digamma", _Kernel(_digamma), lambda x, out: polygamma(1, x))
+
+
+def _expit_impl(x):
+    with np.errstate(over="ignore"):
+        return 1.0 / (1.0 + np.exp(-x))
+
+
+expit_p = _unary("expit", _expit_impl, lambda x, out: out * (1.0 - out))
+
+
+def _logit_impl(x):
+    # log(x / (1 - x)) loses precision near 1/2, where log1p(s) - log1p(-s), s = 2x - 1, does not
+    with np.errstate(divide="ignore", invalid="ignore"):
+        s = 2.0 * (x - 0.5)
+        return np.where((x < 0.3) | (x > 0.65), np.log(x / (1.0 - x)), np.log1p(s) - np.log1p(-s))
+
+
+logit_p = _unary("logit", _logit_impl, lambda x, out: 1.0 / (x * (1.0 - x)))
+
+
+def _entr_impl(x):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.negative(x * np.log(x))
+    return np.where(x < 0, -np.inf, np.where(x == 0, 0, out))
+
+
+def _entr_deriv(x, out):
+    # -(1 + log x) for x >= 0 (+inf at 0); entr is the constant -inf for x < 0.
+    negative = x < 0
+    return where(negative, 0.0, -(1.0 + log(where(negative, 1.0, x))))
+
+
+entr_p = _unary("entr", _entr_impl, _entr_deriv)
+
+# ---------------------------------------------------------------------------------------------
+# xlogy, xlog1py: 0 where x == 0 (unless y is nan). d/dx is log(y) even there; d/dy = x / y
+# is 0 there, and its denominator is guarded so that no nan appears at x = y = 0.
+
+
+def _xlogy_impl(x, y):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((x == 0) & ~np.isnan(y), 0, x * np.log(y))
+
+
+def _xlog1py_impl(x, y):
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where((x == 0) & ~np.isnan(y), 0, x * np.log1p(y))
+
+
+def _xlogy_dy(x, y, out):
+    x_zero = x == 0
+    return x / where(ELEMENTWISE["logical_and"](x_zero, y == 0), 1.0, y)
+
+
+def _xlog1py_dy(x, y, out):
+    x_zero = x == 0
+    return x / where(ELEMENTWISE["logical_and"](x_zero, y == -1), 1.0, 1.0 + y)
+
+
+xlogy_p = _binary("xlogy", _xlogy_impl, lambda x, y, out: log(y), _xlogy_dy)
+xlog1py_p = _binary("xlog1py", _xlog1py_impl, lambda x, y, out: log1p(y), _xlog1py_dy)
+
+# ---------------------------------------------------------------------------------------------
+# polygamma(n, x): n is a constant (an int or an integer array), differentiable in x.
+
+
+def _polygamma_jvp(primals, tangents, *, out):
+    n, x = primals
+    t = tangents[1]
+    if t is None:
+        return None
+    dx = t * polygamma(n + 1, x)
+    return broadcast_to(dx, shape_of(out)) if shape_of(dx) != shape_of(out) else dx
+
+
+def _polygamma_vjp(g, n, x, *, out):
+    return None, unbroadcast(g * polygamma(n + 1, x), x)
+
+
+polygamma_p = Primitive("polygamma")
+polygamma_p.impl = _Kernel(_polygamma, nin=2)
+polygamma_p.jvp = _polygamma_jvp
+polygamma_p.vjp = _polygamma_vjp
+
+# ---------------------------------------------------------------------------------------------
+# logsumexp over `axes` (normalized, see `reduce.normalize_axes`). Its derivative is the
+# softmax exp(a - out): elements at -inf get 0, and so do groups that are all -inf (their
+# out is -inf; the shift is dropped there, so no inf - inf appears).
+
+
+def _logsumexp_impl(a, *, axes, keepdims):
+    a = np.asarray(a)
+    if not is_inexact(a.dtype):
+        a = a.astype(np.float64)
+    if a.size == 0:
+        shape = tuple(1 if i in axes else n for i, n in enumerate(a.shape))
+        out = np.full(shape, -np.inf, a.dtype)
+    else:
+        # SciPy's formulation: the maxima (ties counted) are kept out of the sum, which then
+        # goes through log1p, exact for small remainders.
+        a_max = np.max(a, axis=axes, keepdims=True)
+        ties = a == a_max
+        count = np.sum(ties, axis=axes, keepdims=True, dtype=a.dtype)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            rest = np.sum(np.where(ties, 0, np.exp(a - a_max)), axis=axes, keepdims=True)
+            out = np.log1p(rest / count) + np.log(count) + a_max
+            finite = np.isfinite(out)
+            if not finite.all():  # infinities and nans: the direct formula says what they give
+                direct = np.log(np.sum(np.exp(a), axis=axes, keepdims=True))
+                out = np.where(finite, out, direct)
+    if not keepdims:
+        out = np.squeeze(out, axes)
+    return out[()] if out.ndim == 0 else out
+
+
+def _softmax_of(a, out, axes, keepdims):
+    """exp(a - logsumexp(a)) broadcast over `a`, 0 for groups whose logsumexp is -inf."""
+    out = expand_reduced(out, axes, keepdims, shape_of(a))
+    return exp(a - where(isfinite(out), out, 0.0))
+
+
+logsumexp_p = Primitive("logsumexp")
+logsumexp_p.impl = _logsumexp_impl
+logsumexp_p.jvp = lambda primals, tangents, *, out, axes, keepdims: (
+    None
+    if tangents[0] is None
+    else reduce_sum(tangents[0] * _softmax_of(primals[0], out, axes, keepdims), axes, keepdims)
+)
+logsumexp_p.vjp = lambda g, a, *, out, axes, keepdims: (
+    expand_reduced(g, axes, keepdims, shape_of(a)) * _softmax_of(a, out, axes, keepdims),
+)
+logsumexp_p.batch = _reduction_batch(logsumexp_p)
+
+for _p in (erf_p, erfc_p, erfinv_p, ndtri_p, log_ndtr_p, gammaln_p, gamma_p, digamma_p,
+           expit_p, logit_p, entr_p):
+    _p.batch = unary_batch_rule(_p)
+for _p in (xlogy_p, xlog1py_p, polygamma_p):
+    _p.batch = broadcasting_batch_rule(_p)
+
+# ---------------------------------------------------------------------------------------------
+# The functions: SciPy's names and signatures.
+
+
+def _fn1(p, name: str, doc: str):
+    def f(x):
+        return bind(p, x)
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = doc
+    return f
+
+
+erf = _fn1(erf_p, "erf", "`scipy.special.erf`, differentiable: erf' = 2/sqrt(pi) exp(-x^2).")
+erfc = _fn1(erfc_p, "erfc", "`scipy.special.erfc` (1 - erf, accurate where erf is near 1).")
+erfinv = _fn1(erfinv_p, "erfinv", "`scipy.special.erfinv`: the inverse of erf on (-1, 1).")
+ndtri = _fn1(ndtri_p, "ndtri", "`scipy.special.ndtri`: the inverse of the normal CDF.")
+gamma = _fn1(gamma_p, "gamma", "`scipy.special.gamma`, differentiable: gamma' = gamma digamma.")
+digamma = _fn1(digamma_p, "digamma", "`scipy.special.digamma` (psi): the derivative of gammaln.")
+expit = _fn1(expit_p, "expit", "`scipy.special.expit`: the logistic sigmoid 1 / (1 + exp(-x)).")
+logit = _fn1(logit_p, "logit", "`scipy.special.logit`: log(p / (1 - p)), the inverse of expit.")
+entr = _fn1(entr_p, "entr", "`scipy.special.entr`: -x log(x), 0 at 0 and -inf for x < 0.")
+
+
+def gammaln(x):
+    """`scipy.special.gammaln`: log|gamma(x)|; its derivative is digamma, to any order.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> float(gammaln(5.0)), float(ad.grad(gammaln)(1.0))  # log 4!, -euler_gamma
+        (3.1780538303479458, -0.5772156649015329)
+    """
+    return bind(gammaln_p, x)
+
+
+def polygamma(n, x):
+    """`scipy.special.polygamma`: the n-th derivative of digamma (n = 0 is digamma itself).
+
+    `n` is a nonnegative integer (or an integer array broadcasting with `x`); the result is
+    differentiable in `x`, with polygamma(n, x)' = polygamma(n + 1, x). Unlike SciPy, float32
+    `x` gives float32.
+
+    Example:
+        >>> float(polygamma(1, 1.0))  # pi^2 / 6
+        1.6449340668482264
+    """
+    return bind(polygamma_p, n, x)
+
+
+def log_ndtr(x):
+    """`scipy.special.log_ndtr`: log of the normal CDF, accurate far into the left tail.
+
+    Example:
+        >>> import autodiff as ad
+        >>> float(log_ndtr(-40.0)), float(ad.grad(log_ndtr)(-40.0))
+        (-804.6084420137538, 40.02498439450078)
+    """
+    return bind(log_ndtr_p, x)
+
+
+def ndtr(x):
+    """`scipy.special.ndtr`: the standard normal CDF, 0.5 erfc(-x / sqrt(2)).
+
+    Example:
+        >>> float(ndtr(0.0))
+        0.5
+    """
+    return 0.5 * erfc(_as_float(x) * -_SQRT1_2)
+
+
+def xlogy(x, y):
+    """`scipy.special.xlogy`: x log(y), and 0 where x == 0 (unless y is nan).
+
+    Where x == 0 the derivative in y is 0 (no nan even at y == 0); the derivative in x is
+    log(y) everywhere.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> xlogy(np.array([0.0, 2.0]), np.array([0.0, np.e]))
+        array([0., 2.])
+        >>> ad.grad(lambda y: xlogy(0.0, y))(0.0)
+        np.float64(0.0)
+    """
+    return bind(xlogy_p, x, y)
+
+
+def xlog1py(x, y):
+    """`scipy.special.xlog1py`: x log1p(y), and 0 where x == 0 (unless y is nan).
+
+    Example:
+        >>> import numpy as np
+        >>> xlog1py(np.array([0.0, 1.0]), np.array([-1.0, 0.0]))
+        array([0., 0.])
+    """
+    return bind(xlog1py_p, x, y)
+
+
+def betaln(a, b):
+    """`scipy.special.betaln`: log|B(a, b)| = gammaln(a) + gammaln(b) - gammaln(a + b).
+
+    SciPy switches to an asymptotic expansion when a > 1e6 b (or b > 1e6 a); this sum loses
+    relative accuracy there.
+
+    Example:
+        >>> float(betaln(1.0, 2.0))  # log(1/2)
+        -0.6931471805599453
+    """
+    return gammaln(a) + gammaln(b) - gammaln(a + b)
+
+
+def _gamma_sign(x):
+    """The sign of gamma(x) (a constant): 1 for x > 0, (-1)^ceil(-x) below."""
+    odd = ELEMENTWISE["remainder"](ELEMENTWISE["floor"](x), 2.0) == 1.0
+    return where(ELEMENTWISE["logical_or"](x > 0, odd), 1.0, -1.0)
+
+
+def beta(a, b):
+    """`scipy.special.beta`: gamma(a) gamma(b) / gamma(a + b), as sign * exp(betaln(a, b)).
+
+    Example:
+        >>> float(beta(2.0, 3.0))  # 1/12
+        0.08333333333333334
+    """
+    magnitude = exp(betaln(a, b))
+    sgn = _gamma_sign(a) * _gamma_sign(b) * _gamma_sign(a + b)
+    return where(sgn < 0, -magnitude, magnitude)
+
+
+def _as_float(a):
+    """Lists and integer arrays become float64 arrays, as in SciPy."""
+    if not hasattr(a, "dtype"):
+        a = np.asarray(a)
+    return a if is_inexact(dtype_of(a)) else astype(a, np.float64)
+
+
+def _finite_max(a, axes):
+    """max over `axes` (kept), 0 where it is not finite: a constant shift for stability."""
+    m = bind(reduce_max_p, stop_gradient(a), axes=axes, keepdims=True)
+    return where(isfinite(m), m, 0.0)
+
+
+def _signed_logsumexp(a, b, axes, keepdims):
+    """log|sum(b exp(a))| and its sign, as a composite (the b and return_sign cases)."""
+    if b is not None:
+        a, b = SHAPE["broadcast_arrays"](a, b)
+        a = where(b == 0, -np.inf, a)  # zero weights drop their terms, even infinite ones
+    shift = _finite_max(a, axes)
+    terms = exp(a - shift)
+    s = reduce_sum(terms if b is None else b * terms, axes, True)
+    sgn = sign(s)
+    zero = s == 0
+    # double where: log's derivative is never evaluated at 0, so an all -inf group has no nan
+    out = where(zero, -np.inf, log(ELEMENTWISE["absolute"](where(zero, 1.0, s)))) + shift
+    if not keepdims:
+        out, sgn = SHAPE["squeeze"](out, axes), SHAPE["squeeze"](sgn, axes)
+    return out, sgn
+
+
+def logsumexp(a, axis=None, b=None, keepdims=False, return_sign=False):
+    """`scipy.special.logsumexp`: log(sum(b * exp(a))) over `axis`, computed stably.
+
+    Entries at -inf contribute nothing, also to the derivative, and a group that is all -inf
+    gives -inf with a zero (not nan) derivative. With `b`, negative weights are allowed:
+    `return_sign=True` returns (log|sum|, sign), otherwise negative sums give nan.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> float(logsumexp(np.array([0.0, np.log(3.0)])))  # log 4
+        1.3862943611198906
+        >>> ad.grad(logsumexp)(np.array([0.0, np.log(3.0), -np.inf]))
+        array([0.25, 0.75, 0.  ])
+    """
+    a = _as_float(a)
+    if b is not None:
+        b = b if hasattr(b, "dtype") else np.asarray(b)
+        dtype = np.result_type(dtype_of(a), dtype_of(b))
+        a = astype(a, dtype) if dtype_of(a) != dtype else a
+    ndim = len(np.broadcast_shapes(shape_of(a), shape_of(b) if b is not None else ()))
+    axes = normalize_axes(axis, ndim)
+    if b is None and not return_sign:
+        return bind(logsumexp_p, a, axes=axes, keepdims=bool(keepdims))
+    out, sgn = _signed_logsumexp(a, b, axes, bool(keepdims))
+    if return_sign:
+        return out, sgn
+    return where(sgn < 0, np.nan, out)
+
+
+def log_softmax(x, axis=None):
+    """`scipy.special.log_softmax`: x - logsumexp(x, axis), shifted by the max as SciPy does.
+
+    Example:
+        >>> import numpy as np
+        >>> log_softmax(np.array([0.0, np.log(3.0)]))
+        array([-1.38629436, -0.28768207])
+    """
+    x = _as_float(x)
+    axes = normalize_axes(axis, len(shape_of(x)))
+    shifted = x - _finite_max(x, axes)
+    return shifted - bind(logsumexp_p, shifted, axes=axes, keepdims=True)
+
+
+def softmax(x, axis=None):
+    """`scipy.special.softmax`: exp(x) / sum(exp(x)) over `axis`.
+
+    Example:
+        >>> import numpy as np
+        >>> softmax(np.array([0.0, np.log(3.0)]))
+        array([0.25, 0.75])
+    """
+    return exp(log_softmax(x, axis))
+
+
+FUNCTIONS = {
+    "erf": erf, "erfc": erfc, "erfinv": erfinv, "ndtr": ndtr, "log_ndtr": log_ndtr,
+    "ndtri": ndtri, "gamma": gamma, "gammaln": gammaln, "digamma": digamma, "psi": digamma,
+    "polygamma": polygamma, "beta": beta, "betaln": betaln, "expit": expit, "logit": logit,
+    "xlogy": xlogy, "xlog1py": xlog1py, "entr": entr, "logsumexp": logsumexp,
+    "softmax": softmax, "log_softmax": log_softmax,
+}
