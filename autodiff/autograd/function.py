@@ -16,7 +16,6 @@ works), grad, jvp, vmap and their nestings.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import functools
 import inspect
@@ -226,21 +225,22 @@ class FunctionCtx:
         view._ad_finish(ins, output)
         return view
 
-    @contextlib.contextmanager
-    def _ad_saved_view(self, refs, ins, outs):
+    def _ad_call(self, user_fn, refs, ins, outs, args):
+        """Call `backward`/`jvp` with `saved_tensors` resolved against this rule's values."""
         previous = self._ad_saved
-        self._ad_saved = tuple(
-            None
-            if r is None
-            else ins[r[1]]
-            if r[0] == "in"
-            else outs[r[1]]
-            if r[0] == "out"
-            else self._ad_lift(r[1])
-            for r in refs
-        )
+        saved = []
+        for r in refs:
+            if r is None:
+                saved.append(None)
+            elif r[0] == "in":
+                saved.append(ins[r[1]])
+            elif r[0] == "out":
+                saved.append(outs[r[1]])
+            else:
+                saved.append(self._ad_lift(r[1]))
+        self._ad_saved = tuple(saved)
         try:
-            yield
+            return user_fn(self, *args)
         finally:
             self._ad_saved = previous
 
@@ -553,8 +553,7 @@ def _vjp(cts, *primals, out, ctx: FunctionCtx, spec: tuple):
         outs = [ctx._ad_lift(v) for v in vals[n_in : n_in + n_out]]
         c = ctx._ad_for_rule(ins, outs)
         grad_outputs = c._ad_grad_outputs(vals[n_in + n_out :], outs)
-        with c._ad_saved_view(c._ad_refs, ins, outs):
-            result = backward(c, *grad_outputs)
+        result = c._ad_call(backward, c._ad_refs, ins, outs, grad_outputs)
         return c._ad_check_grads(result, ins)
 
     in_dims = _input_dims(spec, n_in)
@@ -580,8 +579,7 @@ def _jvp(primals, tangents, *, out, ctx: FunctionCtx, spec: tuple):
                 t = np.zeros(shape_of(ins[i]), dtype_of(ins[i]))
             tangents_in.append(c._ad_lift(t))
         refs = c._ad_fwd_refs if c._ad_fwd_refs is not None else c._ad_refs
-        with c._ad_saved_view(refs, ins, outs):
-            result = cls.jvp(c, *tangents_in)
+        result = c._ad_call(cls.jvp, refs, ins, outs, tangents_in)
         return c._ad_check_tangents(result, outs)
 
     in_dims = _input_dims(spec, n_in)

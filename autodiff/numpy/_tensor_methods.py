@@ -11,6 +11,7 @@ import numpy as np
 from autodiff.core.primitive import bind
 from autodiff.core.pytree import tree_map
 from autodiff.core.tensor import Tensor
+from autodiff.ops.at import at
 from autodiff.ops.elementwise import BINARY
 
 
@@ -216,6 +217,7 @@ def install() -> None:
     Tensor.copy = _ns().copy
     Tensor.__getitem__ = _getitem
     Tensor.__setitem__ = _setitem
+    Tensor.at = property(at, doc="Functional updates: `x.at[idx].set(v)`, `.add(v)`, ...")
     Tensor.T = property(lambda self: _ns().transpose(self))
     Tensor.mT = property(lambda self: _ns().swapaxes(self, -1, -2))
     Tensor.real = property(lambda self: _ns().real(self))

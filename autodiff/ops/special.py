@@ -581,6 +581,7 @@ erfinv = _fn1(erfinv_p, "erfinv", "`scipy.special.erfinv`: the inverse of erf on
 ndtri = _fn1(ndtri_p, "ndtri", "`scipy.special.ndtri`: the inverse of the normal CDF.")
 gamma = _fn1(gamma_p, "gamma", "`scipy.special.gamma`, differentiable: gamma' = gamma digamma.")
 digamma = _fn1(digamma_p, "digamma", "`scipy.special.digamma` (psi): the derivative of gammaln.")
+psi = digamma
 expit = _fn1(expit_p, "expit", "`scipy.special.expit`: the logistic sigmoid 1 / (1 + exp(-x)).")
 logit = _fn1(logit_p, "logit", "`scipy.special.logit`: log(p / (1 - p)), the inverse of expit.")
 entr = _fn1(entr_p, "entr", "`scipy.special.entr`: -x log(x), 0 at 0 and -inf for x < 0.")
@@ -776,7 +777,7 @@ def softmax(x, axis=None):
 
 FUNCTIONS = {
     "erf": erf, "erfc": erfc, "erfinv": erfinv, "ndtr": ndtr, "log_ndtr": log_ndtr,
-    "ndtri": ndtri, "gamma": gamma, "gammaln": gammaln, "digamma": digamma, "psi": digamma,
+    "ndtri": ndtri, "gamma": gamma, "gammaln": gammaln, "digamma": digamma, "psi": psi,
     "polygamma": polygamma, "beta": beta, "betaln": betaln, "expit": expit, "logit": logit,
     "xlogy": xlogy, "xlog1py": xlog1py, "entr": entr, "logsumexp": logsumexp,
     "softmax": softmax, "log_softmax": log_softmax,

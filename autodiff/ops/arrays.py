@@ -1,0 +1,1173 @@
+"""Array functions: cumulative ops, sorting, padding and rolling, diagonals, kron and cross,
+differences and interpolation, NaN-aware sums, 1-D convolution, grids and polynomials.
+
+Most functions are composites of the other families (getitem, concatenate, where, ...).
+The primitives here are the ones those cannot express:
+
+- `cumsum_p`, linear; its transpose is the reversed cumsum.
+- `cumprod_p`, whose rules run `linear_recurrence_p` (`h[k] = a[k] h[k-1] + b[k]`) in
+  both directions: they never divide by x, so the derivative is right where x has zeros.
+- `argsort_p` and `searchsorted_p`: integer results, constants under every transform.
+- `gather_p` / `scatter_add_along_p`: `take_along_axis` with an index *operand*, and its
+  transpose. Indices computed from traced values (argsort, searchsorted) stay traced, so
+  `sort = gather(a, argsort(a))` and interp's knot lookup work under vmap too; sort's
+  gradient is scattered back through the permutation.
+- `correlate_p`: NumPy's 1-D correlation without the conjugation (so bilinear); its
+  transposes are correlations again.
+- `unique_p`: `np.unique` on concrete values (a constant; no vmap, its shape depends on data).
+
+On raw arrays every function returns what NumPy returns (values, shape, dtype).
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
+
+from autodiff.core.dtypes import dtype_of, is_inexact
+from autodiff.core.primitive import Primitive, bind
+from autodiff.core.tensor import Tensor
+from autodiff.ops import elementwise as ew
+from autodiff.ops import reduce as red
+from autodiff.ops import shape as shp
+from autodiff.ops.batching import batch_size, move_to_front
+from autodiff.ops.broadcast import broadcast_to, shape_of
+from autodiff.ops.elementwise import astype, stop_gradient, where
+from autodiff.ops.index import getitem, scatter_add
+from autodiff.ops.linalg import einsum
+
+_operand = shp._operand  # arrays, Tensors, and lists holding Tensors as one differentiable value
+
+
+def _maybe(f, t, *args):
+    """`f(t, ...)` for a tangent `t`; a symbolic zero (None) stays None."""
+    return None if t is None else f(t, *args)
+
+
+def _ndim(x) -> int:
+    return len(shape_of(x))
+
+
+def _at(axis: int, part) -> tuple:
+    """An index applying `part` along `axis` (all of every earlier axis)."""
+    return (slice(None),) * axis + (part,)
+
+
+def _cast_like(ct, x):
+    """Cotangent `ct` in the dtype of primal `x`."""
+    dt = dtype_of(x)
+    return ct if dtype_of(ct) == dt else astype(ct, dt)
+
+
+def _no_out(name: str, out) -> None:
+    if out is not None:
+        raise NotImplementedError(f"autodiff.numpy.{name} does not support out=")
+
+
+def _front(v, bdim, size: int):
+    """`v` with its batch axis first; an unbatched `v` is broadcast along a new first axis."""
+    if bdim is not None:
+        return move_to_front(v, bdim)
+    s = shape_of(v)
+    return broadcast_to(shp.reshape(v, (1,) + s), (size,) + s)
+
+
+def _shift_axis(axis: int, bdim: int) -> int:
+    """A per-example axis (non-negative) as an axis of the batched value."""
+    return axis + (axis >= bdim)
+
+
+def _axis_batch_rule(p):
+    """Batch rule of a one-operand primitive acting along `axis`: the batch axis stays put."""
+
+    def rule(values, dims, *, axis, **params):
+        return bind(p, values[0], axis=_shift_axis(axis, dims[0]), **params), dims[0]
+
+    return rule
+
+
+# ---------------------------------------------------------------------------------------------
+# cumsum: linear; the transpose of a cumulative sum is the cumulative sum taken backwards.
+
+
+def _cumsum_impl(x, *, axis, reverse, dtype):
+    if reverse:
+        return np.flip(np.cumsum(np.flip(x, axis), axis, dtype), axis)
+    return np.cumsum(x, axis, dtype)
+
+
+cumsum_p = Primitive("cumsum")
+cumsum_p.impl = _cumsum_impl
+cumsum_p.jvp = lambda primals, tangents, *, out, axis, reverse, dtype: _maybe(
+    _cumsum, tangents[0], axis, reverse
+)
+cumsum_p.vjp = lambda g, x, *, out, axis, reverse, dtype: (_cumsum(g, axis, not reverse),)
+cumsum_p.batch = _axis_batch_rule(cumsum_p)
+
+
+def _cumsum(x, axis: int, reverse: bool = False):
+    return bind(cumsum_p, x, axis=axis, reverse=reverse, dtype=None)
+
+
+# ---------------------------------------------------------------------------------------------
+# The first-order linear recurrence h[k] = a[k] h[k-1] + b[k] (h[-1] = 0), or, with
+# `reverse`, h[k] = a[k] h[k+1] + b[k] (h[n] = 0). Linear in b; its transpose in b is the
+# recurrence the other way with the coefficients shifted by one. cumprod's rules are
+# recurrences, which is how they avoid dividing by x.
+
+
+def _linear_recurrence_impl(a, b, *, axis, reverse):
+    a, b = np.broadcast_arrays(a, b)
+    dtype = np.result_type(a, b)
+    a_k, b_k = np.moveaxis(a, axis, 0), np.moveaxis(b, axis, 0)
+    out = np.empty(b_k.shape, dtype)
+    h = np.zeros(b_k.shape[1:], dtype)
+    n = b_k.shape[0]
+    for k in range(n - 1, -1, -1) if reverse else range(n):
+        h = a_k[k] * h + b_k[k]
+        out[k] = h
+    return np.moveaxis(out, 0, axis)
+
+
+def _step(x, axis: int, fill, forward: bool):
+    """`x` moved one place along `axis`: forward gives out[k] = x[k-1], else out[k] = x[k+1];
+    the vacated end holds `fill`."""
+    shape = list(shape_of(x))
+    if shape[axis] == 0:
+        return x
+    shape[axis] = 1
+    edge = np.full(shape, fill, dtype_of(x))
+    if forward:
+        return shp.concatenate([edge, getitem(x, _at(axis, slice(None, -1)))], axis)
+    return shp.concatenate([getitem(x, _at(axis, slice(1, None))), edge], axis)
+
+
+def linear_recurrence(a, b, axis: int, reverse: bool = False):
+    """`h[k] = a[k] * h[k-1] + b[k]` along `axis` from h[-1] = 0 (from the end if `reverse`).
+
+    Example:
+        >>> import numpy as np
+        >>> linear_recurrence(np.array([0.0, 2.0, 3.0]), np.array([1.0, 0.0, 1.0]), 0)
+        array([1., 2., 7.])
+    """
+    return bind(linear_recurrence_p, a, b, axis=axis, reverse=reverse)
+
+
+def _linear_recurrence_jvp(primals, tangents, *, out, axis, reverse):
+    a, _ = primals
+    ta, tb = tangents
+    if ta is None and tb is None:
+        return None
+    rhs = tb
+    if ta is not None:  # d(a[k] h[k-1]) = da[k] h[k-1] + a[k] dh[k-1]
+        term = ta * _step(out, axis, 0, forward=not reverse)
+        rhs = term if rhs is None else rhs + term
+    return linear_recurrence(a, rhs, axis, reverse)
+
+
+def _linear_recurrence_vjp(g, a, b, *, out, axis, reverse):
+    c = linear_recurrence(_step(a, axis, 0, forward=reverse), g, axis, not reverse)
+    return _cast_like(c * _step(out, axis, 0, forward=not reverse), a), _cast_like(c, b)
+
+
+def _linear_recurrence_batch(values, dims, *, axis, reverse):
+    size = batch_size(values, dims)
+    a, b = (_front(v, d, size) for v, d in zip(values, dims))
+    return linear_recurrence(a, b, axis + 1, reverse), 0
+
+
+linear_recurrence_p = Primitive("linear_recurrence")
+linear_recurrence_p.impl = _linear_recurrence_impl
+linear_recurrence_p.jvp = _linear_recurrence_jvp
+linear_recurrence_p.vjp = _linear_recurrence_vjp
+linear_recurrence_p.batch = _linear_recurrence_batch
+
+# ---------------------------------------------------------------------------------------------
+# cumprod. y[k] = x[k] y[k-1], so dy[k] = x[k] dy[k-1] + dx[k] y[k-1]: a forward recurrence
+# driven by dx * (the exclusive cumprod); its transpose runs backwards with x shifted by one.
+
+
+def _exclusive(y, axis: int):
+    """y[k-1] along `axis`, 1 at the start: the product of the factors before each one."""
+    return _step(y, axis, 1, forward=True)
+
+
+cumprod_p = Primitive("cumprod")
+cumprod_p.impl = lambda x, *, axis, dtype: np.cumprod(x, axis, dtype)
+cumprod_p.jvp = lambda primals, tangents, *, out, axis, dtype: _maybe(
+    lambda t: linear_recurrence(primals[0], t * _exclusive(out, axis), axis), tangents[0]
+)
+cumprod_p.vjp = lambda g, x, *, out, axis, dtype: (
+    _exclusive(out, axis) * linear_recurrence(_step(x, axis, 0, forward=False), g, axis, True),
+)
+cumprod_p.batch = _axis_batch_rule(cumprod_p)
+
+# ---------------------------------------------------------------------------------------------
+# Sorting and searching: integer results (constants), and gathers through them.
+
+argsort_p = Primitive("argsort", differentiable=False)
+argsort_p.impl = lambda x, *, axis, kind, stable: np.argsort(x, axis, kind=kind, stable=stable)
+argsort_p.batch = _axis_batch_rule(argsort_p)
+
+
+def _searchsorted_impl(a, v, *, side, batch_dims):
+    if batch_dims == 0:
+        return np.searchsorted(a, v, side)
+    # a: batch + (n,), v: batch + rest; one search per example
+    a = np.asarray(a)
+    rows = a.reshape(-1, a.shape[-1])
+    keys = np.reshape(v, (rows.shape[0], -1))
+    out = np.empty(keys.shape, np.intp)
+    for i in range(rows.shape[0]):
+        out[i] = np.searchsorted(rows[i], keys[i], side)
+    return out.reshape(np.shape(v))
+
+
+def _searchsorted_batch(values, dims, *, side, batch_dims):
+    (a, v), (da, dv) = values, dims
+    if da is None and batch_dims == 0:  # one sorted array for every example
+        return bind(searchsorted_p, a, v, side=side, batch_dims=0), dv
+    size = batch_size(values, dims)
+    a, v = _front(a, da, size), _front(v, dv, size)
+    return bind(searchsorted_p, a, v, side=side, batch_dims=batch_dims + 1), 0
+
+
+searchsorted_p = Primitive("searchsorted", differentiable=False)
+searchsorted_p.impl = _searchsorted_impl
+searchsorted_p.batch = _searchsorted_batch
+
+
+def _gather(x, idx, axis: int):
+    """`take_along_axis(x, idx, axis)`; `idx` may be traced (by vmap), its size-1 axes broadcast."""
+    return bind(gather_p, x, idx, axis=axis)
+
+
+def _scatter_add_along(values, idx, axis: int, shape: tuple):
+    """Zeros of `shape` plus `values` at the positions `_gather` reads (repeats accumulate)."""
+    return bind(scatter_add_along_p, values, idx, axis=axis, shape=tuple(shape))
+
+
+def _scatter_add_along_impl(values, idx, *, axis, shape):
+    values = np.asarray(values)
+    out = np.zeros(shape, values.dtype)
+    ndim = values.ndim
+    index = [
+        np.arange(n).reshape((1,) * d + (n,) + (1,) * (ndim - d - 1))
+        for d, n in enumerate(values.shape)
+    ]
+    index[axis] = np.broadcast_to(idx, values.shape)
+    np.add.at(out, tuple(index), values)
+    return out
+
+
+def _index_front(idx, bdim):
+    """An index operand with its batch axis first, or a size-1 first axis (it broadcasts)."""
+    if bdim is not None:
+        return move_to_front(idx, bdim)
+    return shp.reshape(idx, (1,) + shape_of(idx))
+
+
+def _gather_batch(values, dims, *, axis):
+    x = _front(values[0], dims[0], batch_size(values, dims))
+    return _gather(x, _index_front(values[1], dims[1]), axis + 1), 0
+
+
+def _scatter_add_along_batch(values, dims, *, axis, shape):
+    size = batch_size(values, dims)
+    v = _front(values[0], dims[0], size)
+    idx = _index_front(values[1], dims[1])
+    return _scatter_add_along(v, idx, axis + 1, (size,) + shape), 0
+
+
+gather_p = Primitive("gather")
+gather_p.impl = lambda x, idx, *, axis: np.take_along_axis(x, idx, axis)
+gather_p.jvp = lambda primals, tangents, *, out, axis: _maybe(_gather, tangents[0], primals[1], axis)
+gather_p.vjp = lambda g, x, idx, *, out, axis: (
+    _scatter_add_along(g, idx, axis, shape_of(x)),
+    None,
+)
+gather_p.batch = _gather_batch
+
+scatter_add_along_p = Primitive("scatter_add_along")
+scatter_add_along_p.impl = _scatter_add_along_impl
+scatter_add_along_p.jvp = lambda primals, tangents, *, out, axis, shape: _maybe(
+    _scatter_add_along, tangents[0], primals[1], axis, shape
+)
+scatter_add_along_p.vjp = lambda g, values, idx, *, out, axis, shape: (_gather(g, idx, axis), None)
+scatter_add_along_p.batch = _scatter_add_along_batch
+
+
+def _unique_impl(ar, **params):
+    out = np.unique(ar, **params)
+    return out if isinstance(out, tuple) else (out,)
+
+
+def _unique_batch(values, dims, **params):
+    raise NotImplementedError(
+        "autodiff.numpy.unique cannot be vmapped: the size of its result depends on the values"
+    )
+
+
+unique_p = Primitive("unique", multiple_results=True, differentiable=False)
+unique_p.impl = _unique_impl
+unique_p.batch = _unique_batch
+
+# ---------------------------------------------------------------------------------------------
+# 1-D correlation without conjugation: out[k] = sum_j a[k + j - (m-1)] w[j] in "full" mode;
+# "same" and "valid" are windows of it. Bilinear, and each transpose is a full correlation.
+
+
+def _correlate_window(n: int, m: int, mode: str) -> tuple[int, int]:
+    """(start, length) of NumPy's `mode` result inside the full correlation of lengths n, m."""
+    full = n + m - 1
+    if mode == "full":
+        return 0, full
+    if mode == "same":
+        length = max(n, m)
+        return ((full - length) // 2 if n >= m else (full - length + 1) // 2), length
+    return min(n, m) - 1, max(n, m) - min(n, m) + 1
+
+
+def _correlate_impl(a, w, *, mode):
+    return np.correlate(a, np.conj(w) if np.iscomplexobj(w) else w, mode)
+
+
+def _correlate(a, w, mode: str):
+    return bind(correlate_p, a, w, mode=mode)
+
+
+def _correlate_jvp(primals, tangents, *, out, mode):
+    a, w = primals
+    ta, tw = tangents
+    terms = [t for t in (_maybe(_correlate, ta, w, mode), None if tw is None else _correlate(a, tw, mode)) if t is not None]
+    if not terms:
+        return None
+    return terms[0] if len(terms) == 1 else terms[0] + terms[1]
+
+
+def _correlate_vjp(g, a, w, *, out, mode):
+    n, m = shape_of(a)[0], shape_of(w)[0]
+    start, length = _correlate_window(n, m, mode)
+    full = n + m - 1
+    if length != full:  # the full-mode cotangent: zeros outside the window
+        dt = dtype_of(g)
+        g = shp.concatenate([np.zeros(start, dt), g, np.zeros(full - start - length, dt)], 0)
+    ct_a = getitem(_correlate(g, shp.flip(w, 0), "full"), slice(m - 1, m - 1 + n))
+    ct_w = getitem(_correlate(a, g, "full"), slice(n - 1, n - 1 + m))
+    return _cast_like(ct_a, a), _cast_like(ct_w, w)
+
+
+def _correlate_batch(values, dims, *, mode):
+    # Every example at once: windows of the zero-padded `a`, contracted with `w`.
+    size = batch_size(values, dims)
+    a, w = (_front(v, d, size) for v, d in zip(values, dims))
+    n, m = shape_of(a)[1], shape_of(w)[1]
+    zeros = np.zeros((size, m - 1), dtype_of(a))
+    padded = shp.concatenate([zeros, a, zeros], 1)
+    windows = getitem(padded, (slice(None), np.arange(n + m - 1)[:, None] + np.arange(m)))
+    full = einsum("bkj,bj->bk", windows, w)
+    start, length = _correlate_window(n, m, mode)
+    return getitem(full, (slice(None), slice(start, start + length))), 0
+
+
+correlate_p = Primitive("correlate")
+correlate_p.impl = _correlate_impl
+correlate_p.jvp = _correlate_jvp
+correlate_p.vjp = _correlate_vjp
+correlate_p.batch = _correlate_batch
+
+# ---------------------------------------------------------------------------------------------
+# Cumulative functions.
+
+
+def _accumulate_as(a, dtype):
+    """(input, impl dtype) for a cumulative op: a float `dtype` is a (differentiable) cast before
+    it; an integer or bool `dtype` makes the result a constant computed in that dtype."""
+    if dtype is None:
+        return a, None
+    dtype = np.dtype(dtype)
+    if is_inexact(dtype):
+        return astype(a, dtype), None
+    return stop_gradient(a), dtype
+
+
+def _flat_axis(a, axis):
+    """`(a, axis)` with axis=None meaning the flattened array, and the axis normalized."""
+    if axis is None:
+        return shp.ravel(a), 0
+    return a, normalize_axis_index(axis, _ndim(a))
+
+
+def cumsum(a, axis=None, dtype=None, out=None):
+    """`numpy.cumsum`, differentiable (its transpose is the reversed cumulative sum).
+
+    Example:
+        >>> import numpy as np
+        >>> cumsum(np.array([[1.0, 2.0], [3.0, 4.0]]), axis=1)
+        array([[1., 3.],
+               [3., 7.]])
+    """
+    _no_out("cumsum", out)
+    a, axis = _flat_axis(_operand(a), axis)
+    a, dtype = _accumulate_as(a, dtype)
+    return bind(cumsum_p, a, axis=axis, reverse=False, dtype=dtype)
+
+
+def cumprod(a, axis=None, dtype=None, out=None):
+    """`numpy.cumprod`, differentiable; the derivative never divides by x, so it is exact
+    where x has zeros.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> ad.grad(lambda x: cumprod(x)[-1])(np.array([2.0, 0.0, 3.0]))
+        array([0., 6., 0.])
+    """
+    _no_out("cumprod", out)
+    a, axis = _flat_axis(_operand(a), axis)
+    a, dtype = _accumulate_as(a, dtype)
+    return bind(cumprod_p, a, axis=axis, dtype=dtype)
+
+
+def nancumsum(a, axis=None, dtype=None, out=None):
+    """`numpy.nancumsum`: NaNs count as 0 (and get a zero derivative)."""
+    return cumsum(_replace_nan(_operand(a), 0), axis, dtype, out)
+
+
+def nancumprod(a, axis=None, dtype=None, out=None):
+    """`numpy.nancumprod`: NaNs count as 1 (and get a zero derivative)."""
+    return cumprod(_replace_nan(_operand(a), 1), axis, dtype, out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sorting and searching.
+
+
+def _check_sort_kind(kind, stable) -> None:
+    np.sort(np.empty(0), kind=kind, stable=stable)  # NumPy's errors for an invalid kind
+
+
+def sort(a, axis=-1, kind=None, order=None, *, stable=None):
+    """`numpy.sort`, differentiable in the values: the gradient of each sorted position goes
+    back to the element that landed there.
+
+    Equal values get the gradient of the sorted position they occupy in a stable sort (the
+    earlier element the earlier position). `kind` and `stable` only matter for that choice;
+    the values are NumPy's.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> ad.grad(lambda x: sort(x)[0] + 2.0 * sort(x)[2])(np.array([3.0, 1.0, 2.0]))
+        array([2., 1., 0.])
+    """
+    if order is not None:
+        raise NotImplementedError("autodiff.numpy.sort does not support order= (structured arrays)")
+    a, axis = _flat_axis(_operand(a), axis)
+    if not isinstance(a, Tensor):
+        return np.sort(a, axis, kind=kind, stable=stable)
+    _check_sort_kind(kind, stable)
+    return _gather(a, bind(argsort_p, a, axis=axis, kind="stable", stable=None), axis)
+
+
+def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
+    """`numpy.argsort`: integer indices, a constant."""
+    if order is not None:
+        raise NotImplementedError("autodiff.numpy.argsort does not support order= (structured arrays)")
+    a, axis = _flat_axis(_operand(a), axis)
+    return bind(argsort_p, a, axis=axis, kind=kind, stable=stable)
+
+
+def searchsorted(a, v, side="left", sorter=None):
+    """`numpy.searchsorted`: integer indices, a constant (vmappable in `a` and `v`).
+
+    Example:
+        >>> import numpy as np
+        >>> searchsorted(np.array([1.0, 2.0, 3.0]), np.array([2.0, 0.5]))
+        array([1, 0])
+    """
+    a, v = _operand(a), _operand(v)
+    if sorter is not None:
+        a = _gather(a, _operand(sorter), 0)
+    return bind(searchsorted_p, a, v, side=side, batch_dims=0)
+
+
+def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
+           equal_nan=True, sorted=True):  # noqa: A002 - NumPy's name
+    """`numpy.unique` of the concrete values: constants (not differentiable, not vmappable).
+
+    Example:
+        >>> import numpy as np
+        >>> unique(np.array([3.0, 1.0, 3.0]))
+        array([1., 3.])
+    """
+    out = bind(unique_p, _operand(ar), return_index=bool(return_index),
+               return_inverse=bool(return_inverse), return_counts=bool(return_counts),
+               axis=axis, equal_nan=bool(equal_nan), sorted=bool(sorted))
+    return out[0] if len(out) == 1 else tuple(out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Padding and rolling.
+
+_PAD_KWARGS = {
+    "empty": (), "edge": (), "wrap": (), "constant": ("constant_values",),
+    "linear_ramp": ("end_values",), "maximum": ("stat_length",), "mean": ("stat_length",),
+    "median": ("stat_length",), "minimum": ("stat_length",), "reflect": ("reflect_type",),
+    "symmetric": ("reflect_type",),
+}
+
+
+def _as_pairs(x, ndim: int, as_index: bool = False) -> list:
+    """NumPy's reading of a pad argument: one (before, after) pair per axis."""
+    if x is None:
+        return [(None, None)] * ndim
+    x = np.array(x)
+    if as_index:
+        x = np.round(x).astype(np.intp, copy=False)
+    if x.ndim < 3:
+        if x.size == 1:
+            x = x.ravel()
+            if as_index and x[0] < 0:
+                raise ValueError("index can't contain negative values")
+            return [(x[0].item(), x[0].item())] * ndim
+        if x.size == 2 and x.shape != (2, 1):
+            x = x.ravel()
+            if as_index and (x[0] < 0 or x[1] < 0):
+                raise ValueError("index can't contain negative values")
+            return [(x[0].item(), x[1].item())] * ndim
+    if as_index and x.min() < 0:
+        raise ValueError("index can't contain negative values")
+    return [tuple(p) for p in np.broadcast_to(x, (ndim, 2)).tolist()]
+
+
+def _pad_widths(pad_width, ndim: int) -> list:
+    if isinstance(pad_width, dict):
+        seq = [(0, 0)] * ndim
+        for axis, width in pad_width.items():
+            seq[axis] = (width, width) if isinstance(width, int) else tuple(width)
+        pad_width = seq
+    pad_width = np.asarray(pad_width)
+    if pad_width.dtype.kind != "i":
+        raise TypeError("`pad_width` must be of integral type.")
+    return _as_pairs(pad_width, ndim, as_index=True)
+
+
+def _axis_block(x, axis: int, length: int) -> tuple:
+    shape = list(shape_of(x))
+    shape[axis] = length
+    return tuple(shape)
+
+
+def _pad_with(x, axis: int, before, after):
+    """`x` with the arrays `before` and `after` (already of the right shapes) around it on `axis`."""
+    return shp.concatenate([before, x, after], axis)
+
+
+def _pad_reflect_odd(x, axis: int, before: int, after: int, include_edge: bool):
+    """NumPy's iterative odd reflection: each chunk is 2 * edge - (the reflected values)."""
+    n = shape_of(x)[axis]
+    offset = 1 if include_edge else 0
+    while before > 0 or after > 0:
+        cur = shape_of(x)[axis]
+        period = cur // n * n if include_edge else (cur - 1) // (n - 1) * (n - 1)
+        left = right = None
+        if before > 0:
+            c = min(period, before)
+            start = 1 - offset
+            chunk = shp.flip(getitem(x, _at(axis, slice(start, start + c))), axis)
+            left = 2 * getitem(x, _at(axis, slice(0, 1))) - chunk
+            before -= c
+        if after > 0:
+            c = min(period, after)
+            stop = cur - 1 + offset
+            chunk = shp.flip(getitem(x, _at(axis, slice(stop - c, stop))), axis)
+            right = 2 * getitem(x, _at(axis, slice(cur - 1, cur))) - chunk
+            after -= c
+        x = shp.concatenate([p for p in (left, x, right) if p is not None], axis)
+    return x
+
+
+def _pad_stat(x, axis: int, before: int, after: int, lengths, mode: str):
+    n = shape_of(x)[axis]
+    left_len, right_len = (n if s is None or n < s else s for s in lengths)
+    if (left_len == 0 or right_len == 0) and mode in ("maximum", "minimum"):
+        raise ValueError("stat_length of 0 yields no value for padding")
+    func = {"maximum": red.amax, "minimum": red.amin, "mean": red.mean}[mode]
+    dt = dtype_of(x)
+
+    def stat(lo, hi):
+        s = func(getitem(x, _at(axis, slice(lo, hi))), axis=axis, keepdims=True)
+        if mode == "mean" and not is_inexact(dt):  # NumPy rounds into integer arrays
+            s = astype(ew.round(s), dt)
+        return s
+
+    left = stat(0, left_len)
+    right = left if left_len == right_len == n else stat(n - right_len, n)
+    return _pad_with(
+        x, axis, broadcast_to(left, _axis_block(x, axis, before)),
+        broadcast_to(right, _axis_block(x, axis, after)),
+    )
+
+
+def pad(array, pad_width, mode="constant", **kwargs):
+    """`numpy.pad`, differentiable in `array`.
+
+    Modes "constant", "edge", "wrap", "reflect" and "symmetric" (both `reflect_type`s),
+    "maximum", "minimum" and "mean" (with `stat_length`). "constant_values" are constants.
+    Selection modes are one gather per axis, so the gradient of a repeated element is the
+    sum over its copies.
+
+    Example:
+        >>> import numpy as np
+        >>> pad(np.array([1.0, 2.0, 3.0]), (2, 1), mode="reflect")
+        array([3., 2., 1., 2., 3., 2.])
+    """
+    array = _operand(array)
+    shape = shape_of(array)
+    ndim = len(shape)
+    widths = _pad_widths(pad_width, ndim)
+    if callable(mode):
+        raise NotImplementedError("autodiff.numpy.pad does not support a function as mode")
+    if mode not in _PAD_KWARGS:
+        raise ValueError(f"mode '{mode}' is not supported")
+    unsupported = set(kwargs) - set(_PAD_KWARGS[mode])
+    if unsupported:
+        raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unsupported}")
+    if mode in ("empty", "linear_ramp", "median"):
+        raise NotImplementedError(f"autodiff.numpy.pad does not support mode '{mode}'")
+    out = array
+    if mode == "constant":
+        dt = dtype_of(array)
+        values = _as_pairs(kwargs.get("constant_values", 0), ndim)
+        for axis, (before, after), (v_before, v_after) in zip(range(ndim), widths, values):
+            if before or after:
+                out = _pad_with(out, axis, np.full(_axis_block(out, axis, before), v_before, dt),
+                                np.full(_axis_block(out, axis, after), v_after, dt))
+        return out
+    if math.prod(shape) == 0:  # only constant padding can extend an empty axis
+        for axis, pair in enumerate(widths):
+            if shape[axis] == 0 and any(pair):
+                raise ValueError(
+                    f"can't extend empty axis {axis} using modes other than 'constant' or 'empty'"
+                )
+        return np.zeros(tuple(n + b + a for n, (b, a) in zip(shape, widths)), dtype_of(array))
+    if mode in ("maximum", "minimum", "mean"):
+        lengths = _as_pairs(kwargs.get("stat_length"), ndim, as_index=True)
+        for axis, (before, after) in enumerate(widths):
+            out = _pad_stat(out, axis, before, after, lengths[axis], mode)
+        return out
+    odd = mode in ("reflect", "symmetric") and kwargs.get("reflect_type", "even") == "odd"
+    for axis, (before, after) in enumerate(widths):
+        n = shape[axis]
+        if not (before or after):
+            continue
+        if odd and n > 1:
+            out = _pad_reflect_odd(out, axis, before, after, mode == "symmetric")
+        else:  # a selection: NumPy's own padding of the positions says which
+            out = getitem(out, _at(axis, np.pad(np.arange(n), (before, after), mode=mode)))
+    return out
+
+
+def roll(a, shift, axis=None):
+    """`numpy.roll`, differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> roll(np.arange(5.0), 2)
+        array([3., 4., 0., 1., 2.])
+    """
+    a = _operand(a)
+    if axis is None:
+        return shp.reshape(roll(shp.ravel(a), shift, 0), shape_of(a))
+    shape = shape_of(a)
+    axes = normalize_axis_tuple(axis, len(shape), allow_duplicate=True)
+    pairs = np.broadcast(shift, axes)
+    if pairs.ndim > 1:
+        raise ValueError("'shift' and 'axis' should be scalars or 1D sequences")
+    shifts = dict.fromkeys(range(len(shape)), 0)
+    for sh, ax in pairs:
+        shifts[ax] += int(sh)
+    out = a
+    for ax, offset in shifts.items():
+        n = shape[ax]
+        offset %= n or 1
+        if offset:
+            head, tail = shp.array_split(out, [n - offset], axis=ax)
+            out = shp.concatenate([tail, head], ax)
+    return shp.copy(out) if out is a else out
+
+
+# ---------------------------------------------------------------------------------------------
+# Diagonals and triangles.
+
+
+def diagonal(a, offset=0, axis1=0, axis2=1):
+    """`numpy.diagonal`, differentiable (its transpose scatters back onto the diagonal).
+
+    Example:
+        >>> import numpy as np
+        >>> diagonal(np.arange(9.0).reshape(3, 3), 1)
+        array([1., 5.])
+    """
+    a = _operand(a)
+    ndim = _ndim(a)
+    if ndim < 2:
+        raise ValueError("diag requires an array of at least two dimensions")
+    i = normalize_axis_index(axis1, ndim, "axis1")
+    j = normalize_axis_index(axis2, ndim, "axis2")
+    if i == j:
+        raise ValueError("axis1 and axis2 cannot be the same")
+    x = shp.moveaxis(a, (i, j), (-2, -1))
+    rows, cols = shape_of(x)[-2:]
+    r0, c0 = max(-offset, 0), max(offset, 0)
+    d = np.arange(max(0, min(rows - r0, cols - c0)))
+    return getitem(x, (Ellipsis, d + r0, d + c0))
+
+
+def diag(v, k=0):
+    """`numpy.diag`: the `k`-th diagonal of a matrix, or a matrix with `v` on it; differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> diag(np.array([1.0, 2.0]), 1)
+        array([[0., 1., 0.],
+               [0., 0., 2.],
+               [0., 0., 0.]])
+    """
+    v = _operand(v)
+    s = shape_of(v)
+    if len(s) == 1:
+        n = s[0] + abs(k)
+        i = np.arange(s[0])
+        return scatter_add(v, (n, n), (i, i + k) if k >= 0 else (i - k, i))
+    if len(s) == 2:
+        return diagonal(v, k)
+    raise ValueError("Input must be 1- or 2-d.")
+
+
+def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
+    """`numpy.trace`, differentiable."""
+    _no_out("trace", out)
+    return red.sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
+
+
+def triu(m, k=0):
+    """`numpy.triu`: zeros below the `k`-th diagonal (of the last two axes), differentiable."""
+    m = _operand(m)
+    mask = np.tri(*shape_of(m)[-2:], k=k - 1, dtype=bool)
+    return where(mask, np.zeros(1, dtype_of(m)), m)
+
+
+def tril(m, k=0):
+    """`numpy.tril`: zeros above the `k`-th diagonal (of the last two axes), differentiable."""
+    m = _operand(m)
+    mask = np.tri(*shape_of(m)[-2:], k=k, dtype=bool)
+    return where(mask, m, np.zeros(1, dtype_of(m)))
+
+
+# ---------------------------------------------------------------------------------------------
+# Products of arrays.
+
+
+def kron(a, b):
+    """`numpy.kron`, differentiable in both (a broadcast product, reshaped).
+
+    Example:
+        >>> import numpy as np
+        >>> kron(np.array([1.0, 10.0]), np.array([1.0, 2.0]))
+        array([ 1.,  2., 10., 20.])
+    """
+    a, b = _operand(a), _operand(b)
+    nda, ndb = _ndim(a), _ndim(b)
+    if nda < ndb:  # NumPy reads `a` with ndmin=b.ndim
+        a = shp.reshape(a, (1,) * (ndb - nda) + shape_of(a))
+        nda = ndb
+    if nda == 0 or ndb == 0:
+        return a * b
+    a_shape = shape_of(a)
+    b_shape = (1,) * (nda - ndb) + shape_of(b)
+    a2 = shp.reshape(a, tuple(d for s in a_shape for d in (s, 1)))
+    b2 = shp.reshape(b, tuple(d for s in b_shape for d in (1, s)))
+    return shp.reshape(a2 * b2, tuple(p * q for p, q in zip(a_shape, b_shape)))
+
+
+def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
+    """`numpy.cross` of 3-vectors (2-vectors as NumPy, with its DeprecationWarning), differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> cross(np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0]))
+        array([0., 0., 1.])
+    """
+    if axis is not None:
+        axisa = axisb = axisc = axis
+    a, b = _operand(a), _operand(b)
+    if _ndim(a) < 1 or _ndim(b) < 1:
+        raise ValueError("At least one array has zero dimension")
+    a = shp.moveaxis(a, normalize_axis_index(axisa, _ndim(a), msg_prefix="axisa"), -1)
+    b = shp.moveaxis(b, normalize_axis_index(axisb, _ndim(b), msg_prefix="axisb"), -1)
+    na, nb = shape_of(a)[-1], shape_of(b)[-1]
+    if na not in (2, 3) or nb not in (2, 3):
+        raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 or 3)")
+    if na == 2 or nb == 2:
+        warnings.warn(
+            "Arrays of 2-dimensional vectors are deprecated. Use arrays of 3-dimensional "
+            "vectors instead. (deprecated in NumPy 2.0)",
+            DeprecationWarning,
+            stacklevel=2,
+        )
+    shape = np.broadcast_shapes(shape_of(a)[:-1], shape_of(b)[:-1])
+    if na == 3 or nb == 3:
+        axisc = normalize_axis_index(axisc, len(shape) + 1, msg_prefix="axisc")
+    dtype = np.promote_types(dtype_of(a), dtype_of(b))
+    a, b = astype(a, dtype), astype(b, dtype)
+    a0, a1, b0, b1 = a[..., 0], a[..., 1], b[..., 0], b[..., 1]
+    if na == 2 and nb == 2:
+        return a0 * b1 - a1 * b0
+    if na == 2:
+        b2 = b[..., 2]
+        parts = (a1 * b2, ew.negative(a0 * b2), a0 * b1 - a1 * b0)
+    elif nb == 3:
+        a2, b2 = a[..., 2], b[..., 2]
+        parts = (a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0)
+    else:
+        a2 = a[..., 2]
+        parts = (ew.negative(a2 * b1), a2 * b0, a0 * b1 - a1 * b0)
+    cp = shp.stack([broadcast_to(p, shape) for p in parts], axis=-1)
+    return shp.moveaxis(cp, -1, axisc)
+
+
+# ---------------------------------------------------------------------------------------------
+# Differences and interpolation.
+
+_NO_VALUE = object()
+
+
+def diff(a, n=1, axis=-1, prepend=_NO_VALUE, append=_NO_VALUE):
+    """`numpy.diff`, differentiable (in `prepend` and `append` too).
+
+    Example:
+        >>> import numpy as np
+        >>> diff(np.array([1.0, 4.0, 9.0, 16.0]), 2)
+        array([2., 2.])
+    """
+    if n == 0:
+        return a
+    if n < 0:
+        raise ValueError("order must be non-negative but got " + repr(n))
+    a = _operand(a)
+    nd = _ndim(a)
+    if nd == 0:
+        raise ValueError("diff requires input that is at least one dimensional")
+    axis = normalize_axis_index(axis, nd)
+    combined = []
+    for extra in (prepend, None, append):
+        if extra is None:
+            combined.append(a)
+        elif extra is not _NO_VALUE:
+            extra = _operand(extra)
+            if _ndim(extra) == 0:
+                extra = broadcast_to(extra, _axis_block(a, axis, 1))
+            combined.append(extra)
+    if len(combined) > 1:
+        a = shp.concatenate(combined, axis)
+    upper, lower = _at(axis, slice(1, None)), _at(axis, slice(None, -1))
+    for _ in range(n):
+        if dtype_of(a) == np.bool_:
+            a = ew.FUNCTIONS["not_equal"](getitem(a, upper), getitem(a, lower))
+        else:
+            a = getitem(a, upper) - getitem(a, lower)
+    return a
+
+
+def _interp_part(x, xp, fp, lval, rval, complex_slope: bool):
+    """One real interpolation, with NumPy's arithmetic and edge rules (see numpy's arr_interp)."""
+    n = shape_of(xp)[0]
+    first, last = getitem(fp, 0), getitem(fp, n - 1)
+    lval = first if lval is None else lval
+    rval = last if rval is None else rval
+    if n == 1:  # NaN x gets fp[0] here, as in NumPy
+        x0 = getitem(xp, 0)
+        return where(x < x0, lval, where(x > x0, rval, first))
+    shape = shape_of(x)
+    j = searchsorted(xp, x, side="right") - 1  # xp[j] <= x < xp[j + 1]
+    jc = shp.ravel(ew.clip(j, 0, n - 2))
+
+    def knot(arr, idx):
+        return shp.reshape(_gather(arr, idx, 0), shape)
+
+    xj, xj1, fj, fj1 = knot(xp, jc), knot(xp, jc + 1), knot(fp, jc), knot(fp, jc + 1)
+    if complex_slope:  # NumPy's complex interp multiplies by the reciprocal of the spacing
+        slope = (fj1 - fj) * (1.0 / (xj1 - xj))
+    else:
+        slope = (fj1 - fj) / (xj1 - xj)
+    res = slope * (x - xj) + fj
+    bad = ew.isnan(res)
+    # A NaN from infinities: try from the right end, then equal ends, then an exact knot.
+    other = slope * (x - xj1) + fj1
+    other = where(ew.isnan(other) & (fj == fj1), fj, other)
+    res = where(bad, where(x == xj, fj, other), res)
+    res = where(j == n - 1, last, res)
+    res = where(x > getitem(xp, n - 1), rval, res)
+    return where(j == -1, lval, res)
+
+
+def interp(x, xp, fp, left=None, right=None, period=None):
+    """`numpy.interp`, differentiable in `x`, `xp` and `fp` (float64 or complex128 results, as NumPy).
+
+    The derivative in `x` at a knot is the slope of the segment to its right; it is 0
+    outside [xp[0], xp[-1]].
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> xp, fp = np.array([0.0, 1.0, 3.0]), np.array([0.0, 2.0, 3.0])
+        >>> interp(np.array([0.5, 2.0]), xp, fp)
+        array([1. , 2.5])
+        >>> float(ad.grad(lambda x: interp(x, xp, fp))(2.0))
+        0.5
+    """
+    x, xp, fp = _operand(x), _operand(xp), _operand(fp)
+    is_complex = np.issubdtype(dtype_of(fp), np.complexfloating)
+    out_dtype = np.complex128 if is_complex else np.float64
+    x, xp, fp = astype(x, np.float64), astype(xp, np.float64), astype(fp, out_dtype)
+    if _ndim(xp) != 1 or _ndim(fp) != 1:
+        raise ValueError("object too deep for desired array" if max(_ndim(xp), _ndim(fp)) > 1
+                         else "object of too small depth for desired array")
+    if shape_of(xp)[0] == 0:
+        raise ValueError("array of sample points is empty")
+    if shape_of(fp)[0] != shape_of(xp)[0]:
+        raise ValueError("fp and xp are not of the same length.")
+    if period is not None:
+        if period == 0:
+            raise ValueError("period must be a non-zero value")
+        period = abs(period)
+        left = right = None
+        x, xp = x % period, xp % period
+        order = argsort(xp)
+        xp, fp = _gather(xp, order, 0), _gather(fp, order, 0)
+        xp = shp.concatenate([getitem(xp, slice(-1, None)) - period, xp,
+                              getitem(xp, slice(0, 1)) + period])
+        fp = shp.concatenate([getitem(fp, slice(-1, None)), fp, getitem(fp, slice(0, 1))])
+    if not is_complex:
+        res = _interp_part(x, xp, fp, None if left is None else float(left),
+                           None if right is None else float(right), False)
+    else:
+        parts = []
+        for part, bound in ((ew.real, lambda c: complex(c).real), (ew.imag, lambda c: complex(c).imag)):
+            parts.append(_interp_part(x, xp, part(fp), None if left is None else bound(left),
+                                      None if right is None else bound(right), True))
+        res = parts[0] + 1j * where(ew.isnan(x), 0.0, parts[1])
+    res = where(ew.isnan(x), x, res)
+    return getitem(res, ()) if _ndim(res) == 0 else res
+
+
+# ---------------------------------------------------------------------------------------------
+# NaN handling.
+
+
+def _replace_nan(a, value):
+    """`a` with NaNs replaced by `value` (a constant: the derivative there is 0)."""
+    if not is_inexact(dtype_of(a)):
+        return a
+    return where(ew.isnan(a), value, a)
+
+
+def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
+    """`numpy.nan_to_num`, differentiable: 1 at finite entries, 0 where a value was replaced.
+
+    Example:
+        >>> import numpy as np
+        >>> nan_to_num(np.array([np.nan, 1.0, -np.inf]), neginf=-5.0)
+        array([ 0.,  1., -5.])
+    """
+    x = _operand(x)
+    dt = dtype_of(x)
+    if not is_inexact(dt):
+        return shp.copy(x) if copy else x
+    real_dt = np.finfo(dt).dtype
+    fill_nan = real_dt.type(nan)
+    fill_pos = real_dt.type(np.finfo(real_dt).max if posinf is None else posinf)
+    fill_neg = real_dt.type(np.finfo(real_dt).min if neginf is None else neginf)
+
+    def fix(d):
+        inf, neg = ew.FUNCTIONS["isinf"](d), ew.signbit(d)
+        d = where(ew.isnan(d), fill_nan, d)
+        d = where(inf & ~neg, fill_pos, d)
+        return where(inf & neg, fill_neg, d)
+
+    if np.issubdtype(dt, np.complexfloating):
+        fixed = fix(ew.real(x)) + 1j * fix(ew.imag(x))
+        out = where(ew.FUNCTIONS["isfinite"](x), x, astype(fixed, dt))
+    else:
+        out = fix(x)
+    return getitem(out, ()) if _ndim(out) == 0 else out
+
+
+def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+    """`numpy.nansum`: NaNs count as 0; their derivative is 0.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> ad.grad(lambda x: nansum(x * x))(np.array([1.0, np.nan, 3.0]))
+        array([2., 0., 6.])
+    """
+    a = _replace_nan(_operand(a), 0)
+    return red.sum(a, axis, dtype, out, keepdims, initial, where)
+
+
+def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
+    """`numpy.nanprod`: NaNs count as 1; their derivative is 0."""
+    a = _replace_nan(_operand(a), 1)
+    return red.prod(a, axis, dtype, out, keepdims, initial, where)
+
+
+def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
+    """`numpy.nanmean`: the mean of the non-NaN entries; the derivative at NaNs is 0.
+
+    Example:
+        >>> import numpy as np
+        >>> nanmean(np.array([[1.0, np.nan], [2.0, 4.0]]), axis=1)
+        array([1., 3.])
+    """
+    _no_out("nanmean", out)
+    a = _operand(a)
+    if not is_inexact(dtype_of(a)):
+        return red.mean(a, axis, dtype, keepdims=keepdims, where=where)
+    if dtype is not None and not is_inexact(np.dtype(dtype)):
+        raise TypeError("If a is inexact, then dtype must be inexact")
+    mask = ew.isnan(a)
+    count = red.sum(~mask, axis, np.intp, None, keepdims, where=where)
+    total = red.sum(ew.where(mask, 0, a), axis, dtype, None, keepdims, where=where)
+    if isinstance(count, (np.ndarray, np.generic)) and np.any(count == 0):
+        warnings.warn("Mean of empty slice", RuntimeWarning, stacklevel=2)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return astype(total / count, dtype_of(total))
+
+
+
+# ---------------------------------------------------------------------------------------------
+# 1-D convolution and correlation.
+
+_CONV_MODES = {0: "valid", 1: "same", 2: "full", "valid": "valid", "same": "same", "full": "full"}
+
+
+def _conv_mode(mode) -> str:
+    try:
+        return _CONV_MODES[mode]
+    except (KeyError, TypeError):
+        raise ValueError(
+            f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})"
+        ) from None
+
+
+def correlate(a, v, mode="valid"):
+    """`numpy.correlate` (complex `v` is conjugated, as NumPy), differentiable in both.
+
+    Example:
+        >>> import numpy as np
+        >>> correlate(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5]), "same")
+        array([2. , 3.5, 3. ])
+    """
+    a, v = _operand(a), _operand(v)
+    if np.issubdtype(dtype_of(v), np.complexfloating):
+        v = ew.conj(v)
+    return _correlate(a, v, _conv_mode(mode))
+
+
+def convolve(a, v, mode="full"):
+    """`numpy.convolve`, differentiable in both.
+
+    Example:
+        >>> import numpy as np
+        >>> convolve(np.array([1.0, 2.0, 3.0]), np.array([0.0, 1.0, 0.5]))
+        array([0. , 1. , 2.5, 4. , 1.5])
+    """
+    a, v = shp.atleast_1d(_operand(a)), shp.atleast_1d(_operand(v))
+    if shape_of(a)[0] == 0:
+        raise ValueError("a cannot be empty")
+    if shape_of(v)[0] == 0:
+        raise ValueError("v cannot be empty")
+    if shape_of(v)[0] > shape_of(a)[0]:
+        a, v = v, a
+    return _correlate(a, shp.flip(v, 0), _conv_mode(mode))
+
+
+# ---------------------------------------------------------------------------------------------
+# Grids and polynomials.
+
+
+def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
+    """`numpy.meshgrid`, differentiable in the coordinate vectors.
+
+    Example:
+        >>> import numpy as np
+        >>> [g.tolist() for g in meshgrid(np.array([1.0, 2.0]), np.array([3.0]))]
+        [[[1.0, 2.0]], [[3.0, 3.0]]]
+    """
+    if indexing not in ("xy", "ij"):
+        raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
+    ndim = len(xi)
+    s0 = (1,) * ndim
+    output = [shp.reshape(_operand(x), s0[:i] + (-1,) + s0[i + 1:]) for i, x in enumerate(xi)]
+    if indexing == "xy" and ndim > 1:
+        output[0] = shp.reshape(output[0], (1, -1) + s0[2:])
+        output[1] = shp.reshape(output[1], (-1, 1) + s0[2:])
+    if not sparse:
+        output = list(shp.broadcast_arrays(*output))
+    if copy:
+        output = [shp.copy(x) for x in output]
+    return tuple(output)
+
+
+def vander(x, N=None, increasing=False):
+    """`numpy.vander`, differentiable (columns are cumulative products, as NumPy computes them).
+
+    Example:
+        >>> import numpy as np
+        >>> vander(np.array([2.0, 3.0]), 3)
+        array([[4., 2., 1.],
+               [9., 3., 1.]])
+    """
+    x = _operand(x)
+    if _ndim(x) != 1:
+        raise ValueError("x must be a one-dimensional array or sequence.")
+    n = shape_of(x)[0]
+    if N is None:
+        N = n
+    if N < 0:
+        raise ValueError("negative dimensions are not allowed")
+    dtype = np.promote_types(dtype_of(x), int)
+    x = astype(x, dtype)
+    columns = [np.ones((n, min(N, 1)), dtype)]
+    if N > 1:
+        columns.append(cumprod(broadcast_to(shp.reshape(x, (n, 1)), (n, N - 1)), axis=1))
+    v = shp.concatenate(columns, 1) if len(columns) > 1 else columns[0]
+    return v if increasing else shp.flip(v, 1)
+
+
+def polyval(p, x):
+    """`numpy.polyval` (Horner's scheme, as NumPy), differentiable in `p` and `x`.
+
+    Example:
+        >>> import numpy as np
+        >>> polyval(np.array([1.0, 0.0, -1.0]), np.array([2.0, 3.0]))
+        array([3., 8.])
+    """
+    p, x = _operand(p), _operand(x)
+    if _ndim(p) == 0:
+        raise TypeError("iteration over a 0-d array")
+    y = np.zeros(shape_of(x), dtype_of(x))
+    for i in range(shape_of(p)[0]):
+        y = y * x + getitem(p, i)
+    return y
+
+
+FUNCTIONS = {
+    f.__name__: f
+    for f in (
+        cumsum, cumprod, nancumsum, nancumprod, sort, argsort, searchsorted, unique, pad, roll,
+        diagonal, diag, trace, triu, tril, kron, cross, diff, interp, nan_to_num, nansum,
+        nanprod, nanmean, correlate, convolve, meshgrid, vander, polyval,
+    )
+}
