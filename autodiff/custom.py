@@ -22,6 +22,7 @@ from autodiff.core.primitive import Primitive, bind
 from autodiff.core.pytree import tree_flatten, tree_unflatten
 from autodiff.core.tensor import Tensor
 from autodiff.ops.broadcast import shape_of
+from autodiff.ops.elementwise import conj_complex
 
 
 class _OutTree:
@@ -77,13 +78,13 @@ def _custom_jvp_rule(primals, tangents, *, fun, rule, store):
 
 
 def _custom_jvp_vjp(g, *primals, out, fun, rule, store):
-    from autodiff.reverse.transforms import vjp
+    from autodiff.reverse.transforms import pullback
 
     def tangent_map(*ts):
         return rule(primals, ts)[1]
 
     cts = tuple(_zeros_like(o) if c is None else c for o, c in zip(out, g))
-    _, pull = vjp(tangent_map, *[_zeros_like(p) for p in primals])
+    _, pull = pullback(tangent_map, [_zeros_like(p) for p in primals], False, conjugate=False)
     return pull(cts)
 
 
@@ -190,15 +191,17 @@ def _custom_vjp_impl(*args, fwd, bwd, store):
 def _custom_vjp_vjp(g, *primals, out, fwd, bwd, store):
     n_out = store.n_out
     cts = tuple(_zeros_like(o) if c is None else c for o, c in zip(out[:n_out], g[:n_out]))
-    grads = bwd(tuple(out[n_out:]), cts)
+    # The user's bwd follows the public (conjugate) convention for complex values.
+    grads = bwd(tuple(out[n_out:]), tuple(conj_complex(c) for c in cts))
+    grads = tuple(None if c is None else conj_complex(c) for c in grads)
     res_cts = g[n_out:]
     if any(c is not None for c in res_cts):
         # A higher-order pass differentiates through the residuals: they depend on the
         # inputs through `fwd`, which is differentiated as ordinary code.
-        from autodiff.reverse.transforms import vjp
+        from autodiff.reverse.transforms import pullback
 
         res_out = out[n_out:]
-        _, pull = vjp(lambda *xs: fwd(*xs)[n_out:], *primals)
+        _, pull = pullback(lambda *xs: fwd(*xs)[n_out:], primals, False, conjugate=False)
         through_res = pull(
             tuple(_zeros_like(o) if c is None else c for o, c in zip(res_out, res_cts))
         )
@@ -304,10 +307,11 @@ checkpoint_p.impl = lambda *args, fun, store: fun(*args)
 
 
 def _checkpoint_vjp(g, *primals, out, fun, store):
-    from autodiff.reverse.transforms import vjp
+    from autodiff.reverse.transforms import pullback
 
     cts = tuple(_zeros_like(o) if c is None else c for o, c in zip(out, g))
-    _, pull = vjp(fun, *primals)  # recompute the forward pass, now recording it
+    # Recompute the forward pass, now recording it.
+    _, pull = pullback(fun, primals, False, conjugate=False)
     return pull(cts)
 
 

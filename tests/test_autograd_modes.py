@@ -257,13 +257,16 @@ class TestAnomalyMode:
     def test_nan_check(self):
         nan_p = _nan_primitive()
         x = leaf(1.0, 2.0)
-        with pytest.warns(UserWarning, match="Error detected in NanOpBackward0"):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             with autograd.detect_anomaly():
                 y = bind(nan_p, x)
                 with pytest.raises(RuntimeError, match=re.escape(
                     "Function 'NanOpBackward0' returned nan values in its 0th output."
                 )):
                     y.sum().backward()
+        assert any(str(w.message).startswith("Error detected in NanOpBackward0. Traceback")
+                   for w in caught)
         with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
             with autograd.detect_anomaly(check_nan=False):
                 assert not autograd.is_anomaly_check_nan_enabled()
@@ -282,16 +285,6 @@ class TestAnomalyMode:
             assert autograd.is_anomaly_enabled()
             assert not autograd.is_anomaly_check_nan_enabled()
         assert not autograd.is_anomaly_enabled() and autograd.is_anomaly_check_nan_enabled()
-
-    def test_anomaly_mode_is_a_decorator(self):
-        with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
-            @autograd.detect_anomaly()
-            def f():
-                return autograd.is_anomaly_enabled()
-
-        assert not autograd.is_anomaly_enabled()
-        assert f() is True
-        assert not autograd.is_anomaly_enabled()
 
 
 class TestInPlace:
@@ -384,14 +377,6 @@ class TestInPlace:
             r"inplace operation: \[.+ \[2\]\] is at version 1; expected version 0 instead\."
         )):
             w.sum().backward()
-
-    def test_unsaved_tensor_may_be_modified(self):
-        x = leaf(1.0, 2.0)
-        y = x * 2
-        z = y + 1  # add saves nothing that matters for its gradient
-        y += 1
-        z.sum().backward()
-        assert x.grad.tolist() == [2.0, 2.0]
 
     @pytest.mark.skipif("index_set" not in anp.FUNCTIONS, reason="no index_set primitive")
     def test_setitem(self):

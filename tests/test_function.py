@@ -347,9 +347,11 @@ def test_double_backward_through_saved_input_and_gradgradcheck():
     (gx,) = ag.grad((Square.apply(x) ** 2).sum(), x, create_graph=True)  # 4 x^3
     gx.sum().backward()
     np.testing.assert_allclose(x.grad.numpy(), 12 * np.array([1.0, 4.0]))
-    w = _t(np.ones((2, 3)), True)
-    inp = _t(np.arange(6.0).reshape(3, 2) / 3, True)
-    assert ag.gradgradcheck(lambda a, b: Linear.apply(a, b), (inp, w.detach().T.copy()))
+    rng = np.random.default_rng(1)
+    inputs = (_t(rng.normal(size=(3, 2)), True), _t(rng.normal(size=(4, 2)), True))
+    inputs += (_t(rng.normal(size=4), True),)
+    assert ag.gradcheck(Linear.apply, inputs)
+    assert ag.gradgradcheck(Linear.apply, inputs)
 
 
 def test_once_differentiable():
@@ -1006,3 +1008,62 @@ def test_ctx_is_a_function_ctx_with_arbitrary_attributes():
     x = _t([1.0], True)
     Attrs.apply(x).sum().backward()
     assert isinstance(seen["ctx"], FunctionCtx) and seen["same"]
+
+
+def test_non_tensor_arguments_and_outputs_under_transforms():
+    class ScaleAndSum(Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x, k, label="label"):
+            return x * k, label, anp.sum(x)
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.k = inputs[1]
+
+        @staticmethod
+        def backward(ctx, g, g_label, g_sum):
+            assert g_label is None
+            return g * ctx.k + g_sum, None, None
+
+        @staticmethod
+        def jvp(ctx, t, t_k, t_label):
+            assert t_k is None and t_label is None
+            return t * ctx.k, None, anp.sum(t)
+
+    xs = np.arange(6.0).reshape(2, 3)
+    scaled, label, total = ScaleAndSum.apply(_t(xs), 3.0)
+    assert label == "label"
+    np.testing.assert_allclose(ad.vmap(lambda x: ScaleAndSum.apply(x, 3.0)[2])(xs), [3.0, 12.0])
+
+    def loss(x):
+        scaled, _, total = ScaleAndSum.apply(x, 3.0)
+        return (scaled**2).sum() + total
+
+    want = 18 * xs + 1
+    np.testing.assert_allclose(ad.grad(loss)(xs), want)
+    np.testing.assert_allclose(ad.vmap(ad.grad(loss))(xs), want)
+    np.testing.assert_allclose(ad.jacfwd(lambda x: ScaleAndSum.apply(x, 3.0)[2])(xs[0]), np.ones(3))
+    np.testing.assert_allclose(
+        ad.vmap(ad.jacrev(lambda x: ScaleAndSum.apply(x, 3.0)[2]))(xs), np.ones((2, 3))
+    )
+
+
+def test_mark_dirty_of_a_non_input_warns_and_is_ignored():
+    class DirtyOutput(Function):
+        @staticmethod
+        def forward(ctx, x):
+            y = x * 2
+            ctx.mark_dirty(y)
+            return y
+
+        @staticmethod
+        def backward(ctx, g):
+            return 2 * g
+
+    x = _t([1.0], True)
+    with pytest.warns(UserWarning, match="ctx.mark_dirty\\(\\) received a tensor that was not"):
+        y = DirtyOutput.apply(x)
+    y.sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [2.0])

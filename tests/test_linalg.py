@@ -66,17 +66,18 @@ def test_python_scalars_and_lists_as_numpy():
 # ----------------------------------------------------------------------------------- complex
 
 
-def test_complex_vjp_is_the_plain_transpose():
-    """Cotangent of a in a @ b is g @ b.T, without conjugation (complex conventions: later issue)."""
+def test_complex_vjp_follows_the_conjugate_convention():
+    """Public reverse mode follows PyTorch for complex values: the cotangent of a in a @ b
+    is g @ b^H (rules transpose plainly; the API conjugates, see conj_complex)."""
     a = rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))
     b = rng.standard_normal((4, 2)) + 1j * rng.standard_normal((4, 2))
     g = rng.standard_normal((3, 2)) + 1j * rng.standard_normal((3, 2))
     _, (ga, gb) = _vjp(anp.matmul, a, b, ct=g)
-    np.testing.assert_allclose(ga, g @ b.T)
-    np.testing.assert_allclose(gb, a.T @ g)
+    np.testing.assert_allclose(ga, g @ b.conj().T)
+    np.testing.assert_allclose(gb, a.conj().T @ g)
     _, (ga, gb) = _vjp(lambda x, y: anp.einsum("ij,jk->ik", x, y), a, b, ct=g)
-    np.testing.assert_allclose(ga, g @ b.T)
-    np.testing.assert_allclose(gb, a.T @ g)
+    np.testing.assert_allclose(ga, g @ b.conj().T)
+    np.testing.assert_allclose(gb, a.conj().T @ g)
 
 
 def test_vdot_conjugates_its_first_argument():
@@ -84,8 +85,8 @@ def test_vdot_conjugates_its_first_argument():
     b = rng.standard_normal(3) + 1j * rng.standard_normal(3)
     assert anp.vdot(a, b) == np.vdot(a, b)
     _, (ga, gb) = _vjp(anp.vdot, a, b, ct=np.complex128(1.0))
-    np.testing.assert_allclose(ga, np.conj(b))  # d/da of sum(conj(a) b), transposed plainly
-    np.testing.assert_allclose(gb, np.conj(a))
+    np.testing.assert_allclose(ga, b)  # as torch.vdot: grad_a = b * conj(g), grad_b = a * g
+    np.testing.assert_allclose(gb, a)
 
 
 # ------------------------------------------------------------------------ dispatch and methods

@@ -37,7 +37,12 @@ _FUNCTORCH_HINT = (
 
 
 class VmapInfo(NamedTuple):
-    """What a `vmap` staticmethod learns about the vmap it runs under."""
+    """What a `vmap` staticmethod learns about the vmap it runs under.
+
+    Example:
+        >>> VmapInfo(batch_size=3, randomness="error").batch_size
+        3
+    """
 
     batch_size: int
     randomness: str
@@ -108,9 +113,6 @@ class FunctionCtx:
         """With True (the default), missing (None) grads become zeros before `backward`/`jvp`."""
         self.materialize_grads = bool(value)
 
-    def mark_shared_storage(self, *pairs) -> None:
-        """Deprecated in torch; a no-op."""
-
     @property
     def saved_tensors(self) -> tuple:
         """The tensors given to `save_for_backward` (to `save_for_forward` inside `jvp`)."""
@@ -162,7 +164,13 @@ class FunctionCtx:
         for t in self.dirty_tensors:
             i, j = in_index.get(id(t)), out_index.get(id(t))
             if i is None:
-                raise RuntimeError("mark_dirty only accepts input tensors of the Function.")
+                warnings.warn(
+                    "ctx.mark_dirty() received a tensor that was not an input. Only input Tensors "
+                    "that have been mutated should be passed to ctx.mark_dirty().",
+                    UserWarning,
+                    stacklevel=2,
+                )
+                continue
             if j is None:
                 raise RuntimeError(
                     "Some elements marked as dirty during the forward method were not returned "
@@ -278,6 +286,9 @@ class FunctionCtx:
                     f"function {self._ad_name} returned a gradient different than None at "
                     f"position {i + 1}, but the corresponding forward input was not a Variable"
                 )
+            if not self.needs_input_grad[i]:  # dropped unchecked, as in torch
+                checked.append(None)
+                continue
             g = _as_array(g)
             g_shape, x_shape = tuple(shape_of(g)), tuple(shape_of(x))
             if g_shape != x_shape:

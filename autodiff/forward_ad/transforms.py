@@ -116,12 +116,12 @@ def linearize(fun: Callable, *primals):
         >>> float(out), float(f_jvp(1.0))
         (8.0, 12.0)
     """
-    from autodiff.reverse import vjp
+    from autodiff.reverse.transforms import pullback
 
-    out, pullback = vjp(fun, *primals)
+    out, f_pullback = pullback(fun, primals, False, conjugate=False)
     out_flat, out_def = tree_flatten(out)
     zeros = tree_unflatten(out_def, [np.zeros(shape_of(o), dtype_of(o)) for o in out_flat])
-    _, transpose = vjp(pullback, zeros)
+    _, transpose = pullback(f_pullback, (zeros,), False, conjugate=False)
 
     def jvp_fn(*tangents):
         if len(tangents) != len(primals):

@@ -283,7 +283,9 @@ def _scatter_add_along_batch(values, dims, *, axis, shape):
 
 gather_p = Primitive("gather")
 gather_p.impl = lambda x, idx, *, axis: np.take_along_axis(x, idx, axis)
-gather_p.jvp = lambda primals, tangents, *, out, axis: _maybe(_gather, tangents[0], primals[1], axis)
+gather_p.jvp = lambda primals, tangents, *, out, axis: _maybe(
+    _gather, tangents[0], primals[1], axis
+)
 gather_p.vjp = lambda g, x, idx, *, out, axis: (
     _scatter_add_along(g, idx, axis, shape_of(x)),
     None,
@@ -341,10 +343,9 @@ def _correlate(a, w, mode: str):
 def _correlate_jvp(primals, tangents, *, out, mode):
     a, w = primals
     ta, tw = tangents
-    terms = [t for t in (_maybe(_correlate, ta, w, mode), None if tw is None else _correlate(a, tw, mode)) if t is not None]
-    if not terms:
-        return None
-    return terms[0] if len(terms) == 1 else terms[0] + terms[1]
+    d_a = _maybe(_correlate, ta, w, mode)
+    d_w = None if tw is None else _correlate(a, tw, mode)
+    return d_w if d_a is None else d_a if d_w is None else d_a + d_w
 
 
 def _correlate_vjp(g, a, w, *, out, mode):
@@ -473,7 +474,9 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
 def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
     """`numpy.argsort`: integer indices, a constant."""
     if order is not None:
-        raise NotImplementedError("autodiff.numpy.argsort does not support order= (structured arrays)")
+        raise NotImplementedError(
+            "autodiff.numpy.argsort does not support order= (structured arrays)"
+        )
     a, axis = _flat_axis(_operand(a), axis)
     return bind(argsort_p, a, axis=axis, kind=kind, stable=stable)
 
@@ -560,7 +563,7 @@ def _axis_block(x, axis: int, length: int) -> tuple:
 
 
 def _pad_with(x, axis: int, before, after):
-    """`x` with the arrays `before` and `after` (already of the right shapes) around it on `axis`."""
+    """`x` with the arrays `before` and `after` (of the right shapes) around it on `axis`."""
     return shp.concatenate([before, x, after], axis)
 
 
@@ -913,8 +916,13 @@ def _interp_part(x, xp, fp, lval, rval, complex_slope: bool):
     return where(j == -1, lval, res)
 
 
+def _part(value, name: str):
+    """The real or imaginary part of a complex fill value (None stays None)."""
+    return None if value is None else getattr(complex(value), name)
+
+
 def interp(x, xp, fp, left=None, right=None, period=None):
-    """`numpy.interp`, differentiable in `x`, `xp` and `fp` (float64 or complex128 results, as NumPy).
+    """`numpy.interp`, differentiable in `x`, `xp` and `fp` (float64/complex128 results, as NumPy).
 
     The derivative in `x` at a knot is the slope of the segment to its right; it is 0
     outside [xp[0], xp[-1]].
@@ -953,11 +961,9 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         res = _interp_part(x, xp, fp, None if left is None else float(left),
                            None if right is None else float(right), False)
     else:
-        parts = []
-        for part, bound in ((ew.real, lambda c: complex(c).real), (ew.imag, lambda c: complex(c).imag)):
-            parts.append(_interp_part(x, xp, part(fp), None if left is None else bound(left),
-                                      None if right is None else bound(right), True))
-        res = parts[0] + 1j * where(ew.isnan(x), 0.0, parts[1])
+        re = _interp_part(x, xp, ew.real(fp), _part(left, "real"), _part(right, "real"), True)
+        im = _interp_part(x, xp, ew.imag(fp), _part(left, "imag"), _part(right, "imag"), True)
+        res = re + 1j * where(ew.isnan(x), 0.0, im)
     res = where(ew.isnan(x), x, res)
     return getitem(res, ()) if _ndim(res) == 0 else res
 

@@ -181,14 +181,29 @@ def _broadcast_batch(prim):
 
 
 # ---------------------------------------------------------------------------------------------
-# inv: d(A^-1) = -A^-1 dA A^-1.
+# inv: d(A^-1) = -A^-1 dA A^-1. With `nan_if_singular` (for cond), singular matrices give NaNs
+# instead of an error, as NumPy's cond computes them.
+
+
+def _inv_impl(a, *, nan_if_singular=False):
+    if not nan_if_singular:
+        return np.linalg.inv(a)
+    a = np.asarray(a)
+    out = np.empty(a.shape, np.result_type(a.dtype, np.float16))
+    for i in np.ndindex(a.shape[:-2]):
+        try:
+            out[i] = np.linalg.inv(a[i])
+        except LinAlgError:
+            out[i] = np.nan
+    return out
+
 
 inv_p = Primitive("inv")
-inv_p.impl = np.linalg.inv
-inv_p.jvp = lambda primals, tangents, *, out: (
+inv_p.impl = _inv_impl
+inv_p.jvp = lambda primals, tangents, *, out, **params: (
     None if tangents[0] is None else -(out @ tangents[0] @ out)
 )
-inv_p.vjp = lambda g, a, *, out: (-(_mT(out) @ g @ _mT(out)),)
+inv_p.vjp = lambda g, a, *, out, **params: (-(_mT(out) @ g @ _mT(out)),)
 inv_p.batch = _leading_batch(inv_p)
 
 # ---------------------------------------------------------------------------------------------
@@ -576,7 +591,7 @@ def _lstsq_impl(a, b, *, rcond):
     results = [np.linalg.lstsq(a[i], b[i], rcond=rcond) for i in np.ndindex(lead)]
     x, s, rank = (np.stack([r[k] for r in results]) for k in (0, 3, 2))
     return (x.reshape(lead + x.shape[1:]), s.reshape(lead + s.shape[1:]),
-            rank.astype(np.int32).reshape(lead))
+            rank.astype(np.int32).reshape(lead)[()])
 
 
 lstsq_p = Primitive("lstsq", multiple_results=True)
@@ -720,9 +735,9 @@ def inv(a):
 
     Example:
         >>> import numpy as np, autodiff as ad
-        >>> ad.grad(lambda a: inv(a)[0, 0])(np.array([[2.0, 0.0], [0.0, 4.0]]))
-        array([[-0.25,  0.  ],
-               [ 0.  ,  0.  ]])
+        >>> ad.grad(lambda a: inv(a).sum())(np.array([[2.0, 0.0], [0.0, 4.0]]))
+        array([[-0.25  , -0.125 ],
+               [-0.125 , -0.0625]])
     """
     a = _array(a)
     _check_matrix(a, "inv")
@@ -763,9 +778,9 @@ def slogdet(a):
 
     Example:
         >>> import numpy as np, autodiff as ad
-        >>> ad.grad(lambda a: slogdet(a).logabsdet)(np.array([[2.0, 0.0], [0.0, -4.0]]))
-        array([[0.5 , 0.  ],
-               [0.  , 0.25]])
+        >>> ad.grad(lambda a: slogdet(a).logabsdet)(np.array([[2.0, 1.0], [1.0, 3.0]]))
+        array([[ 0.6, -0.2],
+               [-0.2,  0.4]])
     """
     a = _array(a)
     _check_matrix(a, "slogdet")
@@ -1068,9 +1083,9 @@ def matrix_power(a, n: int):
 
     Example:
         >>> import numpy as np, autodiff as ad
-        >>> ad.grad(lambda a: matrix_power(a, -1)[0, 0])(np.array([[2.0, 0.0], [0.0, 1.0]]))
-        array([[-0.25,  0.  ],
-               [ 0.  ,  0.  ]])
+        >>> ad.grad(lambda a: matrix_power(a, 3).sum())(np.eye(2))
+        array([[3., 3.],
+               [3., 3.]])
     """
     a = _array(a)
     _check_matrix(a, "matrix_power")
@@ -1113,7 +1128,8 @@ def cond(x, p=None):
         with np.errstate(all="ignore"):
             r = s[..., -1] / s[..., 0] if p == -2 else s[..., 0] / s[..., -1]
     else:
-        r = norm(x, p, axis=(-2, -1)) * norm(inv(x), p, axis=(-2, -1))
+        inv_x = bind(inv_p, x, nan_if_singular=True)
+        r = norm(x, p, axis=(-2, -1)) * norm(inv_x, p, axis=(-2, -1))
     # NaN (0 / 0 from a singular matrix) means infinite, unless x itself has NaNs.
     nan_from_x = _reduce.any(_ew.isnan(x), axis=(-2, -1))
     return where(_ew.isnan(r) & ~nan_from_x, np.inf, r)
@@ -1377,10 +1393,10 @@ def scipy_solve(a, b, lower: bool = False, overwrite_a: bool = False, overwrite_
         a = _mT(a)
     if kind in ("upper", "lower"):
         return solve_triangular(a, b, lower=kind == "lower")
-    if kind == "pos":
-        return cho_solve(cho_factor(a, lower=lower), b)
-    if kind in ("sym", "her"):
-        a = _from_triangle(a, lower, kind == "her")
+    if kind in ("sym", "her", "pos"):  # one triangle is read, in derivatives too
+        a = _from_triangle(a, lower, kind != "sym")
+        if kind == "pos":
+            return cho_solve(cho_factor(a, lower=lower), b)
     elif kind == "diagonal":
         a = _triangle(_triangle(a, True), False)
     elif kind == "tridiagonal":

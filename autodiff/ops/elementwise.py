@@ -104,7 +104,17 @@ arcsinh_p = _unary("asinh", np.arcsinh, lambda x, out: reciprocal(sqrt(x * x + 1
 arccosh_p = _unary("acosh", np.arccosh, lambda x, out: reciprocal(sqrt(x * x - 1.0)))
 arctanh_p = _unary("atanh", np.arctanh, lambda x, out: reciprocal(1.0 - x * x))
 # abs: derivative sign(x), 0 at the origin (the subgradient JAX and PyTorch use).
-abs_p = _unary("abs", np.abs, lambda x, out: sign(x))
+abs_p = Primitive("abs")
+abs_p.impl = np.abs
+# d|z| = Re(conj(sign z) dz); its transpose gives g * conj(sign z) (real x: sign x).
+abs_p.jvp = lambda primals, tangents, *, out: (
+    real(conj(sign(primals[0])) * tangents[0])
+    if np.iscomplexobj(primals[0])
+    else tangents[0] * sign(primals[0])
+)
+abs_p.vjp = lambda g, x, *, out: (
+    (g * conj(sign(x)) if np.iscomplexobj(x) else g * sign(x)),
+)
 
 # Piecewise-constant functions: zero derivative everywhere they have one.
 sign_p = _nondiff("sign", np.sign)
@@ -467,6 +477,19 @@ def astype(x, dtype):
     if not is_inexact(dtype):
         x = bind(stop_gradient_p, x)
     return bind(astype_p, x, dtype=dtype)
+
+
+def conj_complex(x):
+    """`conj(x)` for complex values, `x` itself otherwise.
+
+    Rules follow the bilinear (JAX) convention: each vjp is the plain transpose of
+    its jvp. User-facing reverse mode follows PyTorch's conjugate convention, which
+    for any real-linear map is `conj(vjp(conj(ct)))`: the API boundary applies this.
+    """
+    dt = getattr(x, "dtype", None)
+    if dt is not None and dt.kind == "c":
+        return conj(x)
+    return x
 
 
 def stop_gradient(x):

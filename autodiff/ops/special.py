@@ -673,10 +673,10 @@ def betaln(a, b):
     return gammaln(a) + gammaln(b) - gammaln(a + b)
 
 
-def _gamma_sign(x):
-    """The sign of gamma(x) (a constant): 1 for x > 0, (-1)^ceil(-x) below."""
+def _gamma_is_negative(x):
+    """Where gamma(x) < 0 (a constant): on (-1, 0), (-3, -2), ..., where floor(x) is odd."""
     odd = ELEMENTWISE["remainder"](ELEMENTWISE["floor"](x), 2.0) == 1.0
-    return where(ELEMENTWISE["logical_or"](x > 0, odd), 1.0, -1.0)
+    return ELEMENTWISE["logical_and"](x < 0, odd)
 
 
 def beta(a, b):
@@ -687,12 +687,16 @@ def beta(a, b):
         0.08333333333333334
     """
     magnitude = exp(betaln(a, b))
-    sgn = _gamma_sign(a) * _gamma_sign(b) * _gamma_sign(a + b)
-    return where(sgn < 0, -magnitude, magnitude)
+    xor = ELEMENTWISE["logical_xor"]
+    negative = xor(xor(_gamma_is_negative(a), _gamma_is_negative(b)), _gamma_is_negative(a + b))
+    return where(negative, -magnitude, magnitude)
 
 
 def _as_float(a):
-    """Lists and integer arrays become float64 arrays, as in SciPy."""
+    """Lists and integer arrays become float64 arrays, as in SciPy; Python numbers become
+    Python floats (so that they do not promote float32 operands)."""
+    if type(a) in (int, float, bool):
+        return float(a)
     if not hasattr(a, "dtype"):
         a = np.asarray(a)
     return a if is_inexact(dtype_of(a)) else astype(a, np.float64)

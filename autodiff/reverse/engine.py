@@ -174,7 +174,8 @@ def backward_pass(
 class _Runner:
     """Executes single nodes for `backward_pass` (hooks, rules, sinks)."""
 
-    __slots__ = ("cts", "sinks", "retain", "create_graph", "state", "results", "ends")
+    __slots__ = ("cts", "sinks", "retain", "create_graph", "state", "results", "ends",
+                 "sink_outputs")
 
     def __init__(self, cts, sinks, retain, create_graph, st, ends=frozenset()):
         self.cts = cts
@@ -184,6 +185,9 @@ class _Runner:
         self.state = st
         self.results = {} if sinks is None else sinks.captured
         self.ends = ends  # targets that are captured but not executed (see _prune)
+        # Whether interior nodes' outputs may be sinks: not in a plain backward(), which
+        # then skips the per-node sink bookkeeping.
+        self.sink_outputs = sinks is not None and bool(sinks.capture or sinks.accumulate_into)
 
     # ---- leaves ----
     def leaf(self, node) -> None:
@@ -232,12 +236,12 @@ class _Runner:
                 node.release()
             return
         extra = node.extra
-        sinks = self.sinks
-        if extra is not None or sinks is not None:
+        sinks = self.sink_outputs
+        if extra is not None or sinks:
             grads = ct if multi else [ct]
             if extra is not None:
                 grads = self._tensor_pre_hooks(node, grads)
-            if sinks is not None:
+            if sinks:
                 self._sink_outputs(node, grads)
                 if node in self.ends:  # captured only: not executed, residuals kept
                     return
@@ -404,10 +408,10 @@ def _check_versions(node) -> None:
             producer = ""
             if tensor._edge is not None:  # torch names the op: "Mul" for MulBackward0
                 op = re.sub(r"Backward\d*$", "", tensor._edge[0].name())
-                producer = f", which is output {tensor._edge[1]} of {op}"
+                producer = f", which is output {tensor._edge[1]} of {op},"
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [Tensor[{tensor.dtype.name}] {list(tensor.shape)}]{producer}, "
+                f"inplace operation: [Tensor[{tensor.dtype.name}] {list(tensor.shape)}]{producer} "
                 f"is at version {tensor._vc}; expected version {version} instead. Hint: enable "
                 "anomaly detection to find the operation that failed to compute its gradient, "
                 "with autodiff.autograd.set_detect_anomaly(True)."

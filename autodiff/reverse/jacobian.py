@@ -89,7 +89,7 @@ def jacrev(
         array([[2., 0.],
                [0., 4.]])
     """
-    from autodiff.reverse.transforms import _as_input, vjp
+    from autodiff.reverse.transforms import _as_input, pullback
 
     @wraps(fun)
     def jacfun(*args):
@@ -100,12 +100,13 @@ def jacrev(
         def f_flat(*xs):
             return fun(*_substitute(args, nums, tree_unflatten(in_def, xs)))
 
-        result = vjp(f_flat, *in_flat, has_aux=has_aux)
-        out, pullback = result[0], result[1]
+        # The plain transpose (no conjugation): rows of the Jacobian J itself.
+        result = pullback(f_flat, in_flat, has_aux, conjugate=False)
+        out, f_pullback = result[0], result[1]
         out_flat, out_def = tree_flatten(out)
         out_shapes = [tuple(shape_of(o)) for o in out_flat]
         cts = map_basis(
-            lambda *r: pullback(tree_unflatten(out_def, r)),
+            lambda *r: f_pullback(tree_unflatten(out_def, r)),
             out_shapes,
             [dtype_of(o) for o in out_flat],
             chunk_size,

@@ -16,6 +16,7 @@ from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.pytree import tree_flatten, tree_map, tree_unflatten
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE, new_trace
+from autodiff.ops.elementwise import conj_complex
 from autodiff.reverse.engine import backward_pass
 from autodiff.reverse.graph import ReverseTrace
 
@@ -84,13 +85,18 @@ class _Leaves:
     def edges(self):
         return [t._edge[0] for ts in self.tracers for t in ts if t is not None]
 
-    def gradients(self, cts: dict) -> list:
-        """One gradient pytree per input tree; inputs the output did not use get zeros."""
+    def gradients(self, cts: dict, conjugate: bool) -> list:
+        """One gradient pytree per input tree; inputs the output did not use get zeros.
+
+        With `conjugate`, complex gradients follow PyTorch's convention (see conj_complex).
+        """
         out = []
         for treedef, flat, tracers in zip(self.treedefs, self.values, self.tracers):
             grads = []
             for x, t in zip(flat, tracers):
                 g = cts.get(t._edge[0]) if t is not None else None
+                if g is not None and conjugate:
+                    g = conj_complex(g)
                 grads.append(_zeros_like(x) if g is None else _match_input_type(g, x))
             out.append(tree_unflatten(treedef, grads))
         return out
@@ -197,7 +203,7 @@ def value_and_grad(
             cts = backward_pass([out._edge], [seed])
         else:
             value = out
-        grads = leaves.gradients(cts)
+        grads = leaves.gradients(cts, conjugate=not holomorphic)
         g = grads[0] if isinstance(argnums, int) else tuple(grads)
         if has_aux:
             return (value, _primal_of(aux, trace)), g
@@ -249,6 +255,12 @@ def vjp(fun: Callable, *primals, has_aux: bool = False) -> tuple:
         >>> f_vjp(np.array([1.0, 10.0]))
         (array([ 2., 20.]),)
     """
+    return pullback(fun, primals, has_aux, conjugate=True)
+
+
+def pullback(fun: Callable, primals, has_aux: bool, conjugate: bool) -> tuple:
+    """`vjp`; with `conjugate=False` the pullback is the plain transpose of the JVP (the
+    rules' own convention, used by jacrev, linearize and custom rules)."""
     fname = _fname(fun)
     with new_trace(ReverseTrace) as trace:
         leaves = _Leaves(trace, primals, "vjp", allow_int=True)
@@ -279,9 +291,9 @@ def vjp(fun: Callable, *primals, has_aux: bool = False) -> tuple:
                 )
             if edge is not None:
                 roots.append(edge)
-                seeds.append(c)
+                seeds.append(conj_complex(c) if conjugate else c)
         cts = backward_pass(roots, seeds, retain_graph=True) if roots else {}
-        return tuple(leaves.gradients(cts))
+        return tuple(leaves.gradients(cts, conjugate))
 
     if has_aux:
         return out_primal, vjp_fn, _primal_of(aux, trace)
