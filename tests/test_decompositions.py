@@ -143,14 +143,18 @@ def test_eigh_projection_gradient_matches_finite_differences():
 
 
 def test_eigh_degenerate_eigenvalues_give_nonfinite_vector_derivatives():
-    a = _symmetric_with_spectrum(np.array([1.0, 1.0, 3.0]))
-    a = (a + a.T) / 2
     x = np.array([1.0, 2.0, 3.0])
+
+    def f(a):
+        return anp.sum((la.eigh(a).eigenvectors.T @ x) ** 2 * np.arange(3.0))
+
     with np.errstate(divide="ignore", invalid="ignore"):
-        g = ad.grad(lambda a: anp.sum((la.eigh(a).eigenvectors.T @ x) ** 2 * np.arange(3.0)))(a)
-    assert not np.all(np.isfinite(g))
+        g = ad.grad(f)(np.diag([1.0, 1.0, 3.0]))  # exactly degenerate
+        assert not np.all(np.isfinite(g))
+        near = _symmetric_with_spectrum(np.array([1.0, 1.0, 3.0]))  # equal up to rounding
+        assert np.abs(ad.grad(f)((near + near.T) / 2)).max() > 1e8
     # eigenvalues alone are fine at a degeneracy of a rotation-invariant function
-    g = ad.grad(lambda a: anp.sum(la.eigvalsh(a)))(a)
+    g = ad.grad(lambda a: anp.sum(la.eigvalsh(a)))(np.diag([1.0, 1.0, 3.0]))
     np.testing.assert_allclose(g, np.eye(3), atol=1e-12)
 
 
@@ -186,8 +190,10 @@ def test_svd_full_matrices_values_and_derivative_rules():
         ad.grad(lambda a: anp.sum(la.svd(a)[0]))(a)
     with pytest.raises(NotImplementedError, match="full_matrices=False"):
         ad.jvp(lambda a: la.svd(a), (a,), (a,))
-    # singular values alone differentiate whatever full_matrices says
+    # reverse mode differentiates the singular values alone whatever full_matrices says
     np.testing.assert_allclose(ad.grad(lambda a: la.svd(a)[1][0])(a), np.outer(u[:, 0], vh[0]),
+                               atol=1e-12)
+    np.testing.assert_allclose(ad.grad(lambda a: la.svd(a.T)[1][1])(a), np.outer(u[:, 1], vh[1]),
                                atol=1e-12)
     sq = rng.standard_normal((3, 3))
     check_grads(lambda a: la.svd(a)[0] @ la.svd(a)[2], (sq,), order=1, modes=("fwd", "rev"))
@@ -218,7 +224,8 @@ def test_norm_has_subgradient_zero_at_the_origin(ord_, axis):
     assert f(x) == 0.0
     np.testing.assert_array_equal(ad.grad(f)(x), np.zeros(shape))
     np.testing.assert_array_equal(ad.jvp(f, (x,), (np.ones(shape),))[1], 0.0)
-    assert np.all(np.isfinite(ad.hessian(f)(x)))
+    if ord_ != 1.5:  # |x|**1.5 has an infinite second derivative at 0
+        np.testing.assert_array_equal(ad.hessian(f)(x), 0.0)
 
 
 def test_norm_away_from_zero_and_rows_at_zero():
@@ -378,7 +385,7 @@ def test_matrix_rank_and_cond():
     assert la.matrix_rank(np.array([0.0, 1.0])) == 1
     for p in (None, 1, "fro", -2):
         np.testing.assert_allclose(la.cond(stack[:2], p), np.linalg.cond(stack[:2], p))
-    assert la.cond(np.array([[np.nan, 0.0], [0.0, 1.0]])).item() != np.inf
+    assert np.isnan(la.cond(np.array([[np.nan, 0.0], [0.0, 1.0]]), 1))  # NaN input: NaN, not inf
 
 
 def test_errors_follow_numpy():

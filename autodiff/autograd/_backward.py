@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
 
 import numpy as np
 
@@ -78,7 +77,7 @@ def _input_edges(inputs, fname: str) -> list:
     if len(items) == 0:
         raise RuntimeError(f"`inputs` argument to `{fname}()` cannot be empty.")
     edges = []
-    for i, t in enumerate(items):
+    for t in items:
         if _is_edge(t):
             edges.append((tuple(t), None))
             continue

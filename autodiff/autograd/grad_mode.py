@@ -148,7 +148,8 @@ class inference_mode(_ModeContext):
 
 
 class set_multithreading_enabled(_ModeContext):
-    """Accepted for compatibility: autodiff's engine runs each backward pass on the calling thread."""
+    """Accepted for compatibility: autodiff's engine runs each backward pass on the calling
+    thread."""
 
     _bare_decorator = False
 

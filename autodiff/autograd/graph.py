@@ -100,7 +100,8 @@ def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable, *, mode: s
                     entry["grads"][i] = grad
                     entry["seen"] += 1
                     expected = sum(
-                        1 for t in tensors if t.requires_grad and t._gradient_edge()[0] in st.pass_nodes
+                        1 for t in tensors
+                        if t.requires_grad and t._gradient_edge()[0] in st.pass_nodes
                     )
                     call = entry["seen"] >= expected
             if mode == "any":

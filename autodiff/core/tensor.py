@@ -100,7 +100,7 @@ class Tensor:
 
     @property
     def grad(self):
-        """The gradient accumulated by `backward()` (leaves, and non-leaves that `retain_grad()`)."""
+        """The gradient accumulated by `backward()` (leaves; non-leaves that `retain_grad()`)."""
         return self._grad if self._trace is EVAL_TRACE else None
 
     @grad.setter
@@ -272,7 +272,9 @@ class Tensor:
         if self._trace is EVAL_TRACE:
             if self._edge is not None:
                 return f"tensor({body}, grad_fn=<{self._edge[0].name()}>)"
-            return f"tensor({body}, requires_grad=True)" if self._requires_grad else f"tensor({body})"
+            if self._requires_grad:
+                return f"tensor({body}, requires_grad=True)"
+            return f"tensor({body})"
         return f"{type(self).__name__}<level {self._trace.level}>({body})"
 
     __str__ = __repr__

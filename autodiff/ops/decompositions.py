@@ -451,10 +451,12 @@ def _svd_jvp(primals, tangents, *, out, full_matrices, compute_uv, hermitian):
 
 
 def _svd_vjp(g, a, *, out, full_matrices, compute_uv, hermitian):
-    _check_svd_derivative(a, full_matrices and compute_uv)
-    if not compute_uv:
-        u, _, vh = _svd_uv(a, hermitian)
-        return ((u * _rows(g[0])) @ vh,)
+    if not compute_uv or (g[0] is None and g[2] is None):  # singular values only
+        _real_only("svd", a)
+        k = min(shape_of(a)[-2:])
+        u, vh = _svd_uv(a, hermitian)[::2] if not compute_uv else (out[0], out[2])
+        return ((u[..., :k] * _rows(g[-2 if compute_uv else 0])) @ vh[..., :k, :],)
+    _check_svd_derivative(a, full_matrices)
     (u, s, vh), (gu, gs, gvh) = out, g
     m, n = shape_of(a)[-2:]
     s_row, s_col = _rows(s), _cols(s)
@@ -843,8 +845,9 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
     """`numpy.linalg.svd`: `(U, S, Vh)`, or `S` with `compute_uv=False`; differentiable.
 
     Derivatives need distinct singular values (and nonzero ones for non-square `a`).
-    With `full_matrices=True` (NumPy's default) a non-square `a` has values but no
-    derivative (its extra singular vectors are arbitrary): use `full_matrices=False`.
+    With `full_matrices=True` (NumPy's default) and a non-square `a`, U or Vh has extra
+    arbitrary columns: reverse mode differentiates `S` only and forward mode raises
+    NotImplementedError (use `full_matrices=False`).
 
     Example:
         >>> import numpy as np, autodiff as ad

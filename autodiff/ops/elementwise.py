@@ -106,14 +106,22 @@ arctanh_p = _unary("atanh", np.arctanh, lambda x, out: reciprocal(1.0 - x * x))
 # abs: derivative sign(x), 0 at the origin (the subgradient JAX and PyTorch use).
 abs_p = Primitive("abs")
 abs_p.impl = np.abs
-# d|z| = Re(conj(sign z) dz); its transpose gives g * conj(sign z) (real x: sign x).
+
+
+def _conj_sgn(x, out):
+    """conj(z / |z|), 0 at the origin; differentiable (sign is piecewise constant only for reals)."""
+    safe = where(out == 0, 1.0, out)
+    return where(out == 0, 0.0, conj(x) / safe)
+
+
+# d|z| = Re(conj(sgn z) dz); its transpose gives g * conj(sgn z) (real x: g * sign x).
 abs_p.jvp = lambda primals, tangents, *, out: (
-    real(conj(sign(primals[0])) * tangents[0])
+    real(_conj_sgn(primals[0], out) * tangents[0])
     if np.iscomplexobj(primals[0])
     else tangents[0] * sign(primals[0])
 )
 abs_p.vjp = lambda g, x, *, out: (
-    (g * conj(sign(x)) if np.iscomplexobj(x) else g * sign(x)),
+    (g * _conj_sgn(x, out) if np.iscomplexobj(x) else g * sign(x)),
 )
 
 # Piecewise-constant functions: zero derivative everywhere they have one.

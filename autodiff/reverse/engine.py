@@ -333,7 +333,8 @@ class _Runner:
         # Inputs that need no gradient show None, as in torch (rules may compute one anyway).
         in_cts = tuple(None if e is None else g for e, g in zip(node.parents, in_cts))
         for hook in list(node.extra.post_hooks):
-            new = hook(tuple(_as_tensor(g) for g in in_cts), tuple(_as_tensor(g) for g in grad_outputs))
+            new = hook(tuple(_as_tensor(g) for g in in_cts),
+                       tuple(_as_tensor(g) for g in grad_outputs))
             if new is not None:
                 _check_hook_count(hook, new, in_cts)
                 in_cts = tuple(self._unwrap(g) for g in new)
