@@ -29,6 +29,7 @@ from autodiff.core.primitive import Primitive, bind
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE, state
 from autodiff.ops.broadcast import shape_of, sum_to_shape
+from autodiff.ops.elementwise import conj_complex
 
 _FUNCTORCH_HINT = (
     "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, "
@@ -569,9 +570,13 @@ def _vjp(cts, *primals, out, ctx: FunctionCtx, spec: tuple):
 
     in_dims = _input_dims(spec, n_in)
     out_dims = [(0,) * len(spec) if spec else None] * n_out
+    # backward() follows PyTorch's conjugate convention for complex values; the rules' own
+    # convention is the plain transpose (see conj_complex).
+    cts = [None if c is None else conj_complex(c) for c in cts]
     values = [*primals, *out, *cts]
     grads = _run_layers(body, spec, values, in_dims + out_dims + out_dims, in_dims)
-    return _finish_rule(grads, values)
+    grads = _finish_rule(grads, values)
+    return tuple(None if g is None else conj_complex(g) for g in grads)
 
 
 def _jvp(primals, tangents, *, out, ctx: FunctionCtx, spec: tuple):

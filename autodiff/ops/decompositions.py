@@ -1435,7 +1435,8 @@ def scipy_det(a, overwrite_a: bool = False, check_finite: bool = True):
 def expm(A):
     """`scipy.linalg.expm`: the matrix exponential (stacks too), differentiable to any order.
 
-    Computed by scaling and squaring with Pade approximants in double precision; its
+    Computed by scaling and squaring with Pade approximants in double precision (float32
+    inputs give float32 results, rounded from double; SciPy computes those in float32); its
     derivative is the Frechet derivative, the top-right block of the exponential of
     `[[A, E], [0, A]]`.
 
