@@ -704,3 +704,42 @@ class TestTensorAutogradAttributes:
         c = ad.tensor([1.0, 2.0])
         assert not (c * 2).requires_grad
         assert (c * leaf(1.0, 1.0)).requires_grad
+
+
+class TestComplex:
+    """PyTorch's convention: every gradient a user sees is the conjugate of the bilinear one."""
+
+    Z = [1 + 2j, 3 - 1j]
+    W = [0.5 - 1j, 2 + 0.3j]
+
+    def test_backward_gives_conjugate_gradients(self):
+        z = ad.tensor(self.Z, requires_grad=True)
+        w = ad.tensor(self.W)
+        (z * w).real.sum().backward()
+        np.testing.assert_allclose(z.grad.numpy(), np.conj(self.W))
+        (g,) = autograd.grad((z * w).real.sum(), z)
+        np.testing.assert_allclose(g.numpy(), np.conj(self.W))
+
+    def test_hooks_retain_grad_and_grad_outputs(self):
+        z = ad.tensor(self.Z, requires_grad=True)
+        w = ad.tensor(self.W)
+        y = z * w
+        y.retain_grad()
+        seen = []
+        y.register_hook(lambda g: seen.append(g.numpy()))
+        (y * w).real.sum().backward()
+        np.testing.assert_allclose(seen[0], np.conj(self.W))
+        np.testing.assert_allclose(y.grad.numpy(), np.conj(self.W))
+        np.testing.assert_allclose(z.grad.numpy(), np.conj(np.multiply(self.W, self.W)))
+        v = [1 + 1j, 2 - 1j]
+        z.grad = None
+        (z * w).backward(ad.tensor(v))
+        np.testing.assert_allclose(z.grad.numpy(), np.multiply(v, np.conj(self.W)))
+
+    def test_hook_result_is_in_the_conjugate_convention(self):
+        z = ad.tensor(self.Z, requires_grad=True)
+        w = ad.tensor(self.W)
+        y = z * w
+        y.register_hook(lambda g: g * 1j)
+        (y * w).real.sum().backward()
+        np.testing.assert_allclose(z.grad.numpy(), 1j * np.conj(self.W) ** 2)

@@ -282,6 +282,23 @@ def test_triangular_solve_reads_one_triangle():
             assert np.all(g[mask == 0] == 0) and np.all(g[mask == 1] != 0)
 
 
+@pytest.mark.parametrize("trans, lower, unit", [(0, True, False), (1, True, True),
+                                                (0, False, True), ("C", False, False)])
+def test_blocked_triangular_solve_matches_scipy(trans, lower, unit):
+    scipy_linalg = pytest.importorskip("scipy.linalg")
+    n = 150  # several blocks
+    a = rng.standard_normal((2, n, n)) / np.sqrt(n) + (2 + 1j) * np.eye(n)
+    b = rng.standard_normal((n, 3))
+    got = sla.solve_triangular(a, b, trans=trans, lower=lower, unit_diagonal=unit)
+    for g, m in zip(got, a):
+        want = scipy_linalg.solve_triangular(m, b, trans=trans, lower=lower, unit_diagonal=unit)
+        np.testing.assert_allclose(g, want, rtol=1e-12, atol=1e-14)
+    got_1d = sla.solve_triangular(a[0].real, b[:, 0], trans=trans, lower=lower)
+    want_1d = scipy_linalg.solve_triangular(a[0].real, b[:, 0], trans=trans, lower=lower)
+    np.testing.assert_allclose(got_1d, want_1d, rtol=1e-12)
+    assert got_1d.dtype == np.float64
+
+
 def test_complex_holomorphic_functions():
     a = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3)) + 3 * np.eye(3)
     b = rng.standard_normal(3) + 1j * rng.standard_normal(3)

@@ -7,6 +7,7 @@ import numpy as np
 
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE
+from autodiff.ops.elementwise import conj_complex
 from autodiff.reverse.engine import Sinks, backward_pass
 
 
@@ -64,9 +65,10 @@ def _seeds(outputs: tuple, grad_outputs, create_graph: bool, batched: bool = Fal
                 f"has a shape of torch.Size({s_out})."
             )
         if isinstance(g, Tensor):
-            seeds.append(g if create_graph or g._trace is not EVAL_TRACE else g._value)
+            g = g if create_graph or g._trace is not EVAL_TRACE else g._value
         else:
-            seeds.append(np.asarray(g, dtype=out.dtype))
+            g = np.asarray(g, dtype=out.dtype)
+        seeds.append(conj_complex(g))  # the engine's convention (see reverse/engine.py)
     return seeds
 
 
@@ -245,7 +247,8 @@ def _batched_grad(outputs, edges, grad_outputs, retain_graph, create_graph, allo
 
     grads = _as_tuple(grad_outputs) if not isinstance(grad_outputs, Tensor) else (grad_outputs,)
     _seeds(outputs, grad_outputs, create_graph, batched=True)  # validates shapes
-    raw = [g._value if isinstance(g, Tensor) and not create_graph else g for g in grads]
+    raw = [conj_complex(g._value if isinstance(g, Tensor) and not create_graph else g)
+           for g in grads]
 
     def one(*cts):
         return _run_grad(outputs, edges, list(cts), True, create_graph, allow_unused, materialize)

@@ -35,6 +35,7 @@ for _name in _creation.PASSTHROUGH:
     globals()[_name] = getattr(_np, _name)
 
 from autodiff.numpy import _tensor_methods  # noqa: E402  (needs FUNCTIONS above)
+from autodiff.numpy import linalg  # noqa: E402, F401  (numpy.linalg on Tensors lands here)
 
 _tensor_methods.install()
 

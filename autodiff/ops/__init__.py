@@ -1,1 +1,3 @@
-"""Primitives by family, each with its rules adjacent (elementwise, reduce, shape, index, ...)."""
+"""Primitives by family, rules adjacent: elementwise, broadcast, reduce, shape, index, at, linalg
+(products), decompositions, special, arrays; shared batch-rule helpers in batching.
+"""

@@ -29,6 +29,7 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.primitive import Primitive, bind
 from autodiff.core.tensor import Tensor
+from autodiff.kernels.scatter import scatter_add_rows
 from autodiff.ops import elementwise as ew
 from autodiff.ops import reduce as red
 from autodiff.ops import shape as shp
@@ -167,9 +168,10 @@ def _linear_recurrence_jvp(primals, tangents, *, out, axis, reverse):
     return linear_recurrence(a, rhs, axis, reverse)
 
 
-def _linear_recurrence_vjp(g, a, b, *, out, axis, reverse):
+def _linear_recurrence_vjp(g, a, b, *, out, axis, reverse, needs=(True, True)):
     c = linear_recurrence(_step(a, axis, 0, forward=reverse), g, axis, not reverse)
-    return _cast_like(c * _step(out, axis, 0, forward=not reverse), a), _cast_like(c, b)
+    ct_a = _cast_like(c * _step(out, axis, 0, forward=not reverse), a) if needs[0] else None
+    return ct_a, _cast_like(c, b)
 
 
 def _linear_recurrence_batch(values, dims, *, axis, reverse):
@@ -182,6 +184,7 @@ linear_recurrence_p = Primitive("linear_recurrence")
 linear_recurrence_p.impl = _linear_recurrence_impl
 linear_recurrence_p.jvp = _linear_recurrence_jvp
 linear_recurrence_p.vjp = _linear_recurrence_vjp
+linear_recurrence_p.vjp_takes_needs = True
 linear_recurrence_p.batch = _linear_recurrence_batch
 
 # ---------------------------------------------------------------------------------------------
@@ -251,15 +254,17 @@ def _scatter_add_along(values, idx, axis: int, shape: tuple):
 
 def _scatter_add_along_impl(values, idx, *, axis, shape):
     values = np.asarray(values)
-    out = np.zeros(shape, values.dtype)
-    ndim = values.ndim
-    index = [
-        np.arange(n).reshape((1,) * d + (n,) + (1,) * (ndim - d - 1))
-        for d, n in enumerate(values.shape)
-    ]
-    index[axis] = np.broadcast_to(idx, values.shape)
-    np.add.at(out, tuple(index), values)
-    return out
+    idx = np.broadcast_to(idx, values.shape)
+    if idx.size and idx.min() < 0:
+        idx = np.where(idx < 0, idx + shape[axis], idx)
+    # flat C-order positions: idx along `axis`, each element's own coordinate elsewhere
+    strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
+    flat = idx * strides[axis]
+    for d, n in enumerate(values.shape):
+        if d != axis:
+            flat = flat + (np.arange(n) * strides[d]).reshape((n,) + (1,) * (values.ndim - d - 1))
+    out = scatter_add_rows(flat.ravel(), values.reshape(-1, 1), math.prod(shape))
+    return out.reshape(shape)
 
 
 def _index_front(idx, bdim):
@@ -348,16 +353,19 @@ def _correlate_jvp(primals, tangents, *, out, mode):
     return d_w if d_a is None else d_a if d_w is None else d_a + d_w
 
 
-def _correlate_vjp(g, a, w, *, out, mode):
+def _correlate_vjp(g, a, w, *, out, mode, needs=(True, True)):
     n, m = shape_of(a)[0], shape_of(w)[0]
     start, length = _correlate_window(n, m, mode)
     full = n + m - 1
     if length != full:  # the full-mode cotangent: zeros outside the window
         dt = dtype_of(g)
         g = shp.concatenate([np.zeros(start, dt), g, np.zeros(full - start - length, dt)], 0)
-    ct_a = getitem(_correlate(g, shp.flip(w, 0), "full"), slice(m - 1, m - 1 + n))
-    ct_w = getitem(_correlate(a, g, "full"), slice(n - 1, n - 1 + m))
-    return _cast_like(ct_a, a), _cast_like(ct_w, w)
+    ct_a = ct_w = None
+    if needs[0]:  # a full convolution of g with w, at a's positions
+        ct_a = getitem(_correlate(g, shp.flip(w, 0), "full"), slice(m - 1, m - 1 + n))
+    if needs[1]:
+        ct_w = getitem(_correlate(a, g, "full"), slice(n - 1, n - 1 + m))
+    return tuple(None if ct is None else _cast_like(ct, x) for ct, x in ((ct_a, a), (ct_w, w)))
 
 
 def _correlate_batch(values, dims, *, mode):
@@ -377,6 +385,7 @@ correlate_p = Primitive("correlate")
 correlate_p.impl = _correlate_impl
 correlate_p.jvp = _correlate_jvp
 correlate_p.vjp = _correlate_vjp
+correlate_p.vjp_takes_needs = True
 correlate_p.batch = _correlate_batch
 
 # ---------------------------------------------------------------------------------------------
@@ -394,10 +403,15 @@ def _accumulate_as(a, dtype):
     return stop_gradient(a), dtype
 
 
-def _flat_axis(a, axis):
-    """`(a, axis)` with axis=None meaning the flattened array, and the axis normalized."""
+def _flat_axis(a, axis, scalar_as_vector: bool = True):
+    """`(a, axis)` with axis=None meaning the flattened array, and the axis normalized.
+
+    NumPy's cumulative functions and argsort read a 0-d array as a 1-d one; sort does not.
+    """
     if axis is None:
         return shp.ravel(a), 0
+    if scalar_as_vector and _ndim(a) == 0:
+        a = shp.ravel(a)
     return a, normalize_axis_index(axis, _ndim(a))
 
 
@@ -454,8 +468,8 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     back to the element that landed there.
 
     Equal values get the gradient of the sorted position they occupy in a stable sort (the
-    earlier element the earlier position). `kind` and `stable` only matter for that choice;
-    the values are NumPy's.
+    earlier element the earlier position), whatever `kind` and `stable` say: those only
+    choose NumPy's algorithm, and the sorted values are the same for all of them.
 
     Example:
         >>> import numpy as np, autodiff as ad
@@ -464,7 +478,7 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
     """
     if order is not None:
         raise NotImplementedError("autodiff.numpy.sort does not support order= (structured arrays)")
-    a, axis = _flat_axis(_operand(a), axis)
+    a, axis = _flat_axis(_operand(a), axis, scalar_as_vector=False)
     if not isinstance(a, Tensor):
         return np.sort(a, axis, kind=kind, stable=stable)
     _check_sort_kind(kind, stable)
@@ -617,7 +631,8 @@ def pad(array, pad_width, mode="constant", **kwargs):
     """`numpy.pad`, differentiable in `array`.
 
     Modes "constant", "edge", "wrap", "reflect" and "symmetric" (both `reflect_type`s),
-    "maximum", "minimum" and "mean" (with `stat_length`). "constant_values" are constants.
+    "maximum", "minimum" and "mean" (with `stat_length`), and "empty" (zeros); not
+    "linear_ramp", "median" or a function. `constant_values` are constants.
     Selection modes are one gather per axis, so the gradient of a repeated element is the
     sum over its copies.
 
@@ -627,6 +642,8 @@ def pad(array, pad_width, mode="constant", **kwargs):
         array([3., 2., 1., 2., 3., 2.])
     """
     array = _operand(array)
+    if not isinstance(array, Tensor):
+        array = np.array(array)  # NumPy's result is always a fresh array
     shape = shape_of(array)
     ndim = len(shape)
     widths = _pad_widths(pad_width, ndim)
@@ -637,10 +654,10 @@ def pad(array, pad_width, mode="constant", **kwargs):
     unsupported = set(kwargs) - set(_PAD_KWARGS[mode])
     if unsupported:
         raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unsupported}")
-    if mode in ("empty", "linear_ramp", "median"):
+    if mode in ("linear_ramp", "median"):
         raise NotImplementedError(f"autodiff.numpy.pad does not support mode '{mode}'")
     out = array
-    if mode == "constant":
+    if mode in ("constant", "empty"):  # NumPy leaves "empty" padding undefined: zeros here
         dt = dtype_of(array)
         values = _as_pairs(kwargs.get("constant_values", 0), ndim)
         for axis, (before, after), (v_before, v_after) in zip(range(ndim), widths, values):
@@ -884,8 +901,9 @@ def diff(a, n=1, axis=-1, prepend=_NO_VALUE, append=_NO_VALUE):
     return a
 
 
-def _interp_part(x, xp, fp, lval, rval, complex_slope: bool):
-    """One real interpolation, with NumPy's arithmetic and edge rules (see numpy's arr_interp)."""
+def _interp_part(x, xp, fp, lval, rval, complex_slope: bool, at_nan):
+    """One real interpolation, with NumPy's arithmetic and edge rules (see numpy's arr_interp);
+    `at_nan` is the value at NaN x (x itself, or 0.0 for an imaginary part)."""
     n = shape_of(xp)[0]
     first, last = getitem(fp, 0), getitem(fp, n - 1)
     lval = first if lval is None else lval
@@ -913,7 +931,8 @@ def _interp_part(x, xp, fp, lval, rval, complex_slope: bool):
     res = where(bad, where(x == xj, fj, other), res)
     res = where(j == n - 1, last, res)
     res = where(x > getitem(xp, n - 1), rval, res)
-    return where(j == -1, lval, res)
+    res = where(j == -1, lval, res)
+    return where(ew.isnan(x), at_nan, res)
 
 
 def _part(value, name: str):
@@ -959,12 +978,11 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         fp = shp.concatenate([getitem(fp, slice(-1, None)), fp, getitem(fp, slice(0, 1))])
     if not is_complex:
         res = _interp_part(x, xp, fp, None if left is None else float(left),
-                           None if right is None else float(right), False)
+                           None if right is None else float(right), False, x)
     else:
-        re = _interp_part(x, xp, ew.real(fp), _part(left, "real"), _part(right, "real"), True)
-        im = _interp_part(x, xp, ew.imag(fp), _part(left, "imag"), _part(right, "imag"), True)
-        res = re + 1j * where(ew.isnan(x), 0.0, im)
-    res = where(ew.isnan(x), x, res)
+        re = _interp_part(x, xp, ew.real(fp), _part(left, "real"), _part(right, "real"), True, x)
+        im = _interp_part(x, xp, ew.imag(fp), _part(left, "imag"), _part(right, "imag"), True, 0.0)
+        res = re + 1j * im
     return getitem(res, ()) if _ndim(res) == 0 else res
 
 
@@ -1015,8 +1033,8 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
 
     Example:
         >>> import numpy as np, autodiff as ad
-        >>> ad.grad(lambda x: nansum(x * x))(np.array([1.0, np.nan, 3.0]))
-        array([2., 0., 6.])
+        >>> ad.grad(nansum)(np.array([1.0, np.nan, 3.0]))
+        array([1., 0., 1.])
     """
     a = _replace_nan(_operand(a), 0)
     return red.sum(a, axis, dtype, out, keepdims, initial, where)
@@ -1062,9 +1080,8 @@ def _conv_mode(mode) -> str:
     try:
         return _CONV_MODES[mode]
     except (KeyError, TypeError):
-        raise ValueError(
-            f"mode must be one of 'valid', 'same', or 'full' (got {mode!r})"
-        ) from None
+        np.correlate(np.ones(1), np.ones(1), mode)  # NumPy's error for an invalid mode
+        raise  # (NumPy accepted it: a mode this function does not know)
 
 
 def correlate(a, v, mode="valid"):

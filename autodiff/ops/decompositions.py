@@ -3,10 +3,10 @@
 Every function acts on the last two axes and maps over the leading ("stack") axes, with
 NumPy's broadcasting between operands, exactly as `numpy.linalg` does. The primitives
 are the factorizations and solves (`inv`, `solve`, `det`, `slogdet`, `cholesky`, `eigh`,
-`svd`, `qr`, `pinv`, `lstsq`, the triangular solve and `expm`); their impls are single
-`numpy.linalg` calls on raw arrays, so values equal NumPy's. `norm`, `matrix_power`,
-`cond`, `matrix_rank`, `tensorinv`, `tensorsolve`, `multi_dot` and SciPy's `cho_solve`,
-`solve(assume_a=...)` are composites and get every rule for free.
+`svd`, `qr`, `pinv`, `lstsq`, the triangular solve and `expm`); their impls are NumPy
+(`numpy.linalg` itself where NumPy has the function), so values equal NumPy's. `norm`,
+`matrix_power`, `cond`, `matrix_rank`, `tensorinv`, `tensorsolve`, `multi_dot` and SciPy's
+`cho_solve`, `solve(assume_a=...)` are composites and get every rule for free.
 
 Derivative rules are the standard ones (Giles 2008, "Collected matrix derivative
 results"; Murray 2016 for Cholesky; Townsend 2016 for the SVD; Walter and Lehmann 2018
@@ -132,7 +132,7 @@ def _real_only(name: str, x) -> None:
         raise NotImplementedError(f"Derivatives of {name} for complex inputs are not implemented")
 
 
-def _check_matrix(x, name: str, square: bool = True) -> tuple:
+def _check_matrix(x, square: bool = True) -> tuple:
     shape = shape_of(x)
     if len(shape) < 2:
         raise LinAlgError(
@@ -189,7 +189,7 @@ def _inv_impl(a, *, nan_if_singular=False):
     if not nan_if_singular:
         return np.linalg.inv(a)
     a = np.asarray(a)
-    out = np.empty(a.shape, np.result_type(a.dtype, np.float16))
+    out = np.empty(a.shape, a.dtype if is_inexact(a.dtype) else np.float64)
     for i in np.ndindex(a.shape[:-2]):
         try:
             out[i] = np.linalg.inv(a[i])
@@ -232,8 +232,15 @@ solve_p.batch = _broadcast_batch(solve_p)
 
 # ---------------------------------------------------------------------------------------------
 # Triangular solve op(A) x = b, op(A) = A or A.T, reading one triangle of A (unit diagonal
-# optionally). The impl is LAPACK's LU solve on the triangle, turned upper triangular (an
-# upper triangular matrix factors with no row exchange, so this is back substitution).
+# optionally). The impl is blocked forward substitution: each diagonal block is solved by
+# LAPACK's LU solve turned upper triangular (which factors with no row exchange: this is
+# back substitution), the rest are matrix products; O(n^2 k) for k right-hand sides.
+
+_TRIANGULAR_BLOCK = 64
+
+
+def _solve_lower_block(lower, b):
+    return np.linalg.solve(lower[..., ::-1, ::-1], b[..., ::-1, :])[..., ::-1, :]
 
 
 def _triangular_solve_impl(a, b, *, lower, trans, unit_diagonal):
@@ -243,9 +250,22 @@ def _triangular_solve_impl(a, b, *, lower, trans, unit_diagonal):
         a[..., i, i] = 1
     if trans:
         a, lower = np.swapaxes(a, -1, -2), not lower
-    if lower:  # reversing rows and columns makes it upper triangular
-        return np.linalg.solve(a[..., ::-1, ::-1], b[..., ::-1, :])[..., ::-1, :]
-    return np.linalg.solve(a, b)
+    if not lower:  # reversing rows and columns makes it lower triangular
+        return _triangular_solve_impl(a[..., ::-1, ::-1], b[..., ::-1, :], lower=True,
+                                      trans=False, unit_diagonal=False)[..., ::-1, :]
+    n = a.shape[-1]
+    if n <= _TRIANGULAR_BLOCK:
+        return _solve_lower_block(a, b)
+    dtype = np.result_type(a, b)
+    lead = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    x = np.empty(lead + b.shape[-2:], dtype if is_inexact(dtype) else np.float64)
+    for start in range(0, n, _TRIANGULAR_BLOCK):
+        stop = min(start + _TRIANGULAR_BLOCK, n)
+        rhs = b[..., start:stop, :]
+        if start:
+            rhs = rhs - a[..., start:stop, :start] @ x[..., :start, :]
+        x[..., start:stop, :] = _solve_lower_block(a[..., start:stop, start:stop], rhs)
+    return x
 
 
 triangular_solve_p = Primitive("triangular_solve")
@@ -742,7 +762,7 @@ def inv(a):
                [-0.125 , -0.0625]])
     """
     a = _array(a)
-    _check_matrix(a, "inv")
+    _check_matrix(a)
     return bind(inv_p, a)
 
 
@@ -755,7 +775,7 @@ def solve(a, b):
         array([1. , 0.5])
     """
     a, b = _array(a), _array(b)
-    _check_matrix(a, "solve")
+    _check_matrix(a)
     if len(shape_of(b)) == 1:
         return bind(solve_p, a, _cols(b))[..., 0]
     return bind(solve_p, a, b)
@@ -771,7 +791,7 @@ def det(a):
                [-1.,  2.]])
     """
     a = _array(a)
-    _check_matrix(a, "det")
+    _check_matrix(a)
     return bind(det_p, a)
 
 
@@ -785,7 +805,7 @@ def slogdet(a):
                [-0.2,  0.4]])
     """
     a = _array(a)
-    _check_matrix(a, "slogdet")
+    _check_matrix(a)
     return SlogdetResult(*bind(slogdet_p, a))
 
 
@@ -802,7 +822,7 @@ def cholesky(a, /, *, upper: bool = False):
                [-0.125 ,  0.25  ]])
     """
     a = _array(a)
-    _check_matrix(a, "cholesky")
+    _check_matrix(a)
     lower = bind(cholesky_p, a)
     if not upper:
         return lower
@@ -823,14 +843,14 @@ def eigh(a, UPLO: str = "L"):
                [0.5, 0.5]])
     """
     a = _array(a)
-    _check_matrix(a, "eigh")
+    _check_matrix(a)
     return EighResult(*bind(eigh_p, a, UPLO=_uplo(UPLO), vectors=True))
 
 
 def eigvalsh(a, UPLO: str = "L"):
     """`numpy.linalg.eigvalsh`, differentiable (distinct eigenvalues, as for `eigh`)."""
     a = _array(a)
-    _check_matrix(a, "eigvalsh")
+    _check_matrix(a)
     return bind(eigh_p, a, UPLO=_uplo(UPLO), vectors=False)[0]
 
 
@@ -856,7 +876,7 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
                [0., 0.]])
     """
     a = _array(a)
-    _check_matrix(a, "svd", square=False)
+    _check_matrix(a, square=False)
     out = bind(svd_p, a, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv),
                hermitian=bool(hermitian))
     return SVDResult(*out) if compute_uv else out[0]
@@ -880,7 +900,7 @@ def qr(a, mode: str = "reduced"):
                [-0.8,  0. ]])
     """
     a = _array(a)
-    _check_matrix(a, "qr", square=False)
+    _check_matrix(a, square=False)
     if mode not in ("reduced", "complete", "r"):
         raise NotImplementedError(f"autodiff.numpy.linalg.qr does not support mode={mode!r}")
     q, r = bind(qr_p, a, complete=mode == "complete")
@@ -905,7 +925,7 @@ def pinv(a, rcond=None, hermitian: bool = False, *, rtol=_NO_VALUE):
                [0. , 0. ]])
     """
     a = _array(a)
-    m, n = _check_matrix(a, "pinv", square=False)
+    m, n = _check_matrix(a, square=False)
     if rcond is None:
         if rtol is _NO_VALUE:
             rcond = 1e-15
@@ -1091,7 +1111,7 @@ def matrix_power(a, n: int):
                [3., 3.]])
     """
     a = _array(a)
-    _check_matrix(a, "matrix_power")
+    _check_matrix(a)
     try:
         n = operator.index(n)
     except TypeError as e:
@@ -1123,7 +1143,7 @@ def cond(x, p=None):
         4.0
     """
     x = _array(x)
-    _check_matrix(x, "cond", square=p not in (None, 2, -2))
+    _check_matrix(x, square=p not in (None, 2, -2))
     if 0 in shape_of(x)[-2:]:
         raise LinAlgError("cond is not defined on empty arrays")
     if p is None or p == 2 or p == -2:
@@ -1242,13 +1262,13 @@ def _chain_order(shapes) -> list:
 def matrix_transpose(x, /):
     """`numpy.linalg.matrix_transpose`: swaps the last two axes; differentiable."""
     x = _array(x)
-    _check_matrix(x, "matrix_transpose", square=False)
+    _check_matrix(x, square=False)
     return _mT(x)
 
 
 def _offset_square(x, offset: int):
     """The square block of the last two axes whose main diagonal is `x`'s `offset` diagonal."""
-    _check_matrix(x, "diagonal", square=False)
+    _check_matrix(x, square=False)
     x = x[..., :, offset:] if offset >= 0 else x[..., -offset:, :]
     k = min(shape_of(x)[-2:])
     return x[..., :k, :k]
@@ -1297,7 +1317,7 @@ def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = F
         array([1., 2.])
     """
     a, b = _array(a), _array(b)
-    n = _check_matrix(a, "solve_triangular")[0]
+    n = _check_matrix(a)[0]
     if trans not in _TRANS:
         raise ValueError(f"trans must be 0, 1, 2, 'N', 'T' or 'C', not {trans!r}")
     trans = _TRANS[trans]
@@ -1323,7 +1343,7 @@ def scipy_cholesky(a, lower: bool = False, overwrite_a: bool = False, check_fini
                [0., 2.]])
     """
     a = _array(a)
-    _check_matrix(a, "cholesky")
+    _check_matrix(a)
     if lower:
         return bind(cholesky_p, a)
     conj = _ew.conj if np.iscomplexobj(a) else (lambda x: x)
@@ -1388,7 +1408,7 @@ def scipy_solve(a, b, lower: bool = False, overwrite_a: bool = False, overwrite_
         array([1., 1.])
     """
     a, b = _array(a), _array(b)
-    _check_matrix(a, "solve")
+    _check_matrix(a)
     kind = _assumption(assume_a)
     if transposed:
         if np.iscomplexobj(a):
@@ -1419,7 +1439,7 @@ def scipy_inv(a, overwrite_a: bool = False, check_finite: bool = True, *, assume
                [0.  , 0.25]])
     """
     a = _array(a)
-    n = _check_matrix(a, "inv")[0]
+    n = _check_matrix(a)[0]
     kind = _assumption(assume_a)
     if kind == "gen":
         return inv(a)
@@ -1450,7 +1470,7 @@ def expm(A):
                [0., 0.]])
     """
     A = _array(A)
-    _check_matrix(A, "expm")
+    _check_matrix(A)
     return bind(expm_p, A)
 
 

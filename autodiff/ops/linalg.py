@@ -15,9 +15,8 @@ Three product primitives:
 algorithms, so that values match NumPy's exactly.
 
 Complex values: the vjp rules are the plain linear transpose (cotangent of `a`
-in `a @ b` is `g @ b.T`, no conjugation, as in JAX); complex conventions are
-settled in a later issue. Decompositions (inv, solve, cholesky, ...) will live
-in this module too.
+in `a @ b` is `g @ b.T`, no conjugation); the public API conjugates at its
+boundary (see `elementwise.conj_complex`). Decompositions are in `decompositions`.
 """
 from __future__ import annotations
 

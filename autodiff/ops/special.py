@@ -194,6 +194,8 @@ def _gamma(x):
         return math.nan
     if x > _MAX_GAMMA_ARG:
         return math.inf
+    if abs(x) < 1e-306:  # gamma(x) = 1/x - euler_gamma + O(x), and 1/x may overflow
+        return 1.0 / x
     return math.gamma(x)
 
 
@@ -229,10 +231,8 @@ def _digamma(x):
         d = x - _NEGROOT
         return _NEGROOT_VALUE + d * _horner(_NEGROOT_SERIES, d)
     result = 0.0
-    if x < 0.0:  # psi(x) = psi(1 - x) - pi / tan(pi x), with pi x reduced to (-pi/2, pi/2]
-        r = x % 1.0
-        if r > 0.5:
-            r -= 1.0
+    if x < 0.0:  # psi(x) = psi(1 - x) - pi / tan(pi x), with pi x reduced to [-pi/2, pi/2]
+        r = x - math.floor(x + 0.5)
         result = -math.pi / math.tan(math.pi * r)
         x = 1.0 - x
     elif x < 1.0:
@@ -394,10 +394,12 @@ class _Kernel:
             raise TypeError(f"autodiff.scipy.special.{self.name} does not support complex input")
         dtype = np.result_type(dtype, np.float32)
         args = [np.asarray(a, dtype=np.float64) for a in args]
-        if numba_enabled():
-            out = (self.ufunc or self._compile())(*args)
-        else:
-            out = self.vectorized(*args)
+        # Like SciPy's ufuncs, poles and domain errors give inf and nan silently.
+        with np.errstate(all="ignore"):
+            if numba_enabled():
+                out = (self.ufunc or self._compile())(*args)
+            else:
+                out = self.vectorized(*args)
         if out.dtype != dtype:
             out = out.astype(dtype)
         return out[()] if isinstance(out, np.ndarray) and out.ndim == 0 else out
@@ -443,7 +445,7 @@ expit_p = _unary("expit", _expit_impl, lambda x, out: out * (1.0 - out))
 
 def _logit_impl(x):
     # log(x / (1 - x)) loses precision near 1/2, where log1p(s) - log1p(-s), s = 2x - 1, does not
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(all="ignore"):
         s = 2.0 * (x - 0.5)
         return np.where((x < 0.3) | (x > 0.65), np.log(x / (1.0 - x)), np.log1p(s) - np.log1p(-s))
 
@@ -452,7 +454,7 @@ logit_p = _unary("logit", _logit_impl, lambda x, out: 1.0 / (x * (1.0 - x)))
 
 
 def _entr_impl(x):
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(all="ignore"):
         out = np.negative(x * np.log(x))
     return np.where(x < 0, -np.inf, np.where(x == 0, 0, out))
 

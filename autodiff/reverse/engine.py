@@ -14,6 +14,11 @@
 
 Rules see raw arrays, or Tensors/lower-level tracers when the pass must itself
 be recorded (create_graph, or a functional transform nested in another).
+
+Cotangents inside the engine follow the rules' bilinear convention. In a torch-style
+pass every gradient a user sees (hooks, retain_grad, `.grad`, autograd.grad results)
+is its conjugate, PyTorch's convention for complex tensors (`conj_complex`: a no-op
+for real dtypes); the seeds are conjugated on entry by autograd.backward/grad.
 """
 from __future__ import annotations
 
@@ -26,7 +31,7 @@ import numpy as np
 from autodiff.core.graph import _Packed
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import state
-from autodiff.ops.elementwise import add
+from autodiff.ops.elementwise import add, conj_complex
 
 RELEASED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -203,7 +208,7 @@ class _Runner:
             return
         edge = (node, 0)
         if edge in sinks.capture:
-            sinks.captured[edge] = ct
+            sinks.captured[edge] = conj_complex(ct)
         tensor = None
         if edge in sinks.accumulate_into:
             tensor = sinks.accumulate_into[edge]
@@ -216,7 +221,7 @@ class _Runner:
         if extra is not None and extra.pre_hooks:
             ct = self._node_pre_hooks(node, [ct])[0]
         if tensor is not None and ct is not None:
-            _accumulate_grad(tensor, ct, self.create_graph)
+            _accumulate_grad(tensor, conj_complex(ct), self.create_graph)
             if extra is not None and extra.post_accumulate_hooks:
                 for hook in list(extra.post_accumulate_hooks):
                     hook(tensor)
@@ -224,7 +229,7 @@ class _Runner:
             # AccumulateGrad has no inputs: torch passes grad_inputs=() and the gradient
             # as grad_outputs.
             for hook in list(extra.post_hooks):
-                hook((), (_as_tensor(ct),))
+                hook((), (_as_tensor(conj_complex(ct)),))
 
     # ---- interior nodes ----
     def node(self, node) -> None:
@@ -307,37 +312,37 @@ class _Runner:
                 for hook in list(hooks):
                     if grads[index] is None:
                         continue
-                    new = hook(_as_tensor(grads[index]))
+                    new = hook(_as_tensor(conj_complex(grads[index])))
                     if new is not None:
                         if np.shape(new) != np.shape(grads[index]):
                             raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size "
                                                "of value")
-                        grads[index] = self._unwrap(new)
+                        grads[index] = conj_complex(self._unwrap(new))
         if extra.retains:
             for index, ref in extra.retains.items():
                 tensor = ref()
                 if tensor is not None and grads[index] is not None:
-                    _accumulate_grad(tensor, grads[index], self.create_graph)
+                    _accumulate_grad(tensor, conj_complex(grads[index]), self.create_graph)
         return grads
 
     def _node_pre_hooks(self, node, grads: list) -> list:
         """Node pre-hooks: after the tensor hooks and retain_grad, before the node runs."""
         for hook in list(node.extra.pre_hooks):
-            new = hook(tuple(_as_tensor(g) for g in grads))
+            new = hook(tuple(_as_tensor(conj_complex(g)) for g in grads))
             if new is not None:
                 _check_hook_count(hook, new, grads)
-                grads = [self._unwrap(g) for g in new]
+                grads = [conj_complex(self._unwrap(g)) for g in new]
         return grads
 
     def _post_hooks(self, node, in_cts, grad_outputs):
         # Inputs that need no gradient show None, as in torch (rules may compute one anyway).
         in_cts = tuple(None if e is None else g for e, g in zip(node.parents, in_cts))
         for hook in list(node.extra.post_hooks):
-            new = hook(tuple(_as_tensor(g) for g in in_cts),
-                       tuple(_as_tensor(g) for g in grad_outputs))
+            new = hook(tuple(_as_tensor(conj_complex(g)) for g in in_cts),
+                       tuple(_as_tensor(conj_complex(g)) for g in grad_outputs))
             if new is not None:
                 _check_hook_count(hook, new, in_cts)
-                in_cts = tuple(self._unwrap(g) for g in new)
+                in_cts = tuple(conj_complex(self._unwrap(g)) for g in new)
         return in_cts
 
     def _sink_outputs(self, node, grads) -> None:
@@ -345,10 +350,10 @@ class _Runner:
         for index, g in enumerate(grads):
             edge = (node, index)
             if edge in sinks.capture:
-                sinks.captured[edge] = g
+                sinks.captured[edge] = conj_complex(g)
             tensor = sinks.accumulate_into.get(edge)
             if tensor is not None and g is not None:
-                _accumulate_grad(tensor, g, self.create_graph)
+                _accumulate_grad(tensor, conj_complex(g), self.create_graph)
 
     def _unwrap(self, g):
         if isinstance(g, Tensor) and not self.create_graph and g._trace is not None:
