@@ -106,6 +106,8 @@ RAW_CALLS = [
     ("kron", (np.float64(2.0), 3), {}),
     ("cross", (X[:, :3], F32[0, 1:]), {}),
     ("cross", (I6[:3], I6[3:]), {}),
+    ("cross", (X[0, :2], X[1, :2]), {}),
+    ("cross", (X[:, :2], X[0, 1:]), {"axisc": 0}),
     ("cross", (X3[:, :, :3], X[:, 1:]), {"axisc": 1}),
     ("diff", (X,), {}),
     ("diff", (I6, 2), {}),
@@ -176,7 +178,8 @@ def _same(got, want):
 @pytest.mark.parametrize("name, args, kwargs", RAW_CALLS, ids=[c[0] for c in RAW_CALLS])
 def test_raw_results_are_numpys(name, args, kwargs):
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)  # NaN results, as in NumPy
+        warnings.simplefilter("ignore", DeprecationWarning)  # cross of 2-vectors, as in NumPy
         _same(F[name](*args, **kwargs), getattr(np, name)(*args, **kwargs))
 
 
@@ -185,7 +188,8 @@ def test_tensor_results_hold_numpys_values(name, args, kwargs):
     """Through the primitives (Tensors at level 0) the values are NumPy's too."""
     tensors = tuple(Tensor(a) if isinstance(a, np.ndarray) else a for a in args)
     with warnings.catch_warnings():
-        warnings.simplefilter("ignore", RuntimeWarning)
+        warnings.simplefilter("ignore", RuntimeWarning)  # NaN results, as in NumPy
+        warnings.simplefilter("ignore", DeprecationWarning)  # cross of 2-vectors, as in NumPy
         got, want = F[name](*tensors, **kwargs), getattr(np, name)(*args, **kwargs)
     got, want = ad.tree_flatten(got)[0], ad.tree_flatten(want)[0]
     assert len(got) == len(want)
@@ -547,3 +551,33 @@ def test_imperative_backward_through_the_family():
     total = F["cumprod"](t).sum() + F["sort"](t)[0] * 2.0 + F["pad"](t, 1, mode="wrap").sum()
     total.backward()
     np.testing.assert_array_equal(t.grad.numpy(), [1.0 + 2.0, 8.0 + 2.0 + 1.0, 0.0 + 2.0])
+
+
+# ---- complex inputs: derivatives of the bilinear rules, both modes, order 2 ------------------
+
+_rng = np.random.default_rng(5)
+Z = _rng.normal(size=5) + 1j * _rng.normal(size=5)
+W = _rng.normal(size=3) + 1j * _rng.normal(size=3)
+
+COMPLEX = {
+    "cumsum": lambda z, w: F["cumsum"](z) * z,
+    "cumprod": lambda z, w: F["cumprod"](z * np.array([1, 0, 1, 1, 0])),
+    "sort": lambda z, w: F["sort"](z) * np.arange(5),
+    "pad_reflect_odd": lambda z, w: F["pad"](z, (4, 2), mode="reflect", reflect_type="odd") ** 2,
+    "roll_diff": lambda z, w: F["diff"](F["roll"](z, 2) * z),
+    "diag_trace": lambda z, w: F["trace"](F["diag"](w, 1) @ F["diag"](w, 1).T + 1) * w,
+    "kron_cross": lambda z, w: F["cross"](F["kron"](w, w)[:3], w) * z[:3],
+    "convolve": lambda z, w: F["convolve"](z, w) ** 2,
+    "correlate": lambda z, w: F["correlate"](z, w, "same") * z,
+    "interp": lambda z, w: F["interp"](np.array([-0.5, 0.3, 1.7]), XP[:3], w) * w,
+    "nansum": lambda z, w: F["nansum"](z * z, axis=0),
+    "polyval": lambda z, w: F["polyval"](w, z),
+    "vander": lambda z, w: F["vander"](w, 4),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COMPLEX))
+def test_complex_derivatives(name):
+    from autodiff.testing import check_grads
+
+    check_grads(COMPLEX[name], (Z, W), order=2, modes=("fwd", "rev"))

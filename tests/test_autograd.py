@@ -706,6 +706,67 @@ class TestTensorAutogradAttributes:
         assert (c * leaf(1.0, 1.0)).requires_grad
 
 
+class TestGraphUtilities:
+    def test_saved_tensors_hooks_pack_in_forward_unpack_in_backward(self):
+        x = leaf(1.0, 2.0)
+        log = []
+
+        def pack(t):
+            log.append(("pack", type(t) is ad.Tensor))
+            return t.detach() * 1
+
+        def unpack(p):
+            log.append(("unpack", type(p) is ad.Tensor))
+            return p
+
+        with autograd.graph.saved_tensors_hooks(pack, unpack):
+            y = x * x
+        assert log == [("pack", True)] * 2
+        z = x * x  # outside the block: no hooks
+        y.backward(ad.tensor([1.0, 1.0]))
+        z.backward(ad.tensor([1.0, 1.0]))
+        assert log == [("pack", True)] * 2 + [("unpack", True)] * 2
+        assert x.grad.tolist() == [4.0, 8.0]
+
+    def test_increment_version_invalidates_saved_tensors(self):
+        x = leaf(1.0, 2.0)
+        y = x * 1
+        w = y * y
+        autograd.graph.increment_version(y)
+        assert y._version == 1
+        with pytest.raises(RuntimeError, match="is at version 1; expected version 0 instead"):
+            w.sum().backward()
+
+    def test_is_grads_batched(self):
+        x = leaf(1.0, 2.0)
+        (g,) = autograd.grad(x**2, x, ad.eye(2), is_grads_batched=True)
+        assert g.tolist() == [[2.0, 0.0], [0.0, 4.0]]
+
+    def test_grad_dtype_follows_the_leaf(self):
+        x = ad.tensor([1.0, 2.0], dtype=np.float32, requires_grad=True)
+        c = ad.tensor([1.0, 2.0], dtype=np.float64)
+        assert (x * c).dtype == np.float64
+        (x * c).sum().backward()
+        assert x.grad.dtype == np.float32
+        assert autograd.grad((x * c).sum(), x)[0].dtype == np.float32
+
+    def test_broadcast_leaf_gets_reduced_gradient(self):
+        x = ad.tensor(2.0, requires_grad=True)
+        y = leaf(1.0, 2.0, 3.0)
+        (x * y).sum().backward()
+        assert x.grad.item() == 6.0 and x.grad.shape == ()
+        assert y.grad.tolist() == [2.0, 2.0, 2.0]
+
+    def test_result_made_under_no_grad_can_become_a_leaf(self):
+        x = leaf(1.0, 2.0)
+        with autograd.no_grad():
+            y = x * 2
+        y.requires_grad_()
+        assert y.is_leaf and y.requires_grad
+        (y * 3).sum().backward()
+        assert y.grad.tolist() == [3.0, 3.0] and x.grad is None
+
+
 class TestComplex:
     """PyTorch's convention: every gradient a user sees is the conjugate of the bilinear one."""
 

@@ -327,6 +327,27 @@ class TestInPlace:
         (y * 3).sum().backward()
         assert x.grad.tolist() == [6.0, 6.0]
 
+    def test_retain_grad_follows_an_in_place_update(self):
+        x = leaf(1.0, 2.0)
+        y = x * 2
+        y.retain_grad()
+        y *= 3  # y is now 6 x
+        assert y.retains_grad
+        (y * y).sum().backward()
+        assert y.grad.tolist() == [12.0, 24.0]  # the gradient of the new value
+        assert x.grad.tolist() == [72.0, 144.0]
+
+    def test_hooks_before_and_after_an_in_place_update(self):
+        # A hook registered before the update sees the gradient of the old value.
+        x = leaf(1.0, 2.0)
+        y = x * 2
+        log = []
+        y.register_hook(lambda g: log.append(("before", g.tolist())))
+        y *= 3
+        y.register_hook(lambda g: log.append(("after", g.tolist())))
+        (y * y).sum().backward()
+        assert log == [("after", [12.0, 24.0]), ("before", [36.0, 72.0])]
+
     def test_in_place_on_constant_with_tensor_requiring_grad(self):
         x = leaf(1.0, 2.0)
         c = ad.tensor([1.0, 1.0])

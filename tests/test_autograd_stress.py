@@ -48,6 +48,35 @@ def test_concurrent_backward_on_separate_graphs():
         np.testing.assert_allclose(results[k], expected, rtol=1e-12)
 
 
+
+def test_concurrent_backward_into_shared_leaves_loses_nothing():
+    # Hogwild-style: separate graphs, one shared parameter; .grad accumulation is atomic.
+    n_threads, n_steps = 4, 300
+    x = ad.tensor([1.0, 2.0], requires_grad=True)
+    start = threading.Barrier(n_threads)
+    errors = []
+
+    def work():
+        try:
+            start.wait(5)
+            for _ in range(n_steps):
+                (x * 3).sum().backward()
+        except Exception as exc:
+            errors.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible
+    try:
+        threads = [threading.Thread(target=work) for _ in range(n_threads)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    finally:
+        sys.setswitchinterval(interval)
+    assert errors == []
+    assert x.grad.tolist() == [3.0 * n_threads * n_steps] * 2
+
 def test_concurrent_backward_with_hooks_and_grad_modes():
     # Each thread toggles its own grad mode and hooks; none sees the other's state.
     errors = []

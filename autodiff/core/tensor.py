@@ -10,11 +10,14 @@ not import upward.
 from __future__ import annotations
 
 import math
+import threading
 
 import numpy as np
 
 from autodiff.core.errors import TracerConversionError
 from autodiff.core.trace import EVAL_TRACE
+
+_ACCUMULATOR_LOCK = threading.Lock()
 
 
 class Tensor:
@@ -136,7 +139,9 @@ class Tensor:
             from autodiff.core.graph import leaf_node
             from autodiff.core.trace import next_sequence_number
 
-            self._accumulator = leaf_node(self, next_sequence_number())
+            with _ACCUMULATOR_LOCK:  # one accumulator per leaf, even across threads
+                if self._accumulator is None:
+                    self._accumulator = leaf_node(self, next_sequence_number())
         return (self._accumulator, 0)
 
     # ---- array metadata (read through to the primal, however deeply nested) ----
@@ -204,7 +209,12 @@ class Tensor:
             )
         if recording:
             self._value = np.asarray(value, dtype=self.dtype)
-            self._edge = result._edge
+            old, self._edge = self._edge, result._edge
+            if old is not None:  # retain_grad() follows the tensor to its new value (torch)
+                retains = old[0].extra.retains if old[0].extra is not None else None
+                if retains and old[1] in retains and retains[old[1]]() is self:
+                    del retains[old[1]]
+                    result._edge[0]._retain(result._edge[1], self)
             # The op's own node saved the old buffer, which stays intact (as torch's
             # original_self): it expects the new version.
             node = result._edge[0]

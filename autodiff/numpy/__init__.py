@@ -7,6 +7,7 @@ through the protocols installed on `Tensor` (see `_tensor_methods`).
 import numpy as _np
 
 from autodiff.numpy import _creation
+from autodiff.ops import arrays as _arrays
 from autodiff.ops import elementwise as _elementwise
 from autodiff.ops import index as _index
 from autodiff.ops import linalg as _linalg
@@ -14,7 +15,7 @@ from autodiff.ops import reduce as _reduce
 from autodiff.ops import shape as _shape
 
 FUNCTIONS: dict = {}
-for _family in (_elementwise, _reduce, _shape, _index, _linalg, _creation):
+for _family in (_elementwise, _reduce, _shape, _index, _linalg, _arrays, _creation):
     FUNCTIONS.update(_family.FUNCTIONS)
 FUNCTIONS.update(
     {

@@ -105,7 +105,6 @@ PASSTHROUGH = (
     "geomspace",
     "tri",
     "indices",
-    "meshgrid",
     "ndarray",
     "dtype",
     "finfo",

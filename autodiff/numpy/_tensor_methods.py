@@ -94,7 +94,6 @@ _METHODS = (
     "trace",
     "conj",
     "conjugate",
-    "sort",
     "argsort",
     "nonzero",
     "ptp",

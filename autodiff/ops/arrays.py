@@ -844,7 +844,8 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     a, b = astype(a, dtype), astype(b, dtype)
     a0, a1, b0, b1 = a[..., 0], a[..., 1], b[..., 0], b[..., 1]
     if na == 2 and nb == 2:
-        return a0 * b1 - a1 * b0
+        z = a0 * b1 - a1 * b0
+        return np.asarray(z) if isinstance(z, np.generic) else z  # NumPy gives a 0-d array
     if na == 2:
         b2 = b[..., 2]
         parts = (a1 * b2, ew.negative(a0 * b2), a0 * b1 - a1 * b0)
@@ -861,7 +862,14 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 # ---------------------------------------------------------------------------------------------
 # Differences and interpolation.
 
-_NO_VALUE = object()
+class _NoValue:
+    """The default of diff's `prepend` and `append` (None is a value there, as in NumPy)."""
+
+    def __repr__(self):
+        return "<no value>"
+
+
+_NO_VALUE = _NoValue()
 
 
 def diff(a, n=1, axis=-1, prepend=_NO_VALUE, append=_NO_VALUE):

@@ -23,6 +23,7 @@ for real dtypes); the seeds are conjugated on entry by autograd.backward/grad.
 from __future__ import annotations
 
 import re
+import threading
 import warnings
 from operator import attrgetter
 
@@ -42,6 +43,9 @@ RELEASED_MESSAGE = (
 )
 
 _by_seq = attrgetter("seq")
+# Accumulation into `.grad` is atomic, as torch's AccumulateGrad (one lock: it is held only
+# for the read-add-write of a leaf's gradient).
+_GRAD_LOCK = threading.Lock()
 
 
 def _collect(roots) -> tuple[list, dict]:
@@ -388,6 +392,11 @@ def _accumulate_grad(tensor, ct, create_graph: bool) -> None:
         ct = np.asarray(ct)
         if ct.shape != tensor.shape:
             ct = np.broadcast_to(ct, tensor.shape)
+    with _GRAD_LOCK:  # backward passes in several threads may share leaves
+        _accumulate_grad_locked(tensor, ct, create_graph)
+
+
+def _accumulate_grad_locked(tensor, ct, create_graph: bool) -> None:
     current = tensor._grad
     if current is None:
         tensor._grad = ct if isinstance(ct, Tensor) else Tensor._from(np.array(ct, copy=True))
