@@ -13,7 +13,13 @@ from autodiff import (
     autograd,  # noqa: F401
     numpy,  # noqa: F401  (installs Tensor's operators)
 )
-from autodiff.autograd import enable_grad, inference_mode, no_grad, set_grad_enabled
+from autodiff.autograd import (
+    enable_grad,
+    inference_mode,
+    is_grad_enabled,
+    no_grad,
+    set_grad_enabled,
+)
 from autodiff.core import (
     EscapedTracerError,
     Tensor,
@@ -66,6 +72,7 @@ __all__ = [
     "full",
     "full_like",
     "inference_mode",
+    "is_grad_enabled",
     "linspace",
     "no_grad",
     "ones",

@@ -4,13 +4,13 @@ Runs on the same core and engine as the functional transforms.
 """
 from autodiff.autograd import _tensor_api, forward_ad, functional, graph
 from autodiff.autograd._backward import backward, grad
-from autodiff.autograd.function import Function, once_differentiable
 from autodiff.autograd.anomaly_mode import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,
     is_anomaly_enabled,
     set_detect_anomaly,
 )
+from autodiff.autograd.function import Function, once_differentiable
 from autodiff.autograd.grad_mode import (
     enable_grad,
     inference_mode,

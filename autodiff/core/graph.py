@@ -165,13 +165,16 @@ def record(prim, args: tuple, params: dict, out):
     """
     st = state()
     hooks = st.saved_tensors_hooks[-1] if st.saved_tensors_hooks else None
+    saves = prim.saves_inputs
+    if not saves:
+        hooks = None
     primals = []
     parents = []
     versions = []
     for a in args:
         if isinstance(a, Tensor):
             parents.append(a._gradient_edge() if a._requires_grad or a._edge is not None else None)
-            versions.append((a, a._vc))
+            versions.append((a, a._vc) if saves else None)
             primals.append(a._value if hooks is None else _Packed(hooks[0](a), hooks[1]))
         else:
             parents.append(None)

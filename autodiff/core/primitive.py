@@ -39,6 +39,7 @@ class Primitive:
         "node_name",
         "vjp_takes_needs",
         "jvp_computes_primal",
+        "saves_inputs",
     )
 
     def __init__(self, name: str, *, multiple_results: bool = False, differentiable: bool = True):
@@ -57,6 +58,9 @@ class Primitive:
         # jvp rules that compute the primal output themselves (custom_jvp): the forward
         # trace then calls `jvp(primals, tangents, **params) -> (out, tangent_out)` only.
         self.jvp_computes_primal = False
+        # False for primitives whose vjp reads only its inputs' shapes and dtypes: the
+        # level-0 graph then neither version-checks nor packs (saved_tensors_hooks) them.
+        self.saves_inputs = True
         # torch-style node name: "sin" -> "SinBackward0"
         self.node_name = "".join(p.capitalize() for p in name.split("_")) + "Backward0"
 

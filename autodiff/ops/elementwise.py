@@ -87,6 +87,7 @@ log_p = _unary("log", np.log, lambda x, out: reciprocal(x))
 log2_p = _unary("log2", np.log2, lambda x, out: reciprocal(x * _LN2))
 log10_p = _unary("log10", np.log10, lambda x, out: reciprocal(x * _LN10))
 log1p_p = _unary("log1p", np.log1p, lambda x, out: reciprocal(x + 1.0))
+log1p_p.node_name = "Log1PBackward0"
 sqrt_p = _unary("sqrt", np.sqrt, lambda x, out: 0.5 / out)
 cbrt_p = _unary("cbrt", np.cbrt, lambda x, out: reciprocal(3.0 * out * out))
 square_p = _unary("square", np.square, lambda x, out: 2.0 * x)
@@ -338,6 +339,12 @@ conj_p = Primitive("conj")
 conj_p.impl = np.conjugate
 conj_p.jvp = lambda primals, tangents, *, out: conj(tangents[0])
 conj_p.vjp = lambda g, x, *, out: (conj(g),)
+
+# Linear primitives whose vjp reads only shapes and dtypes: in-place changes to their inputs
+# do not invalidate a recorded graph (as in PyTorch).
+for _p in (negative_p, add_p, subtract_p, astype_p, real_p, imag_p, conj_p):
+    _p.saves_inputs = False
+astype_p.node_name = "ToCopyBackward0"
 
 # ---------------------------------------------------------------------------------------------
 # Batch rules: every primitive here maps elementwise (with NumPy broadcasting).

@@ -71,6 +71,8 @@ def expand_reduced(g, axes: tuple, keepdims: bool, shape: tuple):
 
 
 reduce_sum_p = Primitive("reduce_sum")
+reduce_sum_p.node_name = "SumBackward0"
+reduce_sum_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 # ufunc.reduce is numpy.sum minus its Python-level dispatch (same result types and values).
 reduce_sum_p.impl = lambda x, *, axes, keepdims: np.add.reduce(x, axes, None, None, keepdims)
 reduce_sum_p.jvp = lambda primals, tangents, *, out, axes, keepdims: (
@@ -81,6 +83,8 @@ reduce_sum_p.vjp = lambda g, x, *, out, axes, keepdims: (
 )
 
 expand_reduced_p = Primitive("expand_reduced")
+expand_reduced_p.node_name = "ExpandBackward0"
+expand_reduced_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 expand_reduced_p.impl = lambda g, *, axes, shape: np.broadcast_to(np.expand_dims(g, axes), shape)
 expand_reduced_p.jvp = lambda primals, tangents, *, out, axes, shape: (
     None if tangents[0] is None else expand_reduced(tangents[0], axes, False, shape)
@@ -199,6 +203,7 @@ def reduce_prod(x, axes: tuple, keepdims: bool):
 
 
 reduce_prod_p = Primitive("reduce_prod")
+reduce_prod_p.node_name = "ProdBackward0"
 reduce_prod_p.impl = lambda x, *, axes, keepdims: np.multiply.reduce(x, axes, None, None, keepdims)
 reduce_prod_p.jvp = lambda primals, tangents, *, out, axes, keepdims: (
     None

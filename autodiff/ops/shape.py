@@ -41,6 +41,8 @@ def _cast_like(g, x):
 # Primitives.
 
 reshape_p = Primitive("reshape")
+reshape_p.node_name = "ViewBackward0"
+reshape_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 reshape_p.impl = lambda x, shape, order: (  # the ndarray method skips np.reshape's dispatch
     x.reshape(shape, order=order) if type(x) is np.ndarray else np.reshape(x, shape, order=order)
 )
@@ -57,6 +59,8 @@ def _inverse_axes(axes, ndim: int):
 
 
 transpose_p = Primitive("transpose")
+transpose_p.node_name = "PermuteBackward0"
+transpose_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 transpose_p.impl = lambda x, axes: (
     x.transpose(axes) if type(x) is np.ndarray else np.transpose(x, axes)
 )
@@ -64,11 +68,15 @@ transpose_p.jvp = lambda primals, tangents, *, out, axes: _maybe(_transpose, tan
 transpose_p.vjp = lambda g, x, *, out, axes: (_transpose(g, _inverse_axes(axes, len(shape_of(x)))),)
 
 flip_p = Primitive("flip")
+flip_p.node_name = "FlipBackward0"
+flip_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 flip_p.impl = lambda x, axis: np.flip(x, axis)
 flip_p.jvp = lambda primals, tangents, *, out, axis: _maybe(_flip, tangents[0], axis)
 flip_p.vjp = lambda g, x, *, out, axis: (_flip(g, axis),)
 
 copy_p = Primitive("copy")  # the identity, as a fresh array
+copy_p.node_name = "CloneBackward0"
+copy_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 copy_p.impl = np.copy
 copy_p.jvp = lambda primals, tangents, *, out: tangents[0]
 copy_p.vjp = lambda g, x, *, out: (g,)
@@ -97,6 +105,8 @@ def _concatenate_vjp(g, *arrays, out, axis, dtype, casting):
 
 
 concatenate_p = Primitive("cat")
+concatenate_p.node_name = "CatBackward0"
+concatenate_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 concatenate_p.impl = lambda *arrays, axis, dtype, casting: np.concatenate(
     arrays, axis=axis, dtype=dtype, casting=casting
 )
@@ -146,6 +156,8 @@ def _split_vjp(cts, x, *, out, ranges, axis):
 
 
 split_p = Primitive("split", multiple_results=True)
+split_p.node_name = "SplitWithSizesBackward0"
+split_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 split_p.impl = _split_impl
 split_p.jvp = lambda primals, tangents, *, out, ranges, axis: (
     (None,) * len(ranges) if tangents[0] is None
@@ -177,6 +189,8 @@ def _segment_sum_impl(x, counts, axis):
 
 
 repeat_p = Primitive("repeat")
+repeat_p.node_name = "RepeatInterleaveBackward0"
+repeat_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 repeat_p.impl = lambda x, repeats, axis: np.repeat(x, repeats, axis)
 repeat_p.jvp = lambda primals, tangents, *, out, repeats, axis: _maybe(
     _repeat, tangents[0], repeats, axis
@@ -186,6 +200,7 @@ repeat_p.vjp = lambda g, x, *, out, repeats, axis: (
 )
 
 segment_sum_p = Primitive("segment_sum")  # the transpose of repeat: sums consecutive runs
+segment_sum_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 segment_sum_p.impl = _segment_sum_impl
 segment_sum_p.jvp = lambda primals, tangents, *, out, counts, axis: _maybe(
     _segment_sum, tangents[0], counts, axis

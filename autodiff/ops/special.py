@@ -316,9 +316,43 @@ def _polygamma(n, x):
         return math.nan
     if n == 0.0:
         return _digamma(x)
+    if x >= _REFLECT_BELOW or _is_integer(x) or x == -math.inf:
+        return _polygamma_series(n, x)
+    # psi^(n)(x) = (-1)^n psi^(n)(1 - x) - pi^(n+1) cot^(n)(pi x): bounded work, where the
+    # series would first sum about -x terms
+    r = x - math.floor(x + 0.5)
+    reflected = _polygamma_series(n, 1.0 - x)
+    if n % 2.0 == 1.0:
+        reflected = -reflected
+    cot = 1.0 / math.tan(math.pi * r)
+    return reflected - _pow(math.pi, n + 1.0) * _cot_derivative(int(n), cot)
+
+
+def _polygamma_series(n, x):
     factorial = math.inf if n > 170.0 else math.gamma(n + 1.0)
     sgn = 1.0 if n % 2.0 == 1.0 else -1.0
     return sgn * factorial * _hurwitz_zeta(n + 1.0, x)
+
+
+_REFLECT_BELOW = -1000.0
+
+
+def _cot_derivative(n, c):
+    """The n-th derivative of cot at t, from c = cot(t): P_n(c), where P_0(c) = c and
+    P_(k+1)(c) = -(1 + c^2) P_k'(c)."""
+    coeffs = np.zeros(n + 2)
+    coeffs[1] = 1.0
+    for k in range(n):
+        derived = np.zeros(n + 2)
+        for j in range(k + 1):  # P_k has degree k + 1
+            dj = (j + 1) * coeffs[j + 1]
+            derived[j] -= dj
+            derived[j + 2] -= dj
+        coeffs = derived
+    acc = 0.0
+    for j in range(n + 1, -1, -1):
+        acc = acc * c + coeffs[j]
+    return acc
 
 
 # Series coefficients, highest degree first, computed with mpmath at 50 digits.
@@ -368,7 +402,10 @@ _LGAMMA_AT_TWO = (  # lgamma(2 + z) / z: (-1)^k (zeta(k) - 1) / k, k = 24..2, th
 )
 
 # Scalar routines called by other kernels: Numba compiles them inline once registered.
-_HELPERS = (_horner, _is_integer, _pow, _ndtr, _erfinv_parts, _digamma, _hurwitz_zeta)
+_HELPERS = (
+    _horner, _is_integer, _pow, _ndtr, _erfinv_parts, _digamma, _hurwitz_zeta, _cot_derivative,
+    _polygamma_series,
+)
 _compile_lock = threading.Lock()
 _helpers_registered = False
 
