@@ -182,6 +182,8 @@ def record(prim, args: tuple, params: dict, out):
             primals.append(a)
     node = Node(prim, params, primals, out, tuple(parents), next_sequence_number())
     node.versions = versions
+    if hooks is not None:
+        node._extra()  # packed residuals take the engine's general path
     if st.anomaly:
         node._extra().anomaly_trace = "".join(traceback.format_stack()[:-3])
     if prim.multiple_results:

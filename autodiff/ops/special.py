@@ -316,7 +316,7 @@ def _polygamma(n, x):
         return math.nan
     if n == 0.0:
         return _digamma(x)
-    if x >= _REFLECT_BELOW or _is_integer(x) or x == -math.inf:
+    if not x < _REFLECT_BELOW or _is_integer(x) or x == -math.inf:  # (also for nan)
         return _polygamma_series(n, x)
     # psi^(n)(x) = (-1)^n psi^(n)(1 - x) - pi^(n+1) cot^(n)(pi x): bounded work, where the
     # series would first sum about -x terms
@@ -482,6 +482,7 @@ expit_p = _unary("expit", _expit_impl, lambda x, out: out * (1.0 - out))
 
 def _logit_impl(x):
     # log(x / (1 - x)) loses precision near 1/2, where log1p(s) - log1p(-s), s = 2x - 1, does not
+    x = np.asarray(x)
     with np.errstate(all="ignore"):
         s = 2.0 * (x - 0.5)
         return np.where((x < 0.3) | (x > 0.65), np.log(x / (1.0 - x)), np.log1p(s) - np.log1p(-s))
@@ -680,6 +681,17 @@ def ndtr(x):
     return 0.5 * erfc(_as_float(x) * -_SQRT1_2)
 
 
+def _typed_numbers(a, b):
+    """A Python-number argument takes the other one's float dtype, so that rules evaluate
+    log(y), gammaln(b), ... in that dtype rather than in float64 (NumPy's weak scalars)."""
+    number = (int, float, bool)
+    if type(a) in number and type(b) not in number:
+        a = np.result_type(dtype_of(b), np.float32).type(a)
+    elif type(b) in number and type(a) not in number:
+        b = np.result_type(dtype_of(a), np.float32).type(b)
+    return a, b
+
+
 def xlogy(x, y):
     """`scipy.special.xlogy`: x log(y), and 0 where x == 0 (unless y is nan).
 
@@ -693,7 +705,7 @@ def xlogy(x, y):
         >>> ad.grad(lambda y: xlogy(0.0, y))(0.0)
         np.float64(0.0)
     """
-    return bind(xlogy_p, x, y)
+    return bind(xlogy_p, *_typed_numbers(x, y))
 
 
 def xlog1py(x, y):
@@ -704,7 +716,7 @@ def xlog1py(x, y):
         >>> xlog1py(np.array([0.0, 1.0]), np.array([-1.0, 0.0]))
         array([0., 0.])
     """
-    return bind(xlog1py_p, x, y)
+    return bind(xlog1py_p, *_typed_numbers(x, y))
 
 
 def betaln(a, b):
@@ -717,6 +729,7 @@ def betaln(a, b):
         >>> float(betaln(1.0, 2.0))  # log(1/2)
         -0.6931471805599453
     """
+    a, b = _typed_numbers(a, b)
     return gammaln(a) + gammaln(b) - gammaln(a + b)
 
 
@@ -733,6 +746,7 @@ def beta(a, b):
         >>> float(beta(2.0, 3.0))  # 1/12
         0.083333333333
     """
+    a, b = _typed_numbers(a, b)
     magnitude = exp(betaln(a, b))
     xor = ELEMENTWISE["logical_xor"]
     negative = xor(xor(_gamma_is_negative(a), _gamma_is_negative(b)), _gamma_is_negative(a + b))

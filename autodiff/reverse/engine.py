@@ -159,15 +159,47 @@ def backward_pass(
         st.backward_pass_id += 1
         st.pass_nodes = set(order)
     run = _Runner(cts, sinks, retain_graph, bool(create_graph), st, ends)
+    # The common case runs inline: no hooks, sinks on interior nodes, anomaly mode, packed
+    # residuals or recorded (create_graph) pass. Everything else goes through `run.node`.
+    fast = not (st.anomaly or run.sink_outputs or create_graph)
+    pop, get = cts.pop, cts.get
     try:
         for node in order:  # leaves that are roots themselves (x.backward() on a leaf)
             if node.prim is None and node not in deps:
                 run.leaf(node)
         for node in reversed(order):
-            if node.prim is None:
+            prim = node.prim
+            if prim is None:
                 continue
-            run.node(node)
-            for edge in node.parents:
+            parents = node.parents
+            if fast and node.extra is None and not prim.multiple_results:
+                ct = pop(node, None)
+                if ct is not None:
+                    primals = node.primals
+                    if primals is None:
+                        raise RuntimeError(RELEASED_MESSAGE)
+                    if node.versions is not None:
+                        _check_versions(node)
+                    rule = prim.vjp or prim.rule("vjp")
+                    if prim.vjp_takes_needs:
+                        needs = tuple(edge is not None for edge in parents)
+                        in_cts = rule(ct, *primals, out=node.out, needs=needs, **node.params)
+                    else:
+                        in_cts = rule(ct, *primals, out=node.out, **node.params)
+                    for edge, in_ct in zip(parents, in_cts):
+                        if edge is not None and in_ct is not None:
+                            parent = edge[0]
+                            pprim = parent.prim
+                            if pprim is not None and pprim.multiple_results:
+                                _accumulate(cts, parent, edge[1], in_ct)
+                            else:
+                                prev = get(parent)
+                                cts[parent] = in_ct if prev is None else add(prev, in_ct)
+                if not retain_graph:
+                    node.primals = node.out = None
+            else:
+                run.node(node)
+            for edge in parents:
                 if edge is None:
                     continue
                 parent = edge[0]
