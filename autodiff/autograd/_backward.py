@@ -19,6 +19,13 @@ def _as_tuple(x) -> tuple:
     return tuple(x)
 
 
+def _level0(t):
+    """The level-0 Tensor under a dual tensor (its graph is the level-0 one), else `t`."""
+    while isinstance(t, Tensor) and t._trace is not EVAL_TRACE and getattr(t._trace, "dual", False):
+        t = t._value
+    return t
+
+
 def _is_edge(x) -> bool:
     from autodiff.autograd.graph import GradientEdge
 
@@ -83,6 +90,7 @@ def _input_edges(inputs, fname: str) -> list:
         if _is_edge(t):
             edges.append((tuple(t), None))
             continue
+        t = _level0(t)
         if not isinstance(t, Tensor):
             raise TypeError(f"inputs to {fname}() must be Tensors or GradientEdges, got {type(t)}")
         if not t.requires_grad:
@@ -121,7 +129,7 @@ def backward(
             )
     if inputs is not None and len(_as_tuple(inputs)) == 0:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
-    outputs = _as_tuple(tensors)
+    outputs = tuple(_level0(t) for t in _as_tuple(tensors))
     if retain_graph is None:
         retain_graph = create_graph
     seeds = _seeds(outputs, grad_tensors, create_graph)
@@ -188,7 +196,7 @@ def grad(
             FutureWarning,
             stacklevel=2,
         )
-    outputs = _as_tuple(outputs)
+    outputs = tuple(_level0(t) for t in _as_tuple(outputs))
     edges = _input_edges(inputs, "grad")
     if retain_graph is None:
         retain_graph = create_graph

@@ -22,7 +22,7 @@ class _NodeExtra:
 
     __slots__ = (
         "tensor_pre_hooks", "pre_hooks", "post_hooks", "retains", "metadata", "variable",
-        "anomaly_trace", "post_accumulate_hooks", "name",
+        "anomaly_trace", "post_accumulate_hooks", "name", "dual",
     )
 
     def __init__(self):
@@ -35,6 +35,11 @@ class _NodeExtra:
         self.anomaly_trace = None
         self.post_accumulate_hooks = None  # leaf nodes: [hook(tensor)]
         self.name = None
+        # Set by a torch-style dual level whose operation this node records:
+        # (dual trace, the dual arguments, output tangents). A create_graph backward
+        # pass inside that level computes with them, so gradients carry tangents
+        # (forward-over-reverse through the imperative API, as torch's saved variables).
+        self.dual = None
 
 
 class _RemovableHandle:

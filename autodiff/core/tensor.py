@@ -67,7 +67,9 @@ class Tensor:
     def requires_grad(self) -> bool:
         """Whether gradients flow to this tensor: a leaf that asked for them, or a graph result."""
         if self._trace is not EVAL_TRACE:
-            return False
+            # A dual tensor (torch forward AD) requires grad when its primal does.
+            dual = getattr(self._trace, "dual", False)
+            return dual and isinstance(self._value, Tensor) and self._value.requires_grad
         return self._requires_grad or self._edge is not None
 
     @requires_grad.setter

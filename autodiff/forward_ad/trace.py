@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from autodiff.core.primitive import bind
 from autodiff.core.tensor import Tensor
-from autodiff.core.trace import Trace, state
+from autodiff.core.trace import EVAL_TRACE, Trace, state
 
 
 class ForwardTracer(Tensor):
@@ -66,9 +66,20 @@ class ForwardTrace(Trace):
             return out
         rule = prim.jvp or prim.rule("jvp")
         t_out = rule(tuple(primals), tuple(tangents), out=out, **params)
+        if self.dual:
+            _annotate_level0_node(self, prim, args, out, t_out)
         return self._wrap(prim, out, t_out)
 
     def _wrap(self, prim, out, t_out):
         if prim.multiple_results:
             return tuple(o if t is None else ForwardTracer(o, self, t) for o, t in zip(out, t_out))
         return out if t_out is None else ForwardTracer(out, self, t_out)
+
+
+def _annotate_level0_node(trace, prim, args, out, t_out) -> None:
+    """Tell the level-0 node this dual operation recorded (if any) about its dual inputs."""
+    first = out[0] if prim.multiple_results else out
+    edge = getattr(first, "_edge", None)
+    if edge is None or first._trace is not EVAL_TRACE or edge[0].prim is not prim:
+        return
+    edge[0]._extra().dual = (trace, args, t_out)

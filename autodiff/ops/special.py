@@ -682,14 +682,18 @@ def ndtr(x):
 
 
 def _typed_numbers(a, b):
-    """A Python-number argument takes the other one's float dtype, so that rules evaluate
-    log(y), gammaln(b), ... in that dtype rather than in float64 (NumPy's weak scalars)."""
+    """A Python-number argument next to float32 (or float16) becomes a float32 scalar, so that
+    rules evaluate log(y), gammaln(b), ... in float32 rather than float64, as NumPy's weak
+    scalars would; next to anything else it stays a number (a constant, no cotangent)."""
     number = (int, float, bool)
-    if type(a) in number and type(b) not in number:
-        a = np.result_type(dtype_of(b), np.float32).type(a)
-    elif type(b) in number and type(a) not in number:
-        b = np.result_type(dtype_of(a), np.float32).type(b)
+    if type(a) in number and type(b) not in number and dtype_of(b) in _SINGLE:
+        a = np.float32(a)
+    elif type(b) in number and type(a) not in number and dtype_of(a) in _SINGLE:
+        b = np.float32(b)
     return a, b
+
+
+_SINGLE = (np.dtype(np.float32), np.dtype(np.float16))
 
 
 def xlogy(x, y):

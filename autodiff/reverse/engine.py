@@ -337,6 +337,9 @@ class _Runner:
                 out = tuple(Tensor._from(o, (node, i)) for i, o in enumerate(out))
             else:
                 out = Tensor._from(out, (node, 0))
+            dual = node.extra.dual if node.extra is not None else None
+            if dual is not None and dual[0].alive:
+                values, out = _dual_residuals(dual, values, out, node.prim.multiple_results)
         return values, out
 
     def _tensor_pre_hooks(self, node, grads: list) -> list:
@@ -408,6 +411,19 @@ def _check_hook_count(hook, new, old) -> None:
             f"hook '{_hook_name(hook)}' has returned an incorrect number of values (got "
             f"{len(new)}, but expected {len(old)})"
         )
+
+
+def _dual_residuals(dual, values, out, multi):
+    """Residuals of a node recorded under a live dual level, with their tangents attached."""
+    from autodiff.forward_ad.trace import ForwardTracer
+
+    trace, args, t_out = dual
+    values = [a if isinstance(a, Tensor) and a._trace is trace else v for a, v in zip(args, values)]
+    if multi:
+        out = tuple(o if t is None else ForwardTracer(o, trace, t) for o, t in zip(out, t_out))
+    elif t_out is not None:
+        out = ForwardTracer(out, trace, t_out)
+    return values, out
 
 
 def _as_tensor(g):
