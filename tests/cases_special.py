@@ -148,21 +148,12 @@ CASES += [
     OpCase("multivariate_normal.pdf_1d", lambda x, m: st.multivariate_normal.pdf(x, m, 1.5),
            (arr(4), arr()), ref=None if scipy_stats is None else
            lambda x, m: np.asarray(scipy_stats.multivariate_normal.pdf(x, m, 1.5)).astype(x.dtype)),
+    # full covariance (Cholesky), built symmetric positive definite from any square matrix
+    OpCase("multivariate_normal.logpdf", lambda x, m, a: st.multivariate_normal.logpdf(x, m, _spd(a)),
+           (arr(5, 3), arr(3), arr(3, 3)), ref=None if scipy_stats is None else
+           lambda x, m, a: _mvn_ref(x, m, _spd(a))),
+    OpCase("multivariate_normal.logpdf_one_point",
+           lambda x, m, a: st.multivariate_normal.logpdf(x, m, _spd(a)),
+           (arr(3), arr(3), arr(3, 3)), ref=None if scipy_stats is None else
+           lambda x, m, a: _mvn_ref(x, m, _spd(a))),
 ]
-try:  # needs the linalg decompositions (cholesky, solve_triangular)
-    import autodiff.numpy.linalg as _la
-    import autodiff.scipy.linalg as _sla
-
-    _HAVE_CHOLESKY = hasattr(_la, "cholesky") and hasattr(_sla, "solve_triangular")
-except ImportError:
-    _HAVE_CHOLESKY = False
-if _HAVE_CHOLESKY:
-    CASES += [
-        OpCase("multivariate_normal.logpdf", lambda x, m, a: st.multivariate_normal.logpdf(x, m, _spd(a)),
-               (arr(5, 3), arr(3), arr(3, 3)), ref=None if scipy_stats is None else
-               lambda x, m, a: _mvn_ref(x, m, _spd(a))),
-        OpCase("multivariate_normal.logpdf_one_point",
-               lambda x, m, a: st.multivariate_normal.logpdf(x, m, _spd(a)),
-               (arr(3), arr(3), arr(3, 3)), ref=None if scipy_stats is None else
-               lambda x, m, a: _mvn_ref(x, m, _spd(a))),
-    ]

@@ -73,14 +73,18 @@ VMAP_PARAMS = [
 def _stacked(args, subset, axis, size):
     batched = []
     for i, a in enumerate(args):
-        if i in subset:
-            batched.append(np.stack([a * SCALES[b % 3] for b in range(size)], axis=axis))
-        else:
+        if i not in subset:
             batched.append(a)
+        elif size == 0:
+            batched.append(np.moveaxis(np.empty((0,) + np.shape(a), np.asarray(a).dtype), 0, axis))
+        else:
+            batched.append(np.stack([a * SCALES[b % 3] for b in range(size)], axis=axis))
     return batched
 
 
 def _loop(fun, args, subset, size):
+    if size == 0:  # the per-example output shapes, with an empty batch axis in front
+        return [np.empty((0,) + np.shape(o)) for o in tree_flatten(fun(*args))[0]]
     outs = [
         fun(*[a * SCALES[b % 3] if i in subset else a for i, a in enumerate(args)])
         for b in range(size)
@@ -91,9 +95,18 @@ def _loop(fun, args, subset, size):
 
 @pytest.mark.parametrize("case, subset, axis", VMAP_PARAMS)
 def test_vmap_matches_loop(case, subset, axis):
+    _check_vmap(case, subset, axis, 3)
+
+
+@pytest.mark.parametrize("size", [1, 0])
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.name, marks=c.marks) for c in CASES])
+def test_vmap_of_size_one_and_zero_batches(case, size):
+    _check_vmap(case, tuple(range(len(case.args))), 0, size)
+
+
+def _check_vmap(case, subset, axis, size):
     import autodiff as ad
 
-    size = 3
     in_axes = tuple(axis if i in subset else None for i in range(len(case.args)))
     got = tree_flatten(
         ad.vmap(case.fun, in_axes=in_axes)(*_stacked(case.args, subset, axis, size))

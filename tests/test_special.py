@@ -309,7 +309,6 @@ def test_multivariate_normal_shapes_follow_scipy():
 
 
 def test_multivariate_normal_full_covariance():
-    pytest.importorskip("autodiff.ops.decompositions")
     mvn, ref = st.multivariate_normal, scipy_stats.multivariate_normal
     a = rng.normal(size=(3, 3))
     cov = a @ a.T + np.eye(3)

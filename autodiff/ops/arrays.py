@@ -223,6 +223,8 @@ def _searchsorted_impl(a, v, *, side, batch_dims):
     # a: batch + (n,), v: batch + rest; one search per example
     a = np.asarray(a)
     rows = a.reshape(-1, a.shape[-1])
+    if rows.shape[0] == 0:  # an empty batch
+        return np.empty(np.shape(v), np.intp)
     keys = np.reshape(v, (rows.shape[0], -1))
     out = np.empty(keys.shape, np.intp)
     for i in range(rows.shape[0]):

@@ -34,6 +34,8 @@ from __future__ import annotations
 import operator
 from collections import namedtuple
 
+import math
+
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
@@ -610,6 +612,11 @@ pinv_p.batch = _leading_batch(pinv_p)
 def _lstsq_impl(a, b, *, rcond):
     lead = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
     a, b = np.broadcast_to(a, lead + a.shape[-2:]), np.broadcast_to(b, lead + b.shape[-2:])
+    if math.prod(lead) == 0:  # an empty stack (e.g. a size-0 vmap)
+        dt = np.result_type(a, b)
+        return (np.empty(lead + (a.shape[-1], b.shape[-1]), dt),
+                np.empty(lead + (min(a.shape[-2:]),), np.finfo(dt).dtype),
+                np.zeros(lead, np.int32))
     results = [np.linalg.lstsq(a[i], b[i], rcond=rcond) for i in np.ndindex(lead)]
     x, s, rank = (np.stack([r[k] for r in results]) for k in (0, 3, 2))
     return (x.reshape(lead + x.shape[1:]), s.reshape(lead + s.shape[1:]),

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import operator
 
+import math
+
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
@@ -218,8 +220,17 @@ def _shift(axis: int, bdim: int) -> int:
     return axis + (axis >= bdim)
 
 
+def _resolve_inferred(shape: tuple, size: int) -> tuple:
+    """`shape` with its -1 replaced by the inferred length (so empty batches reshape too)."""
+    if -1 not in shape:
+        return shape
+    known = math.prod(n for n in shape if n != -1)
+    return tuple(size // known if n == -1 and known else n for n in shape)
+
+
 def _reshape_batch(values, dims, *, shape, order):
     x = move_to_front(values[0], dims[0])
+    shape = _resolve_inferred(shape, math.prod(shape_of(x)[1:]))
     if order == "F":  # F order runs the last axis slowest: each example stays one block there
         x = moveaxis(x, 0, -1)
         return bind(reshape_p, x, shape=shape + (shape_of(x)[-1],), order=order), len(shape)

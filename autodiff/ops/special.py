@@ -96,8 +96,8 @@ def _ndtr(a):
 
 
 def _log_ndtr(a):
-    """log of the normal CDF: log1p(-ndtr(-a)) for a > 0 (where SciPy's log(ndtr(a)) loses
-    digits), log(ndtr(a)) down to -20, then the asymptotic series of log(erfc) (as SciPy)."""
+    """log of the normal CDF: log1p(-ndtr(-a)) for a > 0, log(ndtr(a)) down to -20, then the
+    asymptotic series of log(erfc) (SciPy's algorithm)."""
     if math.isnan(a):
         return a
     if a > 0.0:
@@ -200,7 +200,8 @@ def _gamma(x):
 
 
 def _lgamma(x):
-    """log|gamma(x)|; Taylor series around 1 and 2, where it vanishes, keep it accurate."""
+    """log|gamma(x)|: Taylor series around 1 and 2, where it vanishes, keep it accurate; so
+    does log((x-1)!) at small integers. Elsewhere libm's lgamma (Numba's own when compiled)."""
     if math.isnan(x) or math.isinf(x):
         return x
     if x <= 0.0 and _is_integer(x):
@@ -213,6 +214,11 @@ def _lgamma(x):
         return z * _horner(_LGAMMA_AT_TWO, z)
     if x > _MAX_LGAMMA_ARG:
         return math.inf
+    if x <= 23.0 and _is_integer(x):  # log((x - 1)!), the factorial exact in float64
+        factorial = 1.0
+        for k in range(2, int(x)):
+            factorial *= k
+        return math.log(factorial)
     return math.lgamma(x)
 
 
@@ -414,13 +420,13 @@ class _Kernel:
     """A scalar float64 routine mapped over NumPy-broadcast arguments: a Numba ufunc compiled
     on the first call (cached on disk), else `np.vectorize` of the same Python code.
 
-    The result dtype follows the last argument: float32 (and float16) stay float32, every
-    other real dtype gives float64. 0-d results are NumPy scalars, as from a ufunc.
+    The result dtype follows the last argument: float32 and float16 give float32, every other
+    real dtype float64. 0-d results are NumPy scalars, as from a ufunc.
     """
 
-    def __init__(self, scalar, nin: int = 1):
+    def __init__(self, name: str, scalar, nin: int = 1):
+        self.name = name
         self.scalar = scalar
-        self.name = scalar.__name__.lstrip("_")
         self.signature = f"float64({', '.join(['float64'] * nin)})"
         self.vectorized = np.vectorize(scalar, otypes=[np.float64])
         self.ufunc = None
@@ -452,24 +458,32 @@ class _Kernel:
                     register_jitable(helper)
                 _helpers_registered = True
             if self.ufunc is None:
-                self.ufunc = numba.vectorize([self.signature], cache=True)(self.scalar)
+                try:
+                    self.ufunc = numba.vectorize([self.signature], cache=True)(self.scalar)
+                except RuntimeError:  # no usable cache locator: compile without caching
+                    self.ufunc = numba.vectorize([self.signature])(self.scalar)
         return self.ufunc
 
 
 # ---------------------------------------------------------------------------------------------
 # Unary primitives: impl, derivative d(x, out) (jvp = t * d, vjp = g * d), elementwise batch.
 
-erf_p = _unary("erf", _Kernel(_erf), lambda x, out: _TWO_OVER_SQRT_PI * exp(-(x * x)))
-erfc_p = _unary("erfc", _Kernel(_erfc), lambda x, out: -_TWO_OVER_SQRT_PI * exp(-(x * x)))
-erfinv_p = _unary("erfinv", _Kernel(_erfinv), lambda x, out: 0.5 * _SQRT_PI * exp(out * out))
-ndtri_p = _unary("ndtri", _Kernel(_ndtri), lambda x, out: _SQRT_2PI * exp(0.5 * (out * out)))
+
+def _kernel_unary(name: str, scalar, deriv):
+    return _unary(name, _Kernel(name, scalar), deriv)
+
+
+erf_p = _kernel_unary("erf", _erf, lambda x, out: _TWO_OVER_SQRT_PI * exp(-(x * x)))
+erfc_p = _kernel_unary("erfc", _erfc, lambda x, out: -_TWO_OVER_SQRT_PI * exp(-(x * x)))
+erfinv_p = _kernel_unary("erfinv", _erfinv, lambda x, out: 0.5 * _SQRT_PI * exp(out * out))
+ndtri_p = _kernel_unary("ndtri", _ndtri, lambda x, out: _SQRT_2PI * exp(0.5 * (out * out)))
 # (log ndtr)' = pdf / ndtr = exp(-x^2/2 - log_ndtr(x)) / sqrt(2 pi): no overflow either way.
-log_ndtr_p = _unary(
-    "log_ndtr", _Kernel(_log_ndtr), lambda x, out: exp(-0.5 * (x * x) - out) / _SQRT_2PI
+log_ndtr_p = _kernel_unary(
+    "log_ndtr", _log_ndtr, lambda x, out: exp(-0.5 * (x * x) - out) / _SQRT_2PI
 )
-gammaln_p = _unary("gammaln", _Kernel(_lgamma), lambda x, out: digamma(x))
-gamma_p = _unary("gamma", _Kernel(_gamma), lambda x, out: out * digamma(x))
-digamma_p = _unary("digamma", _Kernel(_digamma), lambda x, out: polygamma(1, x))
+gammaln_p = _kernel_unary("gammaln", _lgamma, lambda x, out: digamma(x))
+gamma_p = _kernel_unary("gamma", _gamma, lambda x, out: out * digamma(x))
+digamma_p = _kernel_unary("digamma", _digamma, lambda x, out: polygamma(1, x))
 
 
 def _expit_impl(x):
@@ -551,7 +565,7 @@ def _polygamma_vjp(g, n, x, *, out):
 
 
 polygamma_p = Primitive("polygamma")
-polygamma_p.impl = _Kernel(_polygamma, nin=2)
+polygamma_p.impl = _Kernel("polygamma", _polygamma, nin=2)
 polygamma_p.jvp = _polygamma_jvp
 polygamma_p.vjp = _polygamma_vjp
 

@@ -11,7 +11,9 @@ import math
 
 import numpy as np
 
+from autodiff.ops.arrays import diagonal
 from autodiff.ops.broadcast import shape_of
+from autodiff.ops.decompositions import cholesky, solve_triangular
 from autodiff.ops.elementwise import FUNCTIONS as ELEMENTWISE
 from autodiff.ops.reduce import sum as _sum
 from autodiff.ops.shape import FUNCTIONS as SHAPE
@@ -118,7 +120,7 @@ class _MultivariateNormal:
         if not shape_of(x):
             x = SHAPE["reshape"](x, (1,))
         elif len(shape_of(x)) == 1:
-            x = SHAPE["reshape"](x, (-1, 1) if dim == 1 else (1, dim))
+            x = SHAPE["reshape"](x, (shape_of(x)[0], 1) if dim == 1 else (1, dim))
         dev = x if mean is None else x - mean
         if len(cov_shape) == 0:
             maha = _sum(dev * dev, axis=-1) / cov
@@ -139,16 +141,12 @@ class _MultivariateNormal:
 
 def _cholesky_terms(dev, cov):
     """(dev^T cov^-1 dev over the last axis, log det cov) from cov = L L^T."""
-    from autodiff.numpy import einsum
-    from autodiff.numpy.linalg import cholesky
-    from autodiff.scipy.linalg import solve_triangular
-
     chol = cholesky(cov)
     lead = shape_of(dev)[:-1]
-    points = SHAPE["reshape"](dev, (-1, shape_of(dev)[-1]))
+    points = SHAPE["reshape"](dev, (math.prod(lead), shape_of(dev)[-1]))
     z = solve_triangular(chol, SHAPE["transpose"](points), lower=True)
     maha = SHAPE["reshape"](_sum(z * z, axis=0), lead)
-    logdet = 2.0 * _sum(ELEMENTWISE["log"](einsum("ii->i", chol)))
+    logdet = 2.0 * _sum(ELEMENTWISE["log"](diagonal(chol)))
     return maha, logdet
 
 
