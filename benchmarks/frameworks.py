@@ -1,10 +1,20 @@
-"""The columns of the benchmark table: each framework's setup in its child, and its gradient.
+"""The columns of the benchmark table: each framework's setup in its child, and its programs.
 
 Every framework is imported only inside its own functions, so a child process
 imports one framework and nothing else, and the parent imports none of them.
-A gradient workload is a loss written once against an array namespace `xp`
-(`autodiff.numpy`, `autograd.numpy`, `torch`, `jax.numpy` or `numpy`); each
-framework turns it into a zero-argument call with its own idiomatic API.
+Workloads are written once, and each framework turns them into a zero-argument
+call with its own idiomatic API:
+
+- a gradient workload is a loss against an array namespace `xp` (`autodiff.numpy`,
+  `autograd.numpy`, `torch`, `jax.numpy` or `numpy`): `Framework.grad`;
+- a transform workload is a `body(tx, xp, *arrays)`, where `tx` holds the
+  framework's functional transforms under JAX's signatures (`grad`, `jvp`, `vjp`,
+  `vmap`, `hessian`, `jacrev`, `jacfwd`, `hvp`): `Framework.transforms`;
+- a tensor workload is a `body(T, xp, *numpy_arrays) -> call` against the
+  PyTorch-style API (`T` is `torch` or `autodiff`): `Framework.tensors`.
+
+Only this module imports stdlib modules alone at the top, so that `startup.py`
+can use it in a process whose import time it measures.
 """
 
 from __future__ import annotations
@@ -13,6 +23,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
+from types import SimpleNamespace
 
 # Set by the parent in every child's environment, so that all columns run on one core.
 THREAD_ENV = {
@@ -38,6 +49,10 @@ class Framework:
         grad: `(loss, argnums, args) -> call`, where `call()` computes the gradient of
             `loss(xp, *args)` with respect to `args[argnums]` (the numpy column: the forward pass).
         checked: whether results are compared with the workload's float64 reference gradient.
+        transforms: `(body, args) -> call`, where `call()` runs `body(tx, xp, *args)` on this
+            framework's arrays, or None.
+        tensors: `(body, args) -> call`, where `body(T, xp, *args)` builds the call with the
+            PyTorch-style API, or None.
     """
 
     name: str
@@ -45,6 +60,8 @@ class Framework:
     setup: Callable[[], None]
     grad: Callable[..., Callable[[], object]]
     checked: bool = True
+    transforms: Callable[..., Callable[[], object]] | None = None
+    tensors: Callable[..., Callable[[], object]] | None = None
 
 
 def _no_setup() -> None:
@@ -64,11 +81,59 @@ def _autodiff_grad(loss, argnums, args):
     return partial(autodiff.grad(partial(loss, anp), argnums=argnums), *args)
 
 
+def _autodiff_transforms(body, args):
+    import autodiff
+    import autodiff.numpy as anp
+
+    return partial(body, autodiff, anp, *args)
+
+
+def _autodiff_tensors(body, args):
+    import autodiff
+    import autodiff.numpy as anp
+
+    return body(autodiff, anp, *args)
+
+
 def _autograd_grad(loss, argnums, args):
     import autograd
     import autograd.numpy as agnp
 
     return partial(autograd.grad(partial(loss, agnp), argnum=argnums), *args)
+
+
+def _unsupported(what: str) -> Callable:
+    def missing(*args, **kwargs):
+        raise NotImplementedError(what)
+
+    return missing
+
+
+def _autograd_transforms(body, args):
+    """HIPS autograd's operators under JAX's signatures; it has no vmap and no forward jacobian."""
+    import autograd
+    import autograd.numpy as agnp
+    from autograd.differential_operators import make_jvp, make_vjp
+
+    def jvp(f, primals, tangents):
+        (x,), (v,) = primals, tangents  # make_jvp differentiates one argument
+        return make_jvp(f)(x)(v)
+
+    def vjp(f, x):
+        pullback, out = make_vjp(f)(x)
+        return out, lambda ct: (pullback(ct),)
+
+    tx = SimpleNamespace(
+        grad=lambda f, argnums=0: autograd.grad(f, argnum=argnums),
+        jvp=jvp,
+        vjp=vjp,
+        vmap=_unsupported("HIPS autograd has no vmap"),
+        hessian=autograd.hessian,
+        jacrev=autograd.jacobian,
+        jacfwd=_unsupported("HIPS autograd has no forward-mode jacobian"),
+        hvp=lambda f, primals, tangents: autograd.hessian_vector_product(f)(*primals, *tangents),
+    )
+    return partial(body, tx, agnp, *args)
 
 
 def _torch_setup() -> None:
@@ -104,6 +169,30 @@ def _torch_grad(loss, argnums, args):
     return lambda: torch.autograd.grad(loss(torch, *targs), leaves)
 
 
+def _torch_transforms(body, args):
+    """torch.func; inputs are shared with NumPy (`torch.from_numpy`), made once."""
+    import torch
+    import torch.func as tf
+
+    tx = SimpleNamespace(
+        grad=tf.grad,
+        jvp=tf.jvp,
+        vjp=tf.vjp,
+        vmap=lambda f, in_axes=0: tf.vmap(f, in_dims=in_axes),
+        hessian=tf.hessian,
+        jacrev=tf.jacrev,
+        jacfwd=tf.jacfwd,
+        hvp=lambda f, primals, tangents: tf.jvp(tf.grad(f), primals, tangents)[1],
+    )
+    return partial(body, tx, torch, *(_tree_map(torch.from_numpy, a) for a in args))
+
+
+def _torch_tensors(body, args):
+    import torch
+
+    return body(torch, torch, *args)
+
+
 def _jax_setup() -> None:
     import jax
 
@@ -123,14 +212,64 @@ def _jax_grad(loss, argnums, args, *, jit: bool):
     return lambda: jax.block_until_ready(g(*jargs))
 
 
+def _jax_transforms(body, args, *, jit: bool):
+    """The whole body is one `jax.jit` in the jit column; every call waits for its result."""
+    import jax
+    import jax.numpy as jnp
+
+    tx = SimpleNamespace(
+        grad=jax.grad,
+        jvp=jax.jvp,
+        vjp=jax.vjp,
+        vmap=lambda f, in_axes=0: jax.vmap(f, in_axes=in_axes),
+        hessian=jax.hessian,
+        jacrev=jax.jacrev,
+        jacfwd=jax.jacfwd,
+        hvp=lambda f, primals, tangents: jax.jvp(jax.grad(f), primals, tangents)[1],
+    )
+    run = partial(body, tx, jnp)
+    if jit:
+        run = jax.jit(run)
+    jargs = [_tree_map(jnp.asarray, a) for a in args]
+    return lambda: jax.block_until_ready(run(*jargs))
+
+
 FRAMEWORKS: dict[str, Framework] = {
     f.name: f
     for f in (
-        Framework("autodiff", "autodiff", _no_setup, _autodiff_grad),
-        Framework("autograd", "autograd", _no_setup, _autograd_grad),
-        Framework("torch", "torch", _torch_setup, _torch_grad),
-        Framework("jax", "jax", _jax_setup, partial(_jax_grad, jit=False)),
-        Framework("jax.jit", "jax", _jax_setup, partial(_jax_grad, jit=True)),
+        Framework(
+            "autodiff",
+            "autodiff",
+            _no_setup,
+            _autodiff_grad,
+            transforms=_autodiff_transforms,
+            tensors=_autodiff_tensors,
+        ),
+        Framework(
+            "autograd", "autograd", _no_setup, _autograd_grad, transforms=_autograd_transforms
+        ),
+        Framework(
+            "torch",
+            "torch",
+            _torch_setup,
+            _torch_grad,
+            transforms=_torch_transforms,
+            tensors=_torch_tensors,
+        ),
+        Framework(
+            "jax",
+            "jax",
+            _jax_setup,
+            partial(_jax_grad, jit=False),
+            transforms=partial(_jax_transforms, jit=False),
+        ),
+        Framework(
+            "jax.jit",
+            "jax",
+            _jax_setup,
+            partial(_jax_grad, jit=True),
+            transforms=partial(_jax_transforms, jit=True),
+        ),
         Framework("numpy-fwd", "numpy", _no_setup, _numpy_forward, checked=False),
     )
 }
@@ -141,3 +280,18 @@ def child_environment() -> dict[str, str]:
     env = dict(os.environ)
     env.update(THREAD_ENV)
     return env
+
+
+def child_cpu() -> int | None:
+    """The CPU every child is bound to (the last one this process may use), if the OS can bind."""
+    return max(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+
+
+def bind_to_child_cpu() -> None:
+    """Bind this process to `child_cpu()`; call before a framework starts any thread.
+
+    Thread-count settings are not enough (XLA keeps a thread pool per core), so that no
+    column can use a second core.
+    """
+    if (cpu := child_cpu()) is not None:
+        os.sched_setaffinity(0, {cpu})

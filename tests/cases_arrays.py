@@ -6,6 +6,7 @@ numpy for the reference. Outputs are squared: most of these functions are linear
 without it the second-order checks would only see zeros. Index-like arguments (shifts,
 widths, axes) live in the closures.
 """
+
 import warnings
 
 import numpy as np
@@ -53,8 +54,9 @@ MERGED = (
 
 def dispatched(name, f, *args):
     """Plain `numpy` code on tracers: NumPy dispatches to autodiff.numpy."""
-    return OpCase(name, lambda *xs: _square(f(*xs)), args, ref=lambda *xs: _square(f(*xs)),
-                  marks=MERGED)
+    return OpCase(
+        name, lambda *xs: _square(f(*xs)), args, ref=lambda *xs: _square(f(*xs)), marks=MERGED
+    )
 
 
 def quiet(f):
@@ -130,40 +132,69 @@ CASES = [
     case("sort_weighted", lambda m, x: m.sort(x) * np.arange(1.0, 6.0), distinct(5)),
     case("argsort_constant", lambda m, x: x * m.argsort(x), distinct(4, 3)),
     case("searchsorted_constant", lambda m, x: x * m.searchsorted(SORTED, x), arr(2, 3)),
-    case("searchsorted_traced", lambda m, a, v: v * m.searchsorted(m.sort(a), v, side="right"),
-         distinct(5), arr(4)),
-    case("searchsorted_sorter", lambda m, a, v: v * m.searchsorted(a, v, sorter=m.argsort(a)),
-         distinct(5), arr(3)),
+    case(
+        "searchsorted_traced",
+        lambda m, a, v: v * m.searchsorted(m.sort(a), v, side="right"),
+        distinct(5),
+        arr(4),
+    ),
+    case(
+        "searchsorted_sorter",
+        lambda m, a, v: v * m.searchsorted(a, v, sorter=m.argsort(a)),
+        distinct(5),
+        arr(3),
+    ),
     # padding
     case("pad_constant", lambda m, x: m.pad(x, 2), arr(3)),
-    case("pad_constant_pairs", lambda m, x: m.pad(x, ((1, 0), (2, 3)), constant_values=1.5),
-         arr(2, 3)),
-    case("pad_constant_values", lambda m, x: m.pad(x, (1, 2), constant_values=((1, 2), (3, 4))),
-         arr(2, 2)),
+    case(
+        "pad_constant_pairs",
+        lambda m, x: m.pad(x, ((1, 0), (2, 3)), constant_values=1.5),
+        arr(2, 3),
+    ),
+    case(
+        "pad_constant_values",
+        lambda m, x: m.pad(x, (1, 2), constant_values=((1, 2), (3, 4))),
+        arr(2, 2),
+    ),
     case("pad_edge", lambda m, x: m.pad(x, ((2, 1), (0, 3)), mode="edge"), arr(2, 3)),
     case("pad_wrap", lambda m, x: m.pad(x, (2, 3), mode="wrap"), arr(4)),
     case("pad_wrap_wide", lambda m, x: m.pad(x, ((5, 7), (1, 0)), mode="wrap"), arr(2, 3)),
     case("pad_reflect", lambda m, x: m.pad(x, (2, 1), mode="reflect"), arr(4)),
     case("pad_reflect_wide", lambda m, x: m.pad(x, (7, 9), mode="reflect"), arr(3)),
     case("pad_reflect_2d", lambda m, x: m.pad(x, ((1, 2), (2, 1)), mode="reflect"), arr(3, 3)),
-    case("pad_reflect_singleton", lambda m, x: m.pad(x, ((2, 1), (1, 1)), mode="reflect"),
-         arr(1, 3)),
-    case("pad_reflect_odd", lambda m, x: m.pad(x, (2, 3), mode="reflect", reflect_type="odd"),
-         arr(4)),
-    case("pad_reflect_odd_wide",
-         lambda m, x: m.pad(x, ((5, 8), (1, 1)), mode="reflect", reflect_type="odd"), arr(3, 2)),
+    case(
+        "pad_reflect_singleton", lambda m, x: m.pad(x, ((2, 1), (1, 1)), mode="reflect"), arr(1, 3)
+    ),
+    case(
+        "pad_reflect_odd", lambda m, x: m.pad(x, (2, 3), mode="reflect", reflect_type="odd"), arr(4)
+    ),
+    case(
+        "pad_reflect_odd_wide",
+        lambda m, x: m.pad(x, ((5, 8), (1, 1)), mode="reflect", reflect_type="odd"),
+        arr(3, 2),
+    ),
     case("pad_symmetric", lambda m, x: m.pad(x, (3, 2), mode="symmetric"), arr(4)),
-    case("pad_symmetric_wide", lambda m, x: m.pad(x, ((4, 6), (1, 0)), mode="symmetric"),
-         arr(2, 3)),
-    case("pad_symmetric_odd",
-         lambda m, x: m.pad(x, (6, 4), mode="symmetric", reflect_type="odd"), arr(3)),
+    case(
+        "pad_symmetric_wide", lambda m, x: m.pad(x, ((4, 6), (1, 0)), mode="symmetric"), arr(2, 3)
+    ),
+    case(
+        "pad_symmetric_odd",
+        lambda m, x: m.pad(x, (6, 4), mode="symmetric", reflect_type="odd"),
+        arr(3),
+    ),
     case("pad_3d", lambda m, x: m.pad(x, 1, mode="edge"), arr(2, 2, 2)),
     case("pad_maximum", lambda m, x: m.pad(x, (2, 1), mode="maximum"), distinct(5)),
-    case("pad_minimum_stat_length",
-         lambda m, x: m.pad(x, ((1, 1), (2, 2)), mode="minimum", stat_length=2), distinct(3, 4)),
+    case(
+        "pad_minimum_stat_length",
+        lambda m, x: m.pad(x, ((1, 1), (2, 2)), mode="minimum", stat_length=2),
+        distinct(3, 4),
+    ),
     case("pad_mean", lambda m, x: m.pad(x, ((1, 2), (1, 0)), mode="mean"), arr(3, 3)),
-    case("pad_mean_stat_length",
-         lambda m, x: m.pad(x, (2, 3), mode="mean", stat_length=(1, 3)), arr(5)),
+    case(
+        "pad_mean_stat_length",
+        lambda m, x: m.pad(x, (2, 3), mode="mean", stat_length=(1, 3)),
+        arr(5),
+    ),
     # rolling
     case("roll", lambda m, x: m.roll(x, 2), arr(5)),
     case("roll_negative", lambda m, x: m.roll(x, -7), arr(5)),
@@ -203,8 +234,9 @@ CASES = [
     case("cross", lambda m, a, b: m.cross(a, b), arr(3), arr(3)),
     case("cross_batch", lambda m, a, b: m.cross(a, b), arr(4, 3), arr(3)),
     case("cross_broadcast", lambda m, a, b: m.cross(a, b), arr(2, 1, 3), arr(4, 3)),
-    case("cross_axes", lambda m, a, b: m.cross(a, b, axisa=0, axisb=1, axisc=0), arr(3, 2),
-         arr(2, 3)),
+    case(
+        "cross_axes", lambda m, a, b: m.cross(a, b, axisa=0, axisb=1, axisc=0), arr(3, 2), arr(2, 3)
+    ),
     case("cross_axis", lambda m, a, b: m.cross(a, b, axis=0), arr(3, 4), arr(3, 4)),
     case("cross_2d", quiet(lambda m, a, b: m.cross(a, b)), arr(4, 2), arr(4, 2)),
     case("cross_2_3", quiet(lambda m, a, b: m.cross(a, b)), arr(2), arr(3)),
@@ -214,21 +246,42 @@ CASES = [
     case("diff_n2", lambda m, x: m.diff(x, 2), arr(5)),
     case("diff_axis0", lambda m, x: m.diff(x, axis=0), arr(3, 4)),
     case("diff_n3_axis1", lambda m, x: m.diff(x, 3, axis=1), arr(2, 5)),
-    case("diff_prepend_append", lambda m, x, p, a: m.diff(x, prepend=p, append=a, axis=0),
-         arr(3, 2), arr(1, 2), arr(2, 2)),
+    case(
+        "diff_prepend_append",
+        lambda m, x, p, a: m.diff(x, prepend=p, append=a, axis=0),
+        arr(3, 2),
+        arr(1, 2),
+        arr(2, 2),
+    ),
     case("diff_prepend_scalar", lambda m, x: m.diff(x, 2, prepend=0.5), arr(2, 4)),
     # interpolation
     case("interp", lambda m, x, xp, fp: m.interp(x, xp, fp), X_INTERP, XP, arr(5)),
     case("interp_scalar", lambda m, x, fp: m.interp(x, XP, fp), np.array(0.7), arr(5)),
-    case("interp_left_right", lambda m, x, fp: m.interp(x, XP, fp, left=-3.0, right=4.0),
-         X_INTERP, arr(5)),
+    case(
+        "interp_left_right",
+        lambda m, x, fp: m.interp(x, XP, fp, left=-3.0, right=4.0),
+        X_INTERP,
+        arr(5),
+    ),
     case("interp_one_point", lambda m, x, fp: m.interp(x, XP[:1], fp), X_INTERP, arr(1)),
-    case("interp_two_points", lambda m, x, xp, fp: m.interp(x, xp, fp), X_INTERP, XP[[0, 4]],
-         arr(2)),
-    case("interp_period", lambda m, x, fp: m.interp(x, np.array([3.0, 0.6, 1.3, 2.3]), fp,
-                                                    period=np.pi), X_INTERP, arr(4)),
-    case("interp_complex", lambda m, x, fp, fq: m.real(m.interp(x, XP, fp + 1j * fq)) *
-         m.imag(m.interp(x, XP, fp - 2j * fq)), X_INTERP, arr(5), arr(5)),
+    case(
+        "interp_two_points", lambda m, x, xp, fp: m.interp(x, xp, fp), X_INTERP, XP[[0, 4]], arr(2)
+    ),
+    case(
+        "interp_period",
+        lambda m, x, fp: m.interp(x, np.array([3.0, 0.6, 1.3, 2.3]), fp, period=np.pi),
+        X_INTERP,
+        arr(4),
+    ),
+    case(
+        "interp_complex",
+        lambda m, x, fp, fq: (
+            m.real(m.interp(x, XP, fp + 1j * fq)) * m.imag(m.interp(x, XP, fp - 2j * fq))
+        ),
+        X_INTERP,
+        arr(5),
+        arr(5),
+    ),
     # NaN handling
     case("nan_to_num", lambda m, x: m.nan_to_num(x, posinf=5.0, neginf=-7.0), INFS),
     case("nan_to_num_nan", lambda m, x: m.nan_to_num(x, nan=2.5, posinf=1.0, neginf=-1.0), INFS),
@@ -238,8 +291,11 @@ CASES = [
     case("nanmean", lambda m, x: m.nanmean(x), NANS),
     case("nanmean_axis", lambda m, x: m.nanmean(x, axis=1), NANS),
     case("nanmean_axis_keepdims", lambda m, x: m.nanmean(x, axis=-2, keepdims=True), NANS),
-    case("nanmean_where",
-         lambda m, x: m.nanmean(x, axis=1, where=np.array([True, False, True, True])), NANS),
+    case(
+        "nanmean_where",
+        lambda m, x: m.nanmean(x, axis=1, where=np.array([True, False, True, True])),
+        NANS,
+    ),
     # convolution
     case("convolve", lambda m, a, v: m.convolve(a, v), arr(5), arr(3)),
     case("convolve_same", lambda m, a, v: m.convolve(a, v, "same"), arr(5), arr(2)),
@@ -252,8 +308,9 @@ CASES = [
     case("correlate_longer_v_valid", lambda m, a, v: m.correlate(a, v), arr(3), arr(5)),
     # grids and polynomials
     case("meshgrid", lambda m, x, y: m.meshgrid(x, y), arr(3), arr(2)),
-    case("meshgrid_ij", lambda m, x, y, z: m.meshgrid(x, y, z, indexing="ij"), arr(2), arr(3),
-         arr(2)),
+    case(
+        "meshgrid_ij", lambda m, x, y, z: m.meshgrid(x, y, z, indexing="ij"), arr(2), arr(3), arr(2)
+    ),
     case("meshgrid_sparse", lambda m, x, y: m.meshgrid(x, y, sparse=True), arr(3), arr(4)),
     case("meshgrid_2d_input", lambda m, x, y: m.meshgrid(x, y, copy=False), arr(2, 2), arr(3)),
     case("vander", lambda m, x: m.vander(x), arr(4)),

@@ -8,6 +8,7 @@ distinct eigenvalues and singular values, full-rank least squares. Eigenvectors 
 singular vectors are only defined up to sign, so they enter through gauge-invariant
 functions (matrix functions `V f(w) V.T`, squared projections `(V.T x)**2`).
 """
+
 from functools import partial
 
 import numpy as np
@@ -62,8 +63,13 @@ def _same(name, fun, args, **kw):
 # inv, solve, det, slogdet
 for shape in [(3, 3), (2, 3, 3), (1, 1)]:
     _same(f"inv{shape}", lambda m, a: m.inv(a), (_well(*shape),))
-for sa, sb in [((3, 3), (3,)), ((3, 3), (3, 2)), ((2, 3, 3), (3, 2)), ((3, 3), (2, 3, 1)),
-               ((2, 3, 3), (3,))]:
+for sa, sb in [
+    ((3, 3), (3,)),
+    ((3, 3), (3, 2)),
+    ((2, 3, 3), (3, 2)),
+    ((3, 3), (2, 3, 1)),
+    ((2, 3, 3), (3,)),
+]:
     _same(f"solve{sa}{sb}", lambda m, a, b: m.solve(a, b), (_well(*sa), arr(*sb)))
 for shape in [(3, 3), (2, 3, 3)]:
     _same(f"det{shape}", lambda m, a: m.det(a), (arr(*shape),))
@@ -119,15 +125,19 @@ _same("svd_projections(4,3)", _svd_projections, (arr(4, 3), arr(4), arr(3)))
 _same("svd_projections(2,4)", _svd_projections, (arr(2, 4), arr(2), arr(4)))
 
 # qr: Q and R are smooth functions of a full-rank matrix (LAPACK's signs are locally constant)
-for name, a in [("qr(3,3)", _well(3, 3)), ("qr(4,2)", _well(4, 4)[:, :2]),
-                ("qr(2,4)", _well(4, 4)[:2]), ("qr(2,4,3)", _well(2, 4, 4)[..., :3])]:
+for name, a in [
+    ("qr(3,3)", _well(3, 3)),
+    ("qr(4,2)", _well(4, 4)[:, :2]),
+    ("qr(2,4)", _well(4, 4)[:2]),
+    ("qr(2,4,3)", _well(2, 4, 4)[..., :3]),
+]:
     _same(name, lambda m, a: tuple(m.qr(a)), (a,))
 _same("qr_r", lambda m, a: m.qr(a, mode="r"), (_well(4, 4)[:, :3],))
 _same("qr_complete_wide", lambda m, a: tuple(m.qr(a, mode="complete")), (_well(3, 3)[:2],))
 
 # pinv, lstsq (full rank)
 for shape in [(3, 2), (2, 3), (3, 3)]:
-    _same(f"pinv{shape}", lambda m, a: m.pinv(a), (_well(3, 3)[:shape[0], :shape[1]],))
+    _same(f"pinv{shape}", lambda m, a: m.pinv(a), (_well(3, 3)[: shape[0], : shape[1]],))
 
 
 def _lstsq(m, a, b):
@@ -136,36 +146,66 @@ def _lstsq(m, a, b):
 
 
 for sa, sb in [((4, 2), (4,)), ((4, 2), (4, 3)), ((2, 4), (2,)), ((3, 3), (3, 2))]:
-    _same(f"lstsq{sa}{sb}", _lstsq, (_well(4, 4)[:sa[0], :sa[1]], arr(*sb)))
+    _same(f"lstsq{sa}{sb}", _lstsq, (_well(4, 4)[: sa[0], : sa[1]], arr(*sb)))
 
 # norm: vector and matrix orders, axes, keepdims
 for ord_, shape, axis, keepdims in [
-    (None, (5,), None, False), (None, (2, 3), None, True), (None, (2, 3, 4), None, False),
-    (2, (5,), None, False), (1, (5,), None, False), (np.inf, (5,), None, False),
-    (-np.inf, (5,), None, False), (3, (5,), None, False), (0.5, (5,), None, False),
-    (None, (3, 4), 1, False), (2, (3, 4), 0, True), (3, (2, 3, 4), -1, True),
-    ("fro", (3, 4), None, False), ("nuc", (3, 4), None, False), (2, (3, 4), None, False),
-    (-2, (3, 4), None, False), (1, (3, 4), None, False), (-1, (3, 4), None, False),
-    (np.inf, (3, 4), None, False), (-np.inf, (3, 4), None, False),
-    ("fro", (2, 3, 4), (0, 2), False), (2, (2, 3, 4), (2, 0), True),
+    (None, (5,), None, False),
+    (None, (2, 3), None, True),
+    (None, (2, 3, 4), None, False),
+    (2, (5,), None, False),
+    (1, (5,), None, False),
+    (np.inf, (5,), None, False),
+    (-np.inf, (5,), None, False),
+    (3, (5,), None, False),
+    (0.5, (5,), None, False),
+    (None, (3, 4), 1, False),
+    (2, (3, 4), 0, True),
+    (3, (2, 3, 4), -1, True),
+    ("fro", (3, 4), None, False),
+    ("nuc", (3, 4), None, False),
+    (2, (3, 4), None, False),
+    (-2, (3, 4), None, False),
+    (1, (3, 4), None, False),
+    (-1, (3, 4), None, False),
+    (np.inf, (3, 4), None, False),
+    (-np.inf, (3, 4), None, False),
+    ("fro", (2, 3, 4), (0, 2), False),
+    (2, (2, 3, 4), (2, 0), True),
     (np.inf, (2, 3, 4), (1, 2), True),
 ]:
-    _same(f"norm[{ord_},{axis},{keepdims}]{shape}",
-          lambda m, x, o=ord_, ax=axis, k=keepdims: m.norm(x, o, ax, k), (arr(*shape),))
-_same("vector_norm", lambda m, x: m.vector_norm(x, axis=(0, 2), keepdims=True, ord=3),
-      (arr(2, 3, 4),))
+    _same(
+        f"norm[{ord_},{axis},{keepdims}]{shape}",
+        lambda m, x, o=ord_, ax=axis, k=keepdims: m.norm(x, o, ax, k),
+        (arr(*shape),),
+    )
+_same(
+    "vector_norm", lambda m, x: m.vector_norm(x, axis=(0, 2), keepdims=True, ord=3), (arr(2, 3, 4),)
+)
 _same("matrix_norm", lambda m, x: m.matrix_norm(x, ord="nuc"), (arr(2, 3, 4),))
 
 # matrix_power, cond, tensorinv, tensorsolve, multi_dot
 for n in [0, 1, 2, 3, 5, 6, -1, -3]:
-    _same(f"matrix_power[{n}]", lambda m, a, n=n: m.matrix_power(a, n), (_well(3, 3, shift=1.5) / 2,))
+    _same(
+        f"matrix_power[{n}]", lambda m, a, n=n: m.matrix_power(a, n), (_well(3, 3, shift=1.5) / 2,)
+    )
 _same("matrix_power[4](2,3,3)", lambda m, a: m.matrix_power(a, 4), (arr(2, 3, 3) / 2,))
 for p in [None, 2, -2, "fro", 1, np.inf]:
     _same(f"cond[{p}]", lambda m, a, p=p: m.cond(a, p), (_well(3, 3),))
 _same("tensorinv", lambda m, a: m.tensorinv(a, ind=1), (_well(6, 6).reshape(6, 2, 3),))
 _same("tensorsolve", lambda m, a, b: m.tensorsolve(a, b), (_well(6, 6).reshape(2, 3, 6), arr(2, 3)))
-_same("multi_dot", lambda m, a, b, c, d: m.multi_dot([a, b, c, d]),
-      (arr(4,), arr(4, 5), arr(5, 2), arr(2, 3)))
+_same(
+    "multi_dot",
+    lambda m, a, b, c, d: m.multi_dot([a, b, c, d]),
+    (
+        arr(
+            4,
+        ),
+        arr(4, 5),
+        arr(5, 2),
+        arr(2, 3),
+    ),
+)
 _same("matrix_transpose", lambda m, a: m.matrix_transpose(a), (arr(2, 3, 4),))
 _same("diagonal", lambda m, a: m.diagonal(a, offset=1), (arr(2, 3, 4),))
 _same("trace", lambda m, a: m.trace(a, offset=-1), (arr(2, 4, 3),))
@@ -178,39 +218,65 @@ def _scipy_case(name, fun, args, **kw):
 
 
 for trans, lower, unit, sb in [
-    (0, True, False, (3,)), (0, False, False, (3, 2)), (1, True, False, (3, 2)),
-    ("T", False, True, (3,)), (2, True, True, (3, 1)),
+    (0, True, False, (3,)),
+    (0, False, False, (3, 2)),
+    (1, True, False, (3, 2)),
+    ("T", False, True, (3,)),
+    (2, True, True, (3, 1)),
 ]:
     _scipy_case(
         f"solve_triangular[{trans},{lower},{unit}]{sb}",
         lambda m, a, b, t=trans, lo=lower, u=unit: m.solve_triangular(
-            a, b, trans=t, lower=lo, unit_diagonal=u),
+            a, b, trans=t, lower=lo, unit_diagonal=u
+        ),
         (_well(3, 3), arr(*sb)),
     )
-CASES.append(OpCase(  # stacks (SciPy's batching reads a 2-D b as one right-hand side matrix)
-    "solve_triangular(2,3,3)(3,2)", lambda a, b: sla.solve_triangular(a, b, lower=True),
-    (_well(2, 3, 3), arr(3, 2)),
-))
+CASES.append(
+    OpCase(  # stacks (SciPy's batching reads a 2-D b as one right-hand side matrix)
+        "solve_triangular(2,3,3)(3,2)",
+        lambda a, b: sla.solve_triangular(a, b, lower=True),
+        (_well(2, 3, 3), arr(3, 2)),
+    )
+)
 _scipy_case("scipy_cholesky_upper", lambda m, x: m.cholesky(_spd(x)), (arr(3, 3),))
 _scipy_case("scipy_cholesky_lower", lambda m, x: m.cholesky(_spd(x), lower=True), (arr(3, 3),))
 for lower in (False, True):
-    _scipy_case(f"cho_solve[{lower}]",
-                lambda m, x, b, lo=lower: m.cho_solve(m.cho_factor(_spd(x), lower=lo), b),
-                (arr(3, 3), arr(3, 2)))
+    _scipy_case(
+        f"cho_solve[{lower}]",
+        lambda m, x, b, lo=lower: m.cho_solve(m.cho_factor(_spd(x), lower=lo), b),
+        (arr(3, 3), arr(3, 2)),
+    )
 for assume_a in (None, "sym", "pos", "diagonal", "tridiagonal", "lower triangular"):
-    _scipy_case(f"scipy_solve[{assume_a}]",
-                lambda m, a, b, k=assume_a: m.solve(a, b, assume_a=k), (_well(3, 3), arr(3)))
-_scipy_case("scipy_solve_transposed", lambda m, a, b: m.solve(a, b, transposed=True),
-            (_well(3, 3), arr(3, 2)))
+    _scipy_case(
+        f"scipy_solve[{assume_a}]",
+        lambda m, a, b, k=assume_a: m.solve(a, b, assume_a=k),
+        (_well(3, 3), arr(3)),
+    )
+_scipy_case(
+    "scipy_solve_transposed",
+    lambda m, a, b: m.solve(a, b, transposed=True),
+    (_well(3, 3), arr(3, 2)),
+)
 # SciPy's own inv and det round differently in float32: NumPy's are the reference (test_decompositions
 # compares with SciPy's at a float32 tolerance).
 CASES.append(OpCase("scipy_inv", sla.inv, (_well(3, 3),), ref=np.linalg.inv))
 CASES.append(OpCase("scipy_det", sla.det, (arr(3, 3),), ref=np.linalg.det))
 _scipy_case("scipy_inv_pos", lambda m, x: m.inv(_spd(x), assume_a="pos"), (arr(3, 3),))
-_scipy_case("scipy_solve_pos_lower",
-            lambda m, x, b: m.solve(_spd(x), b, assume_a="pos", lower=True), (arr(3, 3), arr(3)))
+_scipy_case(
+    "scipy_solve_pos_lower",
+    lambda m, x, b: m.solve(_spd(x), b, assume_a="pos", lower=True),
+    (arr(3, 3), arr(3)),
+)
 # expm: a small norm (a low Pade degree), a large one (scaling and squaring), a stack. It works
 # in double precision (SciPy's float32 expm rounds in float32): the reference does the same.
 for name, a in [("expm_small", arr(3, 3) / 20), ("expm", arr(3, 3)), ("expm(2,3,3)", arr(2, 3, 3))]:
-    CASES.append(OpCase(name, sla.expm, (a,), ref=None if scipy_linalg is None else (
-        lambda a: scipy_linalg.expm(a.astype(np.float64)).astype(a.dtype))))
+    CASES.append(
+        OpCase(
+            name,
+            sla.expm,
+            (a,),
+            ref=None
+            if scipy_linalg is None
+            else (lambda a: scipy_linalg.expm(a.astype(np.float64)).astype(a.dtype)),
+        )
+    )

@@ -1,4 +1,5 @@
 """Op table: reductions over every axis form (None, int, negative int, tuple) with and without keepdims."""
+
 import numpy as np
 from optable import OpCase, arr, distinct, pos
 
@@ -22,8 +23,16 @@ AXES = [
 
 # name, sampler: max-like functions get distinct values so differences never straddle a tie.
 FUNCTIONS = {
-    "sum": arr, "mean": arr, "prod": pos, "max": distinct, "min": distinct, "amax": distinct,
-    "amin": distinct, "ptp": distinct, "var": arr, "std": arr,
+    "sum": arr,
+    "mean": arr,
+    "prod": pos,
+    "max": distinct,
+    "min": distinct,
+    "amax": distinct,
+    "amin": distinct,
+    "ptp": distinct,
+    "var": arr,
+    "std": arr,
 }
 
 
@@ -52,54 +61,129 @@ CASES += [
     # default arguments, positional axis, ddof, dtype, where, initial
     OpCase("sum-default", anp.sum, (x34,), ref=np.sum),
     OpCase("sum-positional-axis", lambda x: anp.sum(x, 1), (x34,), ref=lambda x: np.sum(x, 1)),
-    OpCase("sum-dtype-float64", lambda x: anp.sum(x, axis=0, dtype=np.float64), (x34,),
-           ref=lambda x: np.sum(x, axis=0, dtype=np.float64)),
-    OpCase("sum-where", lambda x: anp.sum(x, axis=1, where=x34 > 0), (x34,),
-           ref=lambda x: np.sum(x, axis=1, where=x34 > 0)),
-    OpCase("sum-initial", lambda x: anp.sum(x, initial=2.0), (x34,),
-           ref=lambda x: np.sum(x, initial=2.0)),
-    OpCase("sum-of-products", lambda x, y: anp.sum(x * y, axis=-1), (x34, arr(4)),
-           ref=lambda x, y: np.sum(x * y, axis=-1)),
+    OpCase(
+        "sum-dtype-float64",
+        lambda x: anp.sum(x, axis=0, dtype=np.float64),
+        (x34,),
+        ref=lambda x: np.sum(x, axis=0, dtype=np.float64),
+    ),
+    OpCase(
+        "sum-where",
+        lambda x: anp.sum(x, axis=1, where=x34 > 0),
+        (x34,),
+        ref=lambda x: np.sum(x, axis=1, where=x34 > 0),
+    ),
+    OpCase(
+        "sum-initial",
+        lambda x: anp.sum(x, initial=2.0),
+        (x34,),
+        ref=lambda x: np.sum(x, initial=2.0),
+    ),
+    OpCase(
+        "sum-of-products",
+        lambda x, y: anp.sum(x * y, axis=-1),
+        (x34, arr(4)),
+        ref=lambda x, y: np.sum(x * y, axis=-1),
+    ),
     OpCase("mean-default", anp.mean, (x34,), ref=np.mean),
-    OpCase("mean-where", lambda x: anp.mean(x, axis=0, where=x34 > -1), (x34,),
-           ref=lambda x: np.mean(x, axis=0, where=x34 > -1)),
+    OpCase(
+        "mean-where",
+        lambda x: anp.mean(x, axis=0, where=x34 > -1),
+        (x34,),
+        ref=lambda x: np.mean(x, axis=0, where=x34 > -1),
+    ),
     OpCase("prod-default", anp.prod, (pos(2, 3),), ref=np.prod),
-    OpCase("prod-signs", lambda x: anp.prod(x, axis=1), (arr(3, 4),),
-           ref=lambda x: np.prod(x, axis=1)),
-    OpCase("prod-one-zero", lambda x: anp.prod(x, axis=1),
-           (np.array([[2.0, 0.0, -1.5], [0.5, 1.5, 3.0]]),), ref=lambda x: np.prod(x, axis=1)),
-    OpCase("prod-two-zeros", lambda x: anp.prod(x, axis=0),
-           (np.array([[0.0, 2.0], [0.0, 1.5], [1.5, 0.5]]),), ref=lambda x: np.prod(x, axis=0),
-           order=1),
-    OpCase("prod-where-initial", lambda x: anp.prod(x, axis=1, where=x34 > 0, initial=0.5),
-           (pos(3, 4),), ref=lambda x: np.prod(x, axis=1, where=x34 > 0, initial=0.5)),
+    OpCase(
+        "prod-signs", lambda x: anp.prod(x, axis=1), (arr(3, 4),), ref=lambda x: np.prod(x, axis=1)
+    ),
+    OpCase(
+        "prod-one-zero",
+        lambda x: anp.prod(x, axis=1),
+        (np.array([[2.0, 0.0, -1.5], [0.5, 1.5, 3.0]]),),
+        ref=lambda x: np.prod(x, axis=1),
+    ),
+    OpCase(
+        "prod-two-zeros",
+        lambda x: anp.prod(x, axis=0),
+        (np.array([[0.0, 2.0], [0.0, 1.5], [1.5, 0.5]]),),
+        ref=lambda x: np.prod(x, axis=0),
+        order=1,
+    ),
+    OpCase(
+        "prod-where-initial",
+        lambda x: anp.prod(x, axis=1, where=x34 > 0, initial=0.5),
+        (pos(3, 4),),
+        ref=lambda x: np.prod(x, axis=1, where=x34 > 0, initial=0.5),
+    ),
     OpCase("max-default", anp.max, (distinct(3, 4),), ref=np.max),
     OpCase("min-default", anp.min, (distinct(3, 4),), ref=np.min),
     # two-way ties: the even split is what central differences see (order 1: kinks at order 2)
-    OpCase("max-ties", lambda x: anp.max(x, axis=1), (ties,), ref=lambda x: np.max(x, axis=1),
-           order=1),
-    OpCase("min-ties", lambda x: anp.min(x, axis=1), (-ties,), ref=lambda x: np.min(x, axis=1),
-           order=1),
-    OpCase("var-ddof1", lambda x: anp.var(x, axis=0, ddof=1), (x34,),
-           ref=lambda x: np.var(x, axis=0, ddof=1)),
-    OpCase("var-correction", lambda x: anp.var(x, correction=1), (x34,),
-           ref=lambda x: np.var(x, correction=1)),
-    OpCase("var-given-mean", lambda x, m: anp.var(x, axis=1, mean=m), (x34, arr(3, 1)),
-           ref=lambda x, m: np.var(x, axis=1, mean=m)),
-    OpCase("std-ddof1-keepdims", lambda x: anp.std(x, axis=(0, 1), ddof=1, keepdims=True),
-           (x34,), ref=lambda x: np.std(x, axis=(0, 1), ddof=1, keepdims=True)),
+    OpCase(
+        "max-ties", lambda x: anp.max(x, axis=1), (ties,), ref=lambda x: np.max(x, axis=1), order=1
+    ),
+    OpCase(
+        "min-ties", lambda x: anp.min(x, axis=1), (-ties,), ref=lambda x: np.min(x, axis=1), order=1
+    ),
+    OpCase(
+        "var-ddof1",
+        lambda x: anp.var(x, axis=0, ddof=1),
+        (x34,),
+        ref=lambda x: np.var(x, axis=0, ddof=1),
+    ),
+    OpCase(
+        "var-correction",
+        lambda x: anp.var(x, correction=1),
+        (x34,),
+        ref=lambda x: np.var(x, correction=1),
+    ),
+    OpCase(
+        "var-given-mean",
+        lambda x, m: anp.var(x, axis=1, mean=m),
+        (x34, arr(3, 1)),
+        ref=lambda x, m: np.var(x, axis=1, mean=m),
+    ),
+    OpCase(
+        "std-ddof1-keepdims",
+        lambda x: anp.std(x, axis=(0, 1), ddof=1, keepdims=True),
+        (x34,),
+        ref=lambda x: np.std(x, axis=(0, 1), ddof=1, keepdims=True),
+    ),
     OpCase("average", anp.average, (x34,), ref=np.average),
-    OpCase("average-weights", lambda x, w: anp.average(x, axis=0, weights=w), (x34, w34),
-           ref=lambda x, w: np.average(x, axis=0, weights=w)),
-    OpCase("average-weights-1d", lambda x, w: anp.average(x, axis=1, weights=w), (x34, pos(4)),
-           ref=lambda x, w: np.average(x, axis=1, weights=w)),
-    OpCase("average-returned", lambda x, w: anp.average(x, axis=-1, weights=w, returned=True),
-           (x34, w34), ref=lambda x, w: np.average(x, axis=-1, weights=w, returned=True)),
+    OpCase(
+        "average-weights",
+        lambda x, w: anp.average(x, axis=0, weights=w),
+        (x34, w34),
+        ref=lambda x, w: np.average(x, axis=0, weights=w),
+    ),
+    OpCase(
+        "average-weights-1d",
+        lambda x, w: anp.average(x, axis=1, weights=w),
+        (x34, pos(4)),
+        ref=lambda x, w: np.average(x, axis=1, weights=w),
+    ),
+    OpCase(
+        "average-returned",
+        lambda x, w: anp.average(x, axis=-1, weights=w, returned=True),
+        (x34, w34),
+        ref=lambda x, w: np.average(x, axis=-1, weights=w, returned=True),
+    ),
     # operators and methods mixed with reductions
-    OpCase("softmax-like", lambda x: anp.exp(x - anp.max(x, axis=1, keepdims=True))
-           / anp.sum(anp.exp(x - anp.max(x, axis=1, keepdims=True)), axis=1, keepdims=True),
-           (distinct(3, 4),), ref=lambda x: np.exp(x - x.max(1, keepdims=True))
-           / np.exp(x - x.max(1, keepdims=True)).sum(1, keepdims=True)),
-    OpCase("normalize", lambda x: (x - anp.mean(x, 0)) / anp.std(x, 0), (x34,),
-           ref=lambda x: (x - np.mean(x, 0)) / np.std(x, 0)),
+    OpCase(
+        "softmax-like",
+        lambda x: (
+            anp.exp(x - anp.max(x, axis=1, keepdims=True))
+            / anp.sum(anp.exp(x - anp.max(x, axis=1, keepdims=True)), axis=1, keepdims=True)
+        ),
+        (distinct(3, 4),),
+        ref=lambda x: (
+            np.exp(x - x.max(1, keepdims=True))
+            / np.exp(x - x.max(1, keepdims=True)).sum(1, keepdims=True)
+        ),
+    ),
+    OpCase(
+        "normalize",
+        lambda x: (x - anp.mean(x, 0)) / anp.std(x, 0),
+        (x34,),
+        ref=lambda x: (x - np.mean(x, 0)) / np.std(x, 0),
+    ),
 ]

@@ -4,6 +4,7 @@ Each case is written once as `f(module, *arrays)` and run with autodiff.numpy an
 numpy for the reference. Outputs are squared: the ops are linear, so without it the
 second-order check would only see zeros.
 """
+
 import numpy as np
 from optable import OpCase, arr
 

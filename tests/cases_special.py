@@ -7,6 +7,7 @@ no finite differences; tests/test_special.py covers it), covariances built symme
 positive definite inside the function. Where SciPy returns float64 for float32 input
 (polygamma, stats), the reference is rounded to float32, the dtype autodiff keeps.
 """
+
 from functools import partial
 
 import numpy as np
@@ -31,8 +32,14 @@ def _ref(name, *, cast=False):
     if scipy_special is None:
         return None
     module, _, attr = name.rpartition(".")
-    f = getattr({"": scipy_special, "norm": scipy_stats.norm,
-                 "multivariate_normal": scipy_stats.multivariate_normal}[module], attr)
+    f = getattr(
+        {
+            "": scipy_special,
+            "norm": scipy_stats.norm,
+            "multivariate_normal": scipy_stats.multivariate_normal,
+        }[module],
+        attr,
+    )
     if not cast:
         return f
     return lambda *args: np.asarray(f(*args)).astype(np.result_type(*args))
@@ -43,10 +50,18 @@ def _between(low, high):
 
 
 UNARY = {
-    "erf": arr, "erfc": arr, "erfinv": _between(-0.8, 0.8), "ndtr": _between(-3.0, 3.0),
-    "log_ndtr": _between(-5.0, 3.0), "ndtri": _between(0.1, 0.9),
-    "gammaln": _between(0.5, 4.0), "gamma": _between(0.5, 4.0), "digamma": _between(0.5, 4.0),
-    "expit": _between(-4.0, 4.0), "logit": _between(0.1, 0.85), "entr": pos,
+    "erf": arr,
+    "erfc": arr,
+    "erfinv": _between(-0.8, 0.8),
+    "ndtr": _between(-3.0, 3.0),
+    "log_ndtr": _between(-5.0, 3.0),
+    "ndtri": _between(0.1, 0.9),
+    "gammaln": _between(0.5, 4.0),
+    "gamma": _between(0.5, 4.0),
+    "digamma": _between(0.5, 4.0),
+    "expit": _between(-4.0, 4.0),
+    "logit": _between(0.1, 0.85),
+    "entr": pos,
 }
 for name, sample in UNARY.items():
     for shape in SHAPES:
@@ -59,33 +74,59 @@ for name in ("gammaln", "gamma", "digamma"):
 
 CASES += [
     # asymptotic-series region (x < -20): values near -600, derivative near 35
-    OpCase("log_ndtr_tail", sp.log_ndtr, (np.array([-35.0, -25.0, -21.0, -12.0]),),
-           ref=_ref("log_ndtr")),
+    OpCase(
+        "log_ndtr_tail",
+        sp.log_ndtr,
+        (np.array([-35.0, -25.0, -21.0, -12.0]),),
+        ref=_ref("log_ndtr"),
+    ),
     OpCase("psi", sp.psi, (pos(4),), ref=_ref("psi")),
 ]
 for n in (0, 1, 2, 3):
-    CASES.append(OpCase(f"polygamma{n}", lambda x, n=n: sp.polygamma(n, x), (pos(3, 4),),
-                        ref=None if scipy_special is None else
-                        lambda x, n=n: scipy_special.polygamma(n, x).astype(x.dtype)))
-CASES.append(OpCase("polygamma_array_n", lambda x: sp.polygamma(np.array([1, 2, 3]), x),
-                    (pos(2, 3),), ref=None if scipy_special is None else
-                    lambda x: scipy_special.polygamma(np.array([1, 2, 3]), x).astype(x.dtype)))
+    CASES.append(
+        OpCase(
+            f"polygamma{n}",
+            lambda x, n=n: sp.polygamma(n, x),
+            (pos(3, 4),),
+            ref=None
+            if scipy_special is None
+            else lambda x, n=n: scipy_special.polygamma(n, x).astype(x.dtype),
+        )
+    )
+CASES.append(
+    OpCase(
+        "polygamma_array_n",
+        lambda x: sp.polygamma(np.array([1, 2, 3]), x),
+        (pos(2, 3),),
+        ref=None
+        if scipy_special is None
+        else lambda x: scipy_special.polygamma(np.array([1, 2, 3]), x).astype(x.dtype),
+    )
+)
 
 BINARY = {
-    "xlogy": (arr, pos), "xlog1py": (arr, _between(-0.5, 2.0)), "beta": (pos, pos),
+    "xlogy": (arr, pos),
+    "xlog1py": (arr, _between(-0.5, 2.0)),
+    "beta": (pos, pos),
     "betaln": (pos, pos),
 }
 for name, (sx, sy) in BINARY.items():
     for shx, shy in PAIRS:
-        CASES.append(OpCase(f"{name}{shx}{shy}", getattr(sp, name), (sx(*shx), sy(*shy)),
-                            ref=_ref(name)))
+        CASES.append(
+            OpCase(f"{name}{shx}{shy}", getattr(sp, name), (sx(*shx), sy(*shy)), ref=_ref(name))
+        )
 CASES += [
     # x == 0 exactly: value 0, d/dx = log(y), d/dy = 0, d2/dxdy = 1/y all hold there
     OpCase("xlogy_zeros", sp.xlogy, (np.array([0.0, 0.5, 0.0, -1.5]), pos(4)), ref=_ref("xlogy")),
-    OpCase("xlog1py_zeros", sp.xlog1py, (np.array([0.0, 0.5, 0.0, -1.5]), pos(4)),
-           ref=_ref("xlog1py")),
-    OpCase("beta_negative", sp.beta, (np.array([-0.5, -1.5, 0.5, -2.5]), np.array([1.3, 0.7, -1.7, 3.2])),
-           ref=_ref("beta")),
+    OpCase(
+        "xlog1py_zeros", sp.xlog1py, (np.array([0.0, 0.5, 0.0, -1.5]), pos(4)), ref=_ref("xlog1py")
+    ),
+    OpCase(
+        "beta_negative",
+        sp.beta,
+        (np.array([-0.5, -1.5, 0.5, -2.5]), np.array([1.3, 0.7, -1.7, 3.2])),
+        ref=_ref("beta"),
+    ),
 ]
 
 # logsumexp, softmax, log_softmax over several axes.
@@ -93,43 +134,92 @@ x34, x234 = arr(3, 4), arr(2, 3, 4)
 for kwargs in ({}, {"axis": 0}, {"axis": -1}, {"axis": 1, "keepdims": True}, {"axis": (0, 2)}):
     tag = "".join(f"-{k}{v}" for k, v in kwargs.items())
     x = x234 if kwargs.get("axis") == (0, 2) else x34
-    CASES.append(OpCase(f"logsumexp{tag}", lambda a, kw=kwargs: sp.logsumexp(a, **kw), (x,),
-                        ref=None if scipy_special is None else
-                        lambda a, kw=kwargs: scipy_special.logsumexp(a, **kw)))
+    CASES.append(
+        OpCase(
+            f"logsumexp{tag}",
+            lambda a, kw=kwargs: sp.logsumexp(a, **kw),
+            (x,),
+            ref=None
+            if scipy_special is None
+            else lambda a, kw=kwargs: scipy_special.logsumexp(a, **kw),
+        )
+    )
 for name in ("softmax", "log_softmax"):
     for axis in (None, 0, -1, (0, 1)):
-        CASES.append(OpCase(f"{name}-axis{axis}", partial(getattr(sp, name), axis=axis), (x34,),
-                            ref=None if scipy_special is None else
-                            partial(getattr(scipy_special, name), axis=axis)))
+        CASES.append(
+            OpCase(
+                f"{name}-axis{axis}",
+                partial(getattr(sp, name), axis=axis),
+                (x34,),
+                ref=None
+                if scipy_special is None
+                else partial(getattr(scipy_special, name), axis=axis),
+            )
+        )
 CASES += [
     OpCase("logsumexp_scalar", sp.logsumexp, (arr(),), ref=_ref("logsumexp")),
-    OpCase("logsumexp_neg_inf", lambda a: sp.logsumexp(a, axis=1),
-           (np.where(np.arange(12).reshape(3, 4) % 3 == 1, -np.inf, x34),),
-           ref=None if scipy_special is None else lambda a: scipy_special.logsumexp(a, axis=1)),
-    OpCase("logsumexp_b", lambda a, b: sp.logsumexp(a, axis=1, b=b), (x34, pos(4)),
-           ref=None if scipy_special is None else
-           lambda a, b: scipy_special.logsumexp(a, axis=1, b=b)),
-    OpCase("logsumexp_b_broadcast", lambda a, b: sp.logsumexp(a, b=b, keepdims=True),
-           (arr(4), pos(3, 1)),
-           ref=None if scipy_special is None else
-           lambda a, b: scipy_special.logsumexp(a, b=b, keepdims=True)),
+    OpCase(
+        "logsumexp_neg_inf",
+        lambda a: sp.logsumexp(a, axis=1),
+        (np.where(np.arange(12).reshape(3, 4) % 3 == 1, -np.inf, x34),),
+        ref=None if scipy_special is None else lambda a: scipy_special.logsumexp(a, axis=1),
+    ),
+    OpCase(
+        "logsumexp_b",
+        lambda a, b: sp.logsumexp(a, axis=1, b=b),
+        (x34, pos(4)),
+        ref=None if scipy_special is None else lambda a, b: scipy_special.logsumexp(a, axis=1, b=b),
+    ),
+    OpCase(
+        "logsumexp_b_broadcast",
+        lambda a, b: sp.logsumexp(a, b=b, keepdims=True),
+        (arr(4), pos(3, 1)),
+        ref=None
+        if scipy_special is None
+        else lambda a, b: scipy_special.logsumexp(a, b=b, keepdims=True),
+    ),
     # mixed-sign weights whose sums stay away from 0
-    OpCase("logsumexp_signed", lambda a, b: sp.logsumexp(a, axis=0, b=b, return_sign=True),
-           (np.array([[0.5, 1.0], [-0.3, 0.2], [0.1, 0.4]]), np.array([[2.0, -3.0], [-0.5, 0.5], [1.0, -1.0]])),
-           ref=None if scipy_special is None else
-           lambda a, b: scipy_special.logsumexp(a, axis=0, b=b, return_sign=True)),
+    OpCase(
+        "logsumexp_signed",
+        lambda a, b: sp.logsumexp(a, axis=0, b=b, return_sign=True),
+        (
+            np.array([[0.5, 1.0], [-0.3, 0.2], [0.1, 0.4]]),
+            np.array([[2.0, -3.0], [-0.5, 0.5], [1.0, -1.0]]),
+        ),
+        ref=None
+        if scipy_special is None
+        else lambda a, b: scipy_special.logsumexp(a, axis=0, b=b, return_sign=True),
+    ),
 ]
 
 # scipy.stats: norm with broadcasting loc/scale, multivariate_normal.
 # |z| <= 1.7: float32 exp(-z^2 / 2) keeps ~1e-6 relative accuracy
 _norm_args = (arr(3, 4), _between(-0.5, 0.5)(4), pos(3, 1, low=1.5, high=3.0))
 for method in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"):
-    CASES.append(OpCase(f"norm.{method}", getattr(st.norm, method), _norm_args,
-                        ref=_ref(f"norm.{method}", cast=True)))
-    CASES.append(OpCase(f"norm.{method}_standard", getattr(st.norm, method), (_between(-1.5, 1.5)(5),),
-                        ref=_ref(f"norm.{method}", cast=True)))
-CASES.append(OpCase("norm.ppf", st.norm.ppf, (_between(0.1, 0.9)(5), arr(5), pos(5)),
-                    ref=_ref("norm.ppf", cast=True)))
+    CASES.append(
+        OpCase(
+            f"norm.{method}",
+            getattr(st.norm, method),
+            _norm_args,
+            ref=_ref(f"norm.{method}", cast=True),
+        )
+    )
+    CASES.append(
+        OpCase(
+            f"norm.{method}_standard",
+            getattr(st.norm, method),
+            (_between(-1.5, 1.5)(5),),
+            ref=_ref(f"norm.{method}", cast=True),
+        )
+    )
+CASES.append(
+    OpCase(
+        "norm.ppf",
+        st.norm.ppf,
+        (_between(0.1, 0.9)(5), arr(5), pos(5)),
+        ref=_ref("norm.ppf", cast=True),
+    )
+)
 
 
 def _spd(a):
@@ -141,19 +231,39 @@ def _mvn_ref(x, mean, cov):
 
 
 CASES += [
-    OpCase("multivariate_normal.logpdf_diag", st.multivariate_normal.logpdf,
-           (arr(5, 3), arr(3), pos(3)), ref=None if scipy_stats is None else _mvn_ref),
-    OpCase("multivariate_normal.logpdf_scalar_cov", st.multivariate_normal.logpdf,
-           (arr(5, 2), arr(2), pos()), ref=None if scipy_stats is None else _mvn_ref),
-    OpCase("multivariate_normal.pdf_1d", lambda x, m: st.multivariate_normal.pdf(x, m, 1.5),
-           (arr(4), arr()), ref=None if scipy_stats is None else
-           lambda x, m: np.asarray(scipy_stats.multivariate_normal.pdf(x, m, 1.5)).astype(x.dtype)),
+    OpCase(
+        "multivariate_normal.logpdf_diag",
+        st.multivariate_normal.logpdf,
+        (arr(5, 3), arr(3), pos(3)),
+        ref=None if scipy_stats is None else _mvn_ref,
+    ),
+    OpCase(
+        "multivariate_normal.logpdf_scalar_cov",
+        st.multivariate_normal.logpdf,
+        (arr(5, 2), arr(2), pos()),
+        ref=None if scipy_stats is None else _mvn_ref,
+    ),
+    OpCase(
+        "multivariate_normal.pdf_1d",
+        lambda x, m: st.multivariate_normal.pdf(x, m, 1.5),
+        (arr(4), arr()),
+        ref=None
+        if scipy_stats is None
+        else lambda x, m: np.asarray(scipy_stats.multivariate_normal.pdf(x, m, 1.5)).astype(
+            x.dtype
+        ),
+    ),
     # full covariance (Cholesky), built symmetric positive definite from any square matrix
-    OpCase("multivariate_normal.logpdf", lambda x, m, a: st.multivariate_normal.logpdf(x, m, _spd(a)),
-           (arr(5, 3), arr(3), arr(3, 3)), ref=None if scipy_stats is None else
-           lambda x, m, a: _mvn_ref(x, m, _spd(a))),
-    OpCase("multivariate_normal.logpdf_one_point",
-           lambda x, m, a: st.multivariate_normal.logpdf(x, m, _spd(a)),
-           (arr(3), arr(3), arr(3, 3)), ref=None if scipy_stats is None else
-           lambda x, m, a: _mvn_ref(x, m, _spd(a))),
+    OpCase(
+        "multivariate_normal.logpdf",
+        lambda x, m, a: st.multivariate_normal.logpdf(x, m, _spd(a)),
+        (arr(5, 3), arr(3), arr(3, 3)),
+        ref=None if scipy_stats is None else lambda x, m, a: _mvn_ref(x, m, _spd(a)),
+    ),
+    OpCase(
+        "multivariate_normal.logpdf_one_point",
+        lambda x, m, a: st.multivariate_normal.logpdf(x, m, _spd(a)),
+        (arr(3), arr(3), arr(3, 3)),
+        ref=None if scipy_stats is None else lambda x, m, a: _mvn_ref(x, m, _spd(a)),
+    ),
 ]

@@ -1,6 +1,7 @@
 """Array functions: NumPy-exact results, dtypes and errors; semantics of the derivatives the op
 table cannot express (sort ties, cumprod at zeros, NaNs, interp edges); vmap of the
 index-producing ops; constants (argsort, searchsorted, unique)."""
+
 import re
 import warnings
 
@@ -201,10 +202,18 @@ def test_tensor_results_hold_numpys_values(name, args, kwargs):
 
 def test_pad_matches_numpy_over_modes_and_widths():
     x = np.arange(1.0, 13.0).reshape(3, 4) ** 1.3
-    modes = [("edge", {}), ("wrap", {}), ("reflect", {}), ("symmetric", {}),
-             ("reflect", {"reflect_type": "odd"}), ("symmetric", {"reflect_type": "odd"}),
-             ("constant", {"constant_values": ((1, 2), (3, 4))}), ("maximum", {}),
-             ("minimum", {"stat_length": ((1, 2), (3, 1))}), ("mean", {"stat_length": 2})]
+    modes = [
+        ("edge", {}),
+        ("wrap", {}),
+        ("reflect", {}),
+        ("symmetric", {}),
+        ("reflect", {"reflect_type": "odd"}),
+        ("symmetric", {"reflect_type": "odd"}),
+        ("constant", {"constant_values": ((1, 2), (3, 4))}),
+        ("maximum", {}),
+        ("minimum", {"stat_length": ((1, 2), (3, 1))}),
+        ("mean", {"stat_length": 2}),
+    ]
     for mode, kwargs in modes:
         for widths in [0, 1, (0, 5), ((2, 0), (7, 1)), ((9, 4), (3, 11)), ((5, 5), (0, 0))]:
             for shape in [(3, 4), (1, 4), (3, 1), (2, 2)]:
@@ -365,12 +374,15 @@ def _prod_of_others_ref(x):
     return jac
 
 
-@pytest.mark.parametrize("x", [
-    np.array([2.0, 0.0, 3.0, 1.5]),
-    np.array([0.0, 0.0, 2.0]),
-    np.array([1.5, -2.0, 0.0, 0.0, 4.0]),
-    np.array([0.0]),
-])
+@pytest.mark.parametrize(
+    "x",
+    [
+        np.array([2.0, 0.0, 3.0, 1.5]),
+        np.array([0.0, 0.0, 2.0]),
+        np.array([1.5, -2.0, 0.0, 0.0, 4.0]),
+        np.array([0.0]),
+    ],
+)
 def test_cumprod_jacobian_with_zeros_is_exact(x):
     want = _prod_of_others_ref(x)
     np.testing.assert_array_equal(ad.jacrev(F["cumprod"])(x), want)
@@ -401,8 +413,9 @@ def test_cumsum_integer_dtype_is_a_constant():
     x = np.array([0.4, 1.6, 2.5])
     out = F["cumsum"](x, dtype=np.int64)
     np.testing.assert_array_equal(out, np.cumsum(x, dtype=np.int64))
-    np.testing.assert_array_equal(ad.grad(lambda x: (F["cumsum"](x, dtype=int) * x).sum())(x),
-                                  np.cumsum(x, dtype=int))
+    np.testing.assert_array_equal(
+        ad.grad(lambda x: (F["cumsum"](x, dtype=int) * x).sum())(x), np.cumsum(x, dtype=int)
+    )
 
 
 def test_linear_recurrence_is_its_own_transpose_family():
@@ -418,13 +431,17 @@ def test_linear_recurrence_is_its_own_transpose_family():
 
 def test_nan_functions_have_zero_gradient_at_nans():
     x = np.array([1.0, np.nan, 3.0, np.nan])
-    for name, want in [("nansum", [1.0, 0, 1.0, 0]), ("nanmean", [0.5, 0, 0.5, 0]),
-                       ("nanprod", [3.0, 0, 1.0, 0])]:
+    for name, want in [
+        ("nansum", [1.0, 0, 1.0, 0]),
+        ("nanmean", [0.5, 0, 0.5, 0]),
+        ("nanprod", [3.0, 0, 1.0, 0]),
+    ]:
         grad = ad.grad(F[name])(x)
         np.testing.assert_array_equal(grad, want, err_msg=name)
         np.testing.assert_array_equal(ad.jacfwd(F[name])(x), want, err_msg=name)
-    np.testing.assert_array_equal(ad.grad(lambda x: F["nan_to_num"](x).sum())(INFS),
-                                  [0, 0, 0, 1, 1])
+    np.testing.assert_array_equal(
+        ad.grad(lambda x: F["nan_to_num"](x).sum())(INFS), [0, 0, 0, 1, 1]
+    )
 
 
 def test_nanmean_of_an_all_nan_slice_warns_and_is_nan():
@@ -443,8 +460,9 @@ def test_interp_derivatives():
     np.testing.assert_array_equal(np.diag(dx), [0.0, -3.0, 5.0, 5 / 3, 0.0])
     # in fp: the interpolation weights (knots at the right end of a segment count fully)
     dfp = ad.jacrev(lambda fp: F["interp"](x, XP, fp))(FP)
-    np.testing.assert_allclose(dfp, [[1, 0, 0, 0], [0.5, 0.5, 0, 0], [0, 0.5, 0.5, 0],
-                                     [0, 0, 2 / 3, 1 / 3], [0, 0, 0, 1]])
+    np.testing.assert_allclose(
+        dfp, [[1, 0, 0, 0], [0.5, 0.5, 0, 0], [0, 0.5, 0.5, 0], [0, 0, 2 / 3, 1 / 3], [0, 0, 0, 1]]
+    )
     # at a knot, the slope of the segment to its right
     assert float(ad.grad(lambda x: F["interp"](x, XP, FP))(0.5)) == pytest.approx(5 / 3)
 
@@ -487,16 +505,19 @@ def test_searchsorted_vmaps_over_the_sorted_array_too():
         got = ad.vmap(ad.vmap(lambda a, v: F["searchsorted"](a, v, side=side)))(a, v)
         want = [[np.searchsorted(a[i, j], v[i, j], side) for j in range(2)] for i in range(3)]
         np.testing.assert_array_equal(got, want)
-        got = ad.vmap(ad.vmap(lambda a, v: F["searchsorted"](a, v, side=side),
-                              in_axes=(0, None)), in_axes=(None, 0))(a[0], v[:, 0])
+        got = ad.vmap(
+            ad.vmap(lambda a, v: F["searchsorted"](a, v, side=side), in_axes=(0, None)),
+            in_axes=(None, 0),
+        )(a[0], v[:, 0])
         want = [[np.searchsorted(a[0, j], v[i, 0], side) for j in range(2)] for i in range(3)]
         np.testing.assert_array_equal(got, want)
 
 
 def test_unique_is_a_constant_and_cannot_be_vmapped():
     x = np.array([2.0, 1.0, 2.0])
-    np.testing.assert_array_equal(ad.grad(lambda x: (F["unique"](x) * x[:2]).sum())(x),
-                                  [1.0, 2.0, 0.0])
+    np.testing.assert_array_equal(
+        ad.grad(lambda x: (F["unique"](x) * x[:2]).sum())(x), [1.0, 2.0, 0.0]
+    )
     values, counts = F["unique"](Tensor(x), return_counts=True)
     assert isinstance(values, Tensor) and counts.tolist() == [1, 2]
     with pytest.raises(NotImplementedError, match="cannot be vmapped"):

@@ -5,6 +5,7 @@ against torch 2.x running the same script (torch itself is not imported here). H
 are in test_autograd_hooks.py, grad modes / anomaly / in-place in test_autograd_modes.py,
 threads and memory in test_autograd_stress.py.
 """
+
 import re
 import warnings
 
@@ -70,10 +71,13 @@ class TestGradAccumulation:
 
     def test_assigning_grad_of_wrong_shape_raises(self):
         x = leaf(1.0, 2.0)
-        with pytest.raises(RuntimeError, match=exact(
-            "attempting to assign a gradient of size '[1]' to a tensor of size '[2]'. Please "
-            "ensure that the gradient and the tensor are the same size"
-        )):
+        with pytest.raises(
+            RuntimeError,
+            match=exact(
+                "attempting to assign a gradient of size '[1]' to a tensor of size '[2]'. Please "
+                "ensure that the gradient and the tensor are the same size"
+            ),
+        ):
             x.grad = ad.tensor([1.0])
 
     def test_autograd_grad_never_writes_leaf_grad(self):
@@ -175,7 +179,7 @@ class TestRetainGraph:
         x = leaf(1.0, 2.0)
         s = (x * x).sum()
         s.backward()
-        (mul, index), = s.grad_fn.next_functions
+        ((mul, index),) = s.grad_fn.next_functions
         assert index == 0 and mul.name() == "MulBackward0"
         names = [n.name() for n, _ in mul.next_functions]
         assert names == ["torch::autograd::AccumulateGrad"] * 2
@@ -210,9 +214,10 @@ class TestCreateGraph:
         x = leaf(1.0, 2.0)
         (g,) = autograd.grad((x * 2).sum(), x, create_graph=True)
         assert not g.requires_grad
-        with pytest.raises(RuntimeError, match=exact(
-            "element 0 of tensors does not require grad and does not have a grad_fn"
-        )):
+        with pytest.raises(
+            RuntimeError,
+            match=exact("element 0 of tensors does not require grad and does not have a grad_fn"),
+        ):
             autograd.grad(g.sum(), x)
 
     def test_gradient_penalty(self):
@@ -309,10 +314,13 @@ class TestInputsAndPruning:
         edge = get_gradient_edge(x)
         assert edge.node.name() == "torch::autograd::AccumulateGrad"
         assert edge.node is (x * 1).grad_fn.next_functions[0][0]
-        with pytest.raises(RuntimeError, match=exact(
-            "It is not possible to get the gradient edge for a Tensor that does not require "
-            "gradients"
-        )):
+        with pytest.raises(
+            RuntimeError,
+            match=exact(
+                "It is not possible to get the gradient edge for a Tensor that does not require "
+                "gradients"
+            ),
+        ):
             get_gradient_edge(ad.tensor([1.0]))
 
     def test_branches_not_leading_to_inputs_are_not_executed(self):
@@ -357,10 +365,13 @@ class TestInputsAndPruning:
 
     def test_allow_unused_and_materialize_grads(self):
         x, z = leaf(1.0, 2.0), leaf(1.0, 2.0)
-        with pytest.raises(RuntimeError, match=exact(
-            "The differentiated Tensor at index 1 appears to not have been used in the graph. "
-            "Set allow_unused=True if this is the desired behavior."
-        )):
+        with pytest.raises(
+            RuntimeError,
+            match=exact(
+                "The differentiated Tensor at index 1 appears to not have been used in the graph. "
+                "Set allow_unused=True if this is the desired behavior."
+            ),
+        ):
             autograd.grad((x * 2).sum(), [x, z])
         gx, gz = autograd.grad((x * 2).sum(), [x, z], allow_unused=True)
         assert gx.tolist() == [2.0, 2.0] and gz is None
@@ -371,10 +382,13 @@ class TestInputsAndPruning:
 
     def test_materialize_grads_with_allow_unused_false_is_a_value_error(self):
         x = leaf(1.0)
-        with pytest.raises(ValueError, match=exact(
-            "Expected allow_unused to be True or not passed when materialize_grads=True, but "
-            "got: allow_unused=False."
-        )):
+        with pytest.raises(
+            ValueError,
+            match=exact(
+                "Expected allow_unused to be True or not passed when materialize_grads=True, but "
+                "got: allow_unused=False."
+            ),
+        ):
             autograd.grad((x * 2).sum(), x, materialize_grads=True, allow_unused=False)
 
     def test_unused_index_is_reported(self):
@@ -386,33 +400,38 @@ class TestInputsAndPruning:
 
     def test_empty_inputs(self):
         x = leaf(1.0, 2.0)
-        with pytest.raises(RuntimeError, match=exact("`inputs` argument to `grad()` cannot be empty.")):
+        with pytest.raises(
+            RuntimeError, match=exact("`inputs` argument to `grad()` cannot be empty.")
+        ):
             autograd.grad((x * 2).sum(), [])
-        with pytest.raises(RuntimeError, match=exact(
-            "`inputs` argument to `backward()` cannot be empty."
-        )):
+        with pytest.raises(
+            RuntimeError, match=exact("`inputs` argument to `backward()` cannot be empty.")
+        ):
             autograd.backward((x * 2).sum(), inputs=[])
-        with pytest.raises(RuntimeError, match=exact(
-            "`inputs` argument to `backward()` cannot be empty."
-        )):
+        with pytest.raises(
+            RuntimeError, match=exact("`inputs` argument to `backward()` cannot be empty.")
+        ):
             (x * 2).sum().backward(inputs=[])
         assert x.grad is None
 
     def test_input_that_does_not_require_grad(self):
         x = leaf(1.0, 2.0)
-        with pytest.raises(RuntimeError, match=exact(
-            "One of the differentiated Tensors does not require grad"
-        )):
+        with pytest.raises(
+            RuntimeError, match=exact("One of the differentiated Tensors does not require grad")
+        ):
             autograd.grad(x.sum(), ad.tensor([1.0, 2.0]))
 
 
 class TestDeprecatedArguments:
     def test_only_inputs_false_warns_and_is_ignored(self):
         x = leaf(1.0, 2.0)
-        with pytest.warns(FutureWarning, match=re.escape(
-            "only_inputs argument is deprecated and is ignored now (defaults to True). To "
-            "accumulate gradient for other parts of the graph, please use "
-        )):
+        with pytest.warns(
+            FutureWarning,
+            match=re.escape(
+                "only_inputs argument is deprecated and is ignored now (defaults to True). To "
+                "accumulate gradient for other parts of the graph, please use "
+            ),
+        ):
             (g,) = autograd.grad((x * 2).sum(), x, only_inputs=False)
         assert g.tolist() == [2.0, 2.0] and x.grad is None
 
@@ -424,20 +443,28 @@ class TestDeprecatedArguments:
 
     def test_grad_variables_warns(self):
         x = leaf(1.0, 2.0)
-        with pytest.warns(FutureWarning, match=exact(
-            "`grad_variables` is deprecated. Use `grad_tensors` instead."
-        )):
+        with pytest.warns(
+            FutureWarning,
+            match=exact("`grad_variables` is deprecated. Use `grad_tensors` instead."),
+        ):
             autograd.backward(x * 2, grad_variables=ad.tensor([1.0, 3.0]))
         assert x.grad.tolist() == [2.0, 6.0]
 
     def test_grad_variables_and_grad_tensors_together(self):
         x = leaf(1.0)
-        with pytest.warns(FutureWarning), pytest.raises(RuntimeError, match=exact(
-            "`grad_tensors` and `grad_variables` (deprecated) arguments both passed to "
-            "`backward()`. Please only use `grad_tensors`."
-        )):
-            autograd.backward((x * 2).sum(), grad_tensors=ad.tensor(1.0),
-                              grad_variables=ad.tensor(1.0))
+        with (
+            pytest.warns(FutureWarning),
+            pytest.raises(
+                RuntimeError,
+                match=exact(
+                    "`grad_tensors` and `grad_variables` (deprecated) arguments both passed to "
+                    "`backward()`. Please only use `grad_tensors`."
+                ),
+            ),
+        ):
+            autograd.backward(
+                (x * 2).sum(), grad_tensors=ad.tensor(1.0), grad_variables=ad.tensor(1.0)
+            )
 
 
 class TestSeedErrors:
@@ -459,10 +486,13 @@ class TestSeedErrors:
 
     def test_shape_mismatch_message(self):
         x = leaf(1.0, 2.0)
-        with pytest.raises(RuntimeError, match=exact(
-            "Mismatch in shape: grad_output[0] has a shape of torch.Size([3]) and output[0] has "
-            "a shape of torch.Size([2])."
-        )):
+        with pytest.raises(
+            RuntimeError,
+            match=exact(
+                "Mismatch in shape: grad_output[0] has a shape of torch.Size([3]) and output[0] has "
+                "a shape of torch.Size([2])."
+            ),
+        ):
             (x * 2).backward(ad.tensor([1.0, 2.0, 3.0]))
 
     def test_number_of_gradients_mismatch(self):
@@ -475,13 +505,15 @@ class TestSeedErrors:
     def test_output_without_graph(self):
         x = leaf(1.0, 2.0)
         c = ad.tensor([1.0, 2.0])
-        with pytest.raises(RuntimeError, match=exact(
-            "element 0 of tensors does not require grad and does not have a grad_fn"
-        )):
+        with pytest.raises(
+            RuntimeError,
+            match=exact("element 0 of tensors does not require grad and does not have a grad_fn"),
+        ):
             c.sum().backward()
-        with pytest.raises(RuntimeError, match=exact(
-            "element 1 of tensors does not require grad and does not have a grad_fn"
-        )):
+        with pytest.raises(
+            RuntimeError,
+            match=exact("element 1 of tensors does not require grad and does not have a grad_fn"),
+        ):
             autograd.grad([x.sum(), c.sum()], x)
         with autograd.no_grad():
             y = x * 2
@@ -499,27 +531,30 @@ class TestSeedErrors:
 
 
 class TestNodeAPI:
-    @pytest.mark.parametrize("name, make", [
-        ("MulBackward0", lambda a, b: a * b),
-        ("AddBackward0", lambda a, b: a + b),
-        ("SubBackward0", lambda a, b: a - b),
-        ("DivBackward0", lambda a, b: a / b),
-        ("NegBackward0", lambda a, b: -a),
-        ("PowBackward0", lambda a, b: a**2),
-        ("AbsBackward0", lambda a, b: abs(a)),
-        ("ExpBackward0", lambda a, b: anp.exp(a)),
-        ("LogBackward0", lambda a, b: anp.log(a)),
-        ("SinBackward0", lambda a, b: anp.sin(a)),
-        ("CosBackward0", lambda a, b: anp.cos(a)),
-        ("TanhBackward0", lambda a, b: anp.tanh(a)),
-        ("SqrtBackward0", lambda a, b: anp.sqrt(a)),
-        ("MaximumBackward0", lambda a, b: anp.maximum(a, b)),
-        ("WhereBackward0", lambda a, b: anp.where(a > 1.5, a, b)),
-        ("MmBackward0", lambda a, b: a.reshape(1, 2) @ b.reshape(2, 1)),
-        ("CatBackward0", lambda a, b: anp.concatenate([a, b])),
-        ("FlipBackward0", lambda a, b: anp.flip(a, 0)),
-        ("IndexBackward0", lambda a, b: a[[0, 1]]),
-    ])
+    @pytest.mark.parametrize(
+        "name, make",
+        [
+            ("MulBackward0", lambda a, b: a * b),
+            ("AddBackward0", lambda a, b: a + b),
+            ("SubBackward0", lambda a, b: a - b),
+            ("DivBackward0", lambda a, b: a / b),
+            ("NegBackward0", lambda a, b: -a),
+            ("PowBackward0", lambda a, b: a**2),
+            ("AbsBackward0", lambda a, b: abs(a)),
+            ("ExpBackward0", lambda a, b: anp.exp(a)),
+            ("LogBackward0", lambda a, b: anp.log(a)),
+            ("SinBackward0", lambda a, b: anp.sin(a)),
+            ("CosBackward0", lambda a, b: anp.cos(a)),
+            ("TanhBackward0", lambda a, b: anp.tanh(a)),
+            ("SqrtBackward0", lambda a, b: anp.sqrt(a)),
+            ("MaximumBackward0", lambda a, b: anp.maximum(a, b)),
+            ("WhereBackward0", lambda a, b: anp.where(a > 1.5, a, b)),
+            ("MmBackward0", lambda a, b: a.reshape(1, 2) @ b.reshape(2, 1)),
+            ("CatBackward0", lambda a, b: anp.concatenate([a, b])),
+            ("FlipBackward0", lambda a, b: anp.flip(a, 0)),
+            ("IndexBackward0", lambda a, b: a[[0, 1]]),
+        ],
+    )
     def test_names_match_torch(self, name, make):
         a, b = leaf(1.0, 2.0), leaf(3.0, 4.0)
         node = make(a, b).grad_fn
@@ -590,8 +625,7 @@ class TestTensorAutogradAttributes:
     def test_numpy_on_tensor_requiring_grad(self):
         x = leaf(1.0, 2.0)
         msg = exact(
-            "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
-            "instead."
+            "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() instead."
         )
         with pytest.raises(RuntimeError, match=msg):
             x.numpy()
@@ -619,15 +653,18 @@ class TestTensorAutogradAttributes:
 
     def test_setting_requires_grad_on_non_leaf(self):
         y = leaf(1.0) * 2
-        with pytest.raises(RuntimeError, match=exact(
-            "you can only change requires_grad flags of leaf variables. If you want to use a "
-            "computed variable in a subgraph that doesn't require differentiation use "
-            "var_no_grad = var.detach()."
-        )):
+        with pytest.raises(
+            RuntimeError,
+            match=exact(
+                "you can only change requires_grad flags of leaf variables. If you want to use a "
+                "computed variable in a subgraph that doesn't require differentiation use "
+                "var_no_grad = var.detach()."
+            ),
+        ):
             y.requires_grad = False
-        with pytest.raises(RuntimeError, match=exact(
-            "you can only change requires_grad flags of leaf variables."
-        )):
+        with pytest.raises(
+            RuntimeError, match=exact("you can only change requires_grad flags of leaf variables.")
+        ):
             y.requires_grad = True
         with pytest.raises(RuntimeError, match="only change requires_grad flags of leaf"):
             y.requires_grad_(False)
@@ -679,19 +716,22 @@ class TestTensorAutogradAttributes:
         assert y.grad.tolist() == [4.0, 8.0]
         (y * y).sum().backward()
         assert y.grad.tolist() == [8.0, 16.0]  # accumulates like a leaf's grad
-        with pytest.raises(RuntimeError, match=exact(
-            "can't retain_grad on Tensor that has requires_grad=False"
-        )):
+        with pytest.raises(
+            RuntimeError, match=exact("can't retain_grad on Tensor that has requires_grad=False")
+        ):
             ad.tensor([1.0]).retain_grad()
 
     def test_non_leaf_grad_access_warns(self):
         y = leaf(1.0) * 2
-        with pytest.warns(UserWarning, match=re.escape(
-            "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
-            ".grad attribute won't be populated during autograd.backward(). If you indeed want "
-            "the .grad field to be populated for a non-leaf Tensor, use .retain_grad() on the "
-            "non-leaf Tensor."
-        )):
+        with pytest.warns(
+            UserWarning,
+            match=re.escape(
+                "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
+                ".grad attribute won't be populated during autograd.backward(). If you indeed want "
+                "the .grad field to be populated for a non-leaf Tensor, use .retain_grad() on the "
+                "non-leaf Tensor."
+            ),
+        ):
             assert y.grad is None
         y.retain_grad()
         with warnings.catch_warnings():

@@ -3,6 +3,7 @@
 Each ordering test records the calls in a list; the expected list is what torch gives
 for the same script (checked while writing the test; torch is not imported here).
 """
+
 import re
 
 import pytest
@@ -187,13 +188,16 @@ class TestTensorHooks:
         x = leaf(1.0, 2.0)
         y = x * 2
         y.register_hook(lambda g: g[:1])
-        with pytest.raises(RuntimeError, match=re.escape("hook '<lambda>' has changed the size of value")):
+        with pytest.raises(
+            RuntimeError, match=re.escape("hook '<lambda>' has changed the size of value")
+        ):
             y.sum().backward()
 
     def test_hook_on_tensor_without_grad_raises(self):
-        with pytest.raises(RuntimeError, match=re.escape(
-            "cannot register a hook on a tensor that doesn't require gradient"
-        )):
+        with pytest.raises(
+            RuntimeError,
+            match=re.escape("cannot register a hook on a tensor that doesn't require gradient"),
+        ):
             ad.tensor([1.0]).register_hook(lambda g: g)
 
 
@@ -213,15 +217,21 @@ class TestNodeHooks:
 
         y = x * z
         y.grad_fn.register_hook(myhook)
-        with pytest.raises(RuntimeError, match=re.escape(
-            "hook 'myhook' has returned an incorrect number of values (got 1, but expected 2)"
-        )):
+        with pytest.raises(
+            RuntimeError,
+            match=re.escape(
+                "hook 'myhook' has returned an incorrect number of values (got 1, but expected 2)"
+            ),
+        ):
             y.sum().backward()
         y = x * z
         y.grad_fn.register_prehook(lambda go: (go[0], go[0]))
-        with pytest.raises(RuntimeError, match=re.escape(
-            "hook '<lambda>' has returned an incorrect number of values (got 2, but expected 1)"
-        )):
+        with pytest.raises(
+            RuntimeError,
+            match=re.escape(
+                "hook '<lambda>' has returned an incorrect number of values (got 2, but expected 1)"
+            ),
+        ):
             y.sum().backward()
 
     def test_accumulate_grad_hooks_do_not_run_in_autograd_grad(self):
@@ -280,13 +290,15 @@ class TestPostAccumulateGradHooks:
         assert x.requires_grad and x.is_leaf
 
     def test_only_on_leaves_that_require_grad(self):
-        with pytest.raises(RuntimeError, match=re.escape(
-            "post accumulate grad hooks cannot be registered on non-leaf tensors"
-        )):
+        with pytest.raises(
+            RuntimeError,
+            match=re.escape("post accumulate grad hooks cannot be registered on non-leaf tensors"),
+        ):
             (leaf(1.0) * 2).register_post_accumulate_grad_hook(lambda t: None)
-        with pytest.raises(RuntimeError, match=re.escape(
-            "cannot register a hook on a tensor that doesn't require gradient"
-        )):
+        with pytest.raises(
+            RuntimeError,
+            match=re.escape("cannot register a hook on a tensor that doesn't require gradient"),
+        ):
             ad.tensor([1.0]).register_post_accumulate_grad_hook(lambda t: None)
 
 
@@ -327,9 +339,9 @@ class TestMultiGradHook:
         assert calls == [[[3.0, 6.0], [2.0, 4.0]]]
 
     def test_bad_mode(self):
-        with pytest.raises(ValueError, match=re.escape(
-            "Expects mode to be one of ('all', 'any') but got bad"
-        )):
+        with pytest.raises(
+            ValueError, match=re.escape("Expects mode to be one of ('all', 'any') but got bad")
+        ):
             register_multi_grad_hook([leaf(1.0)], lambda g: None, mode="bad")
 
 

@@ -2,6 +2,7 @@
 
 Expectations are torch 2.x behaviour for the same scripts (torch is not imported here).
 """
+
 import re
 import threading
 import warnings
@@ -163,7 +164,9 @@ class TestGradModes:
         for t in threads:
             t.join()
         assert results == {
-            "no_grad thread": False, "other thread": True, "other records": True,
+            "no_grad thread": False,
+            "other thread": True,
+            "other records": True,
         }
 
     def test_new_threads_start_with_grad_enabled(self):
@@ -219,10 +222,13 @@ def _nan_primitive():
 
 class TestAnomalyMode:
     def test_detect_anomaly_warns_when_enabled(self):
-        with pytest.warns(UserWarning, match=re.escape(
-            "Anomaly Detection has been enabled. This mode will increase the runtime and should "
-            "only be enabled for debugging."
-        )):
+        with pytest.warns(
+            UserWarning,
+            match=re.escape(
+                "Anomaly Detection has been enabled. This mode will increase the runtime and should "
+                "only be enabled for debugging."
+            ),
+        ):
             with autograd.detect_anomaly():
                 assert autograd.is_anomaly_enabled()
                 assert autograd.is_anomaly_check_nan_enabled()
@@ -261,12 +267,16 @@ class TestAnomalyMode:
             warnings.simplefilter("always")
             with autograd.detect_anomaly():
                 y = bind(nan_p, x)
-                with pytest.raises(RuntimeError, match=re.escape(
-                    "Function 'NanOpBackward0' returned nan values in its 0th output."
-                )):
+                with pytest.raises(
+                    RuntimeError,
+                    match=re.escape(
+                        "Function 'NanOpBackward0' returned nan values in its 0th output."
+                    ),
+                ):
                     y.sum().backward()
-        assert any(str(w.message).startswith("Error detected in NanOpBackward0. Traceback")
-                   for w in caught)
+        assert any(
+            str(w.message).startswith("Error detected in NanOpBackward0. Traceback") for w in caught
+        )
         with pytest.warns(UserWarning, match="Anomaly Detection has been enabled"):
             with autograd.detect_anomaly(check_nan=False):
                 assert not autograd.is_anomaly_check_nan_enabled()
@@ -290,9 +300,12 @@ class TestAnomalyMode:
 class TestInPlace:
     def test_in_place_on_leaf_requiring_grad(self):
         x = leaf(1.0, 2.0)
-        with pytest.raises(RuntimeError, match=re.escape(
-            "a leaf Variable that requires grad is being used in an in-place operation."
-        )):
+        with pytest.raises(
+            RuntimeError,
+            match=re.escape(
+                "a leaf Variable that requires grad is being used in an in-place operation."
+            ),
+        ):
             x += 1
         assert x.tolist() == [1.0, 2.0] and x._version == 0
 
@@ -368,12 +381,15 @@ class TestInPlace:
         y = x * 1
         w = y * y  # saves y at version 0
         y += 1  # y is now output 0 of AddBackward0, version 1
-        with pytest.raises(RuntimeError, match=(
-            r"^one of the variables needed for gradient computation has been modified by an "
-            r"inplace operation: \[.+ \[2\]\], which is output 0 of Add, is at version 1; "
-            r"expected version 0 instead\. Hint: enable anomaly detection to find the "
-            r"operation that failed to compute its gradient, with "
-        )):
+        with pytest.raises(
+            RuntimeError,
+            match=(
+                r"^one of the variables needed for gradient computation has been modified by an "
+                r"inplace operation: \[.+ \[2\]\], which is output 0 of Add, is at version 1; "
+                r"expected version 0 instead\. Hint: enable anomaly detection to find the "
+                r"operation that failed to compute its gradient, with "
+            ),
+        ):
             w.sum().backward()
 
     def test_modified_saved_tensor_under_no_grad_raises(self):
@@ -383,9 +399,10 @@ class TestInPlace:
         with ad.no_grad():
             y *= 2
             y *= 2
-        with pytest.raises(RuntimeError, match=(
-            r"which is output 0 of Mul, is at version 2; expected version 0 instead\."
-        )):
+        with pytest.raises(
+            RuntimeError,
+            match=(r"which is output 0 of Mul, is at version 2; expected version 0 instead\."),
+        ):
             w.sum().backward()
 
     def test_modified_saved_leaf_raises(self):
@@ -393,10 +410,13 @@ class TestInPlace:
         w = x * x
         with ad.no_grad():
             x += 1
-        with pytest.raises(RuntimeError, match=(
-            r"^one of the variables needed for gradient computation has been modified by an "
-            r"inplace operation: \[.+ \[2\]\] is at version 1; expected version 0 instead\."
-        )):
+        with pytest.raises(
+            RuntimeError,
+            match=(
+                r"^one of the variables needed for gradient computation has been modified by an "
+                r"inplace operation: \[.+ \[2\]\] is at version 1; expected version 0 instead\."
+            ),
+        ):
             w.sum().backward()
 
     @pytest.mark.skipif("index_set" not in anp.FUNCTIONS, reason="no index_set primitive")

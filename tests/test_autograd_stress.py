@@ -2,6 +2,7 @@
 
 Each test stays well under ten seconds; none asserts a wall-clock time.
 """
+
 import gc
 import sys
 import threading
@@ -48,7 +49,6 @@ def test_concurrent_backward_on_separate_graphs():
         np.testing.assert_allclose(results[k], expected, rtol=1e-12)
 
 
-
 def test_concurrent_backward_into_shared_leaves_loses_nothing():
     # Hogwild-style: separate graphs, one shared parameter; .grad accumulation is atomic.
     n_threads, n_steps = 4, 300
@@ -76,6 +76,7 @@ def test_concurrent_backward_into_shared_leaves_loses_nothing():
         sys.setswitchinterval(interval)
     assert errors == []
     assert x.grad.tolist() == [3.0 * n_threads * n_steps] * 2
+
 
 def test_concurrent_backward_with_hooks_and_grad_modes():
     # Each thread toggles its own grad mode and hooks; none sees the other's state.

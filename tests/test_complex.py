@@ -1,4 +1,5 @@
 """Complex numbers: derivatives to order 2 in both modes, and PyTorch's conjugate convention."""
+
 import numpy as np
 import pytest
 

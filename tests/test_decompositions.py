@@ -1,6 +1,7 @@
 """Decompositions: a Gaussian-process likelihood to second order, eigh/svd gauges and
 degeneracies, norm at the origin, conventions (symmetric derivatives, triangles read),
 NumPy/SciPy semantics (result types, dtypes, errors, lstsq, matrix_rank, cond), dispatch."""
+
 import numpy as np
 import pytest
 
@@ -138,8 +139,9 @@ def test_eigh_projection_gradient_matches_finite_differences():
         w, v = xp.linalg.eigh((a + a.T) / 2)
         return xp.sum(w * (v.T @ x) ** 2 * np.arange(1.0, 5.0))
 
-    np.testing.assert_allclose(ad.grad(lambda a: f(a, anp))(a), _fd_grad(lambda a: f(a, np), a),
-                               rtol=1e-6, atol=1e-8)
+    np.testing.assert_allclose(
+        ad.grad(lambda a: f(a, anp))(a), _fd_grad(lambda a: f(a, np), a), rtol=1e-6, atol=1e-8
+    )
 
 
 def test_eigh_degenerate_eigenvalues_give_nonfinite_vector_derivatives():
@@ -167,8 +169,9 @@ def test_svd_projection_gradient_matches_finite_differences():
             u, s, vh = xp.linalg.svd(a, full_matrices=False)
             return xp.sum(s * (u.T @ x) ** 2) + xp.sum(s**2 * (vh @ y) ** 2)
 
-        np.testing.assert_allclose(ad.grad(lambda a: f(a, anp))(a),
-                                   _fd_grad(lambda a: f(a, np), a), rtol=1e-6, atol=1e-8)
+        np.testing.assert_allclose(
+            ad.grad(lambda a: f(a, anp))(a), _fd_grad(lambda a: f(a, np), a), rtol=1e-6, atol=1e-8
+        )
 
 
 def test_singular_value_gradient_is_outer_product_of_singular_vectors():
@@ -191,10 +194,12 @@ def test_svd_full_matrices_values_and_derivative_rules():
     with pytest.raises(NotImplementedError, match="full_matrices=False"):
         ad.jvp(lambda a: la.svd(a), (a,), (a,))
     # reverse mode differentiates the singular values alone whatever full_matrices says
-    np.testing.assert_allclose(ad.grad(lambda a: la.svd(a)[1][0])(a), np.outer(u[:, 0], vh[0]),
-                               atol=1e-12)
-    np.testing.assert_allclose(ad.grad(lambda a: la.svd(a.T)[1][1])(a), np.outer(u[:, 1], vh[1]),
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        ad.grad(lambda a: la.svd(a)[1][0])(a), np.outer(u[:, 0], vh[0]), atol=1e-12
+    )
+    np.testing.assert_allclose(
+        ad.grad(lambda a: la.svd(a.T)[1][1])(a), np.outer(u[:, 1], vh[1]), atol=1e-12
+    )
     sq = rng.standard_normal((3, 3))
     check_grads(lambda a: la.svd(a)[0] @ la.svd(a)[2], (sq,), order=1, modes=("fwd", "rev"))
 
@@ -212,8 +217,9 @@ def test_qr_complete_tall_is_not_differentiable():
 # ------------------------------------------------------------------ norm at the origin
 
 
-@pytest.mark.parametrize("ord_, axis", [(None, None), (2, None), (3, None), ("fro", (0, 1)),
-                                        (None, 1), (2, 0), (1.5, 1)])
+@pytest.mark.parametrize(
+    "ord_, axis", [(None, None), (2, None), (3, None), ("fro", (0, 1)), (None, 1), (2, 0), (1.5, 1)]
+)
 def test_norm_has_subgradient_zero_at_the_origin(ord_, axis):
     shape = (3,) if axis is None and ord_ not in ("fro",) else (2, 3)
     x = np.zeros(shape)
@@ -261,8 +267,9 @@ def test_cholesky_derivative_treats_the_input_as_symmetric():
     np.testing.assert_allclose(t, ad.jvp(la.cholesky, (a,), ((d + d.T) / 2,))[1], atol=1e-12)
     # along a symmetric direction it is the derivative of the values
     sym = (d + d.T) / 2
-    np.testing.assert_allclose(t, numerical_jvp(np.linalg.cholesky, (a,), (sym,), 1e-6)[0],
-                               atol=1e-7)
+    np.testing.assert_allclose(
+        t, numerical_jvp(np.linalg.cholesky, (a,), (sym,), 1e-6)[0], atol=1e-7
+    )
 
 
 def test_triangular_solve_reads_one_triangle():
@@ -274,16 +281,18 @@ def test_triangular_solve_reads_one_triangle():
             import scipy.linalg
 
             np.testing.assert_allclose(
-                x, scipy.linalg.solve_triangular(a, b, lower=lower, unit_diagonal=unit),
-                rtol=1e-12)
-            g = ad.grad(lambda a: anp.sum(sla.solve_triangular(a, b, lower=lower,
-                                                               unit_diagonal=unit)))(a)
+                x, scipy.linalg.solve_triangular(a, b, lower=lower, unit_diagonal=unit), rtol=1e-12
+            )
+            g = ad.grad(
+                lambda a: anp.sum(sla.solve_triangular(a, b, lower=lower, unit_diagonal=unit))
+            )(a)
             mask = np.tril(np.ones((3, 3)), -unit) if lower else np.triu(np.ones((3, 3)), unit)
             assert np.all(g[mask == 0] == 0) and np.all(g[mask == 1] != 0)
 
 
-@pytest.mark.parametrize("trans, lower, unit", [(0, True, False), (1, True, True),
-                                                (0, False, True), ("C", False, False)])
+@pytest.mark.parametrize(
+    "trans, lower, unit", [(0, True, False), (1, True, True), (0, False, True), ("C", False, False)]
+)
 def test_blocked_triangular_solve_matches_scipy(trans, lower, unit):
     scipy_linalg = pytest.importorskip("scipy.linalg")
     n = 150  # several blocks
@@ -309,8 +318,9 @@ def test_complex_holomorphic_functions():
     d = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
     t = ad.jvp(la.det, (a,), (d,))[1]
     eps = 1e-6
-    np.testing.assert_allclose(t, (np.linalg.det(a + eps * d) - np.linalg.det(a - eps * d))
-                               / (2 * eps), rtol=1e-6)
+    np.testing.assert_allclose(
+        t, (np.linalg.det(a + eps * d) - np.linalg.det(a - eps * d)) / (2 * eps), rtol=1e-6
+    )
     with pytest.raises(NotImplementedError, match="complex"):
         ad.grad(lambda a: anp.real(anp.sum(la.eigh(a)[0])))(a @ a.conj().T)
 
@@ -322,14 +332,25 @@ def test_result_types_dtypes_and_float32_gradients():
     a32 = (rng.standard_normal((3, 3)) + 4 * np.eye(3)).astype(np.float32)
     spd = a32 @ a32.T
     for name, got, want in [
-        ("eigh", la.eigh(spd), np.linalg.eigh(spd)), ("svd", la.svd(a32), np.linalg.svd(a32)),
-        ("qr", la.qr(a32), np.linalg.qr(a32)), ("slogdet", la.slogdet(a32), np.linalg.slogdet(a32)),
+        ("eigh", la.eigh(spd), np.linalg.eigh(spd)),
+        ("svd", la.svd(a32), np.linalg.svd(a32)),
+        ("qr", la.qr(a32), np.linalg.qr(a32)),
+        ("slogdet", la.slogdet(a32), np.linalg.slogdet(a32)),
     ]:
         assert type(got).__name__ == type(want).__name__ and got._fields == want._fields, name
         for g, w in zip(got, want):
             assert np.asarray(g).dtype == np.asarray(w).dtype, name
-    for f in (la.inv, la.cholesky, lambda a: la.eigh(a)[1], lambda a: la.svd(a)[0], la.pinv,
-              lambda a: la.qr(a)[1], la.det, lambda a: la.slogdet(a)[1], sla.expm):
+    for f in (
+        la.inv,
+        la.cholesky,
+        lambda a: la.eigh(a)[1],
+        lambda a: la.svd(a)[0],
+        la.pinv,
+        lambda a: la.qr(a)[1],
+        la.det,
+        lambda a: la.slogdet(a)[1],
+        sla.expm,
+    ):
         out, pullback = ad.vjp(f, spd)
         (g,) = pullback(np.ones_like(out))
         assert out.dtype == g.dtype == np.float32
@@ -369,8 +390,7 @@ def test_expm_matches_scipy_and_its_frechet_derivative(scale):
 def test_expm_complex_and_stacks():
     scipy_linalg = pytest.importorskip("scipy.linalg")
     a = rng.standard_normal((2, 3, 3)) + 1j * rng.standard_normal((2, 3, 3))
-    np.testing.assert_allclose(sla.expm(a), np.stack([scipy_linalg.expm(m) for m in a]),
-                               rtol=1e-11)
+    np.testing.assert_allclose(sla.expm(a), np.stack([scipy_linalg.expm(m) for m in a]), rtol=1e-11)
     assert np.all(np.isnan(sla.expm(np.full((2, 2), np.nan))))
     assert sla.expm(np.zeros((0, 0))).shape == (0, 0)
 
@@ -387,8 +407,11 @@ def test_lstsq_matches_numpy_and_rank_deficient_problems():
     np.testing.assert_allclose(x, [0.75, 0.75])
     # the minimum-norm solution differentiates like pinv(a) @ b
     bb = rng.standard_normal(5)
-    np.testing.assert_allclose(ad.grad(lambda a: anp.sum(la.lstsq(a, bb)[0] ** 2))(a),
-                               ad.grad(lambda a: anp.sum((la.pinv(a) @ bb) ** 2))(a), rtol=1e-8)
+    np.testing.assert_allclose(
+        ad.grad(lambda a: anp.sum(la.lstsq(a, bb)[0] ** 2))(a),
+        ad.grad(lambda a: anp.sum((la.pinv(a) @ bb) ** 2))(a),
+        rtol=1e-8,
+    )
     with pytest.raises(la.LinAlgError, match="Incompatible dimensions"):
         la.lstsq(a, b[:4])
 
@@ -440,13 +463,13 @@ def test_vmap_with_batch_axis_in_the_middle_and_per_example_jacobians():
     w, v = ad.vmap(lambda m: la.eigh(m @ m.T), in_axes=1, out_axes=(0, 2))(a)
     assert w.shape == (4, 3) and v.shape == (3, 3, 4)
     jac = ad.vmap(ad.jacrev(lambda m: la.slogdet(m).logabsdet), in_axes=1)(a)
-    np.testing.assert_allclose(jac, np.swapaxes(np.linalg.inv(np.moveaxis(a, 1, 0)), -1, -2),
-                               rtol=1e-10)
+    np.testing.assert_allclose(
+        jac, np.swapaxes(np.linalg.inv(np.moveaxis(a, 1, 0)), -1, -2), rtol=1e-10
+    )
 
 
 def test_matrix_power_negative_and_zero():
     a = rng.standard_normal((2, 3, 3)) + 3 * np.eye(3)
     for n in (-3, -1, 0, 7):
-        np.testing.assert_allclose(la.matrix_power(a, n), np.linalg.matrix_power(a, n),
-                                   rtol=1e-12)
+        np.testing.assert_allclose(la.matrix_power(a, n), np.linalg.matrix_power(a, n), rtol=1e-12)
     np.testing.assert_array_equal(ad.grad(lambda a: anp.sum(la.matrix_power(a, 0)))(a), 0.0)

@@ -2,6 +2,7 @@
 
 Wrong derivative rules are small custom Primitives with a deliberate bug.
 """
+
 import re
 import warnings
 
@@ -40,19 +41,22 @@ X = [0.1, 0.7, 1.3]
 # ---- passing checks -------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("opts", [
-    dict(),
-    dict(fast_mode=True),
-    dict(check_forward_ad=True),
-    dict(check_forward_ad=True, fast_mode=True),
-    dict(check_forward_ad=True, check_backward_ad=False),
-    dict(check_batched_grad=True, check_forward_ad=True, check_batched_forward_grad=True),
-])
+@pytest.mark.parametrize(
+    "opts",
+    [
+        dict(),
+        dict(fast_mode=True),
+        dict(check_forward_ad=True),
+        dict(check_forward_ad=True, fast_mode=True),
+        dict(check_forward_ad=True, check_backward_ad=False),
+        dict(check_batched_grad=True, check_forward_ad=True, check_batched_forward_grad=True),
+    ],
+)
 def test_gradcheck_passes_on_correct_functions(opts):
     x, m = leaf(X), leaf([[0.5, -0.2], [0.3, 0.9]])
 
     def f(x, m):
-        return anp.tanh(x[:2]) @ m, (x ** 2).sum() * anp.exp(m), x[0]
+        return anp.tanh(x[:2]) @ m, (x**2).sum() * anp.exp(m), x[0]
 
     assert gradcheck(f, (x, m), **opts) is True
     assert gradcheck(lambda x: bind(sine(), x), x, **opts) is True
@@ -68,14 +72,14 @@ def test_gradcheck_accepts_constants_and_non_tensor_inputs_and_outputs():
 @pytest.mark.parametrize("opts", [dict(), dict(fast_mode=True), dict(check_fwd_over_rev=True)])
 def test_gradgradcheck_passes(opts):
     x, y = leaf(X), leaf([0.3, -0.2, 0.5])
-    assert gradgradcheck(lambda x, y: (anp.sin(x) * y, (x ** 3).sum()), (x, y), **opts)
+    assert gradgradcheck(lambda x, y: (anp.sin(x) * y, (x**3).sum()), (x, y), **opts)
     assert gradgradcheck(lambda x: bind(sine(), x), x, **opts)
 
 
 def test_gradgradcheck_with_given_and_non_contiguous_grad_outputs():
     x = leaf(X)
-    assert gradgradcheck(lambda x: x ** 3, (x,), (leaf([1.0, -2.0, 0.5]),))
-    assert gradgradcheck(lambda x: x ** 3, (x,), ad.tensor([1.0, -2.0, 0.5]))
+    assert gradgradcheck(lambda x: x**3, (x,), (leaf([1.0, -2.0, 0.5]),))
+    assert gradgradcheck(lambda x: x**3, (x,), ad.tensor([1.0, -2.0, 0.5]))
     assert gradgradcheck(lambda x: anp.exp(x), (x,), gen_non_contig_grad_outputs=True)
 
 
@@ -88,11 +92,15 @@ def test_wrong_vjp_fails_with_torch_message():
     with pytest.raises(GradcheckError) as info:
         gradcheck(lambda x: bind(bad, x), (x,))
     message = str(info.value)
-    assert message.startswith("Jacobian mismatch for output 0 with respect to input 0,\n"
-                              "numerical:tensor(")
+    assert message.startswith(
+        "Jacobian mismatch for output 0 with respect to input 0,\nnumerical:tensor("
+    )
     numerical, analytical = re.fullmatch(
         r"Jacobian mismatch for output 0 with respect to input 0,\nnumerical:(.*)\n"
-        r"analytical:(.*)\n", message, re.S).groups()
+        r"analytical:(.*)\n",
+        message,
+        re.S,
+    ).groups()
     assert "0.99500417" in numerical  # cos(0.1)
     assert "1.09450458" in analytical  # 1.1 cos(0.1)
     assert isinstance(info.value, RuntimeError)
@@ -102,8 +110,9 @@ def test_wrong_vjp_fails_with_torch_message():
 def test_mismatch_names_output_and_input_indices():
     x, y = leaf(X), leaf([0.3, -0.2, 0.5])
     bad = sine("bad_vjp2", vjp_scale=0.5)
-    with pytest.raises(GradcheckError,
-                       match=r"^Jacobian mismatch for output 1 with respect to input 1,"):
+    with pytest.raises(
+        GradcheckError, match=r"^Jacobian mismatch for output 1 with respect to input 1,"
+    ):
         gradcheck(lambda x, y: (x * 2, bind(bad, y)), (x, y))
 
 
@@ -122,8 +131,11 @@ def test_wrong_jvp_fails_in_forward_mode_only():
     x = leaf(X)
     assert gradcheck(lambda x: bind(bad, x), (x,))
     for fast in (False, True):
-        with pytest.raises(GradcheckError, match="^Jacobian computed with forward mode mismatch "
-                           "for output 0 with respect to input 0,\nnumerical:"):
+        with pytest.raises(
+            GradcheckError,
+            match="^Jacobian computed with forward mode mismatch "
+            "for output 0 with respect to input 0,\nnumerical:",
+        ):
             gradcheck(lambda x: bind(bad, x), (x,), check_forward_ad=True, fast_mode=fast)
 
 
@@ -139,12 +151,18 @@ def test_gradgradcheck_catches_a_wrong_second_derivative():
     s.jvp = lambda primals, tangents, *, out: tangents[0] * bind(bad_cos, primals[0])
     x = leaf(X)
     assert gradcheck(lambda x: bind(s, x), (x,), check_forward_ad=True)
-    with pytest.raises(GradcheckError, match="^Jacobian mismatch for output 0 with respect to "
-                       "input 0,"):
+    with pytest.raises(
+        GradcheckError, match="^Jacobian mismatch for output 0 with respect to input 0,"
+    ):
         gradgradcheck(lambda x: bind(s, x), (x,))
     # forward over reverse differentiates the same vjp with bad_cos's (correct) jvp
-    assert gradgradcheck(lambda x: bind(s, x), (x,), check_fwd_over_rev=True,
-                         check_rev_over_rev=False, check_undefined_grad=False)
+    assert gradgradcheck(
+        lambda x: bind(s, x),
+        (x,),
+        check_fwd_over_rev=True,
+        check_rev_over_rev=False,
+        check_undefined_grad=False,
+    )
 
 
 def test_nondeterministic_backward():
@@ -152,9 +170,12 @@ def test_nondeterministic_backward():
     noisy = Primitive("noisy_sin")
     noisy.impl = np.sin
     noisy.vjp = lambda g, x, *, out: (g * (anp.cos(x) + rng.standard_normal() * 1e-9),)
-    with pytest.raises(GradcheckError, match="^Backward is not reentrant, i.e., running "
-                       "backward with same input and grad_output multiple times gives "
-                       "different values"):
+    with pytest.raises(
+        GradcheckError,
+        match="^Backward is not reentrant, i.e., running "
+        "backward with same input and grad_output multiple times gives "
+        "different values",
+    ):
         gradcheck(lambda x: bind(noisy, x), (leaf(X),))
     assert gradcheck(lambda x: bind(noisy, x), (leaf(X),), nondet_tol=1e-6)
 
@@ -191,8 +212,9 @@ def test_undefined_tangent_must_be_handled_by_jvp_rules():
         tangents[0] * primals[1] + primals[0] * tangents[1]  # fails on a None tangent
     )
     args = (leaf(X), leaf([0.3, -0.2, 0.5]))
-    assert gradcheck(lambda a, b: bind(p, a, b), args, check_forward_ad=True,
-                     check_undefined_grad=False)
+    assert gradcheck(
+        lambda a, b: bind(p, a, b), args, check_forward_ad=True, check_undefined_grad=False
+    )
     with pytest.raises(GradcheckError, match="to handle an undefined tangent"):
         gradcheck(lambda a, b: bind(p, a, b), args, check_forward_ad=True)
 
@@ -210,8 +232,9 @@ def test_batched_grad_failure():
 def test_non_differentiable_output_that_changes():
     x = leaf(X)
     for fast in (False, True):
-        with pytest.raises(GradcheckError,
-                           match="^Numerical gradient for function expected to be zero$"):
+        with pytest.raises(
+            GradcheckError, match="^Numerical gradient for function expected to be zero$"
+        ):
             gradcheck(lambda x: anp.sin(x.detach()), (x,), fast_mode=fast)
 
 
@@ -242,21 +265,31 @@ def test_complex_input_follows_torch_convention():
 
 
 def test_input_checks():
-    with pytest.raises(ValueError, match="gradcheck expects at least one input tensor to "
-                       "require gradient, but none of them have requires_grad=True."):
+    with pytest.raises(
+        ValueError,
+        match="gradcheck expects at least one input tensor to "
+        "require gradient, but none of them have requires_grad=True.",
+    ):
         gradcheck(lambda x: x * 2, (ad.tensor(X),))
     overlapping = ad.Tensor(np.broadcast_to(np.array([1.0]), (3,)), requires_grad=True)
     with pytest.raises(RuntimeError, match="The 0th input has a dimension with stride 0"):
         gradcheck(lambda x: x * 2, (overlapping,))
-    with pytest.raises(AssertionError, match="Expected at least one of check_forward_ad or "
-                       "check_backward_ad to be True"):
+    with pytest.raises(
+        AssertionError,
+        match="Expected at least one of check_forward_ad or check_backward_ad to be True",
+    ):
         gradcheck(lambda x: x, leaf(X), check_backward_ad=False)
-    with pytest.raises(AssertionError, match="check_batched_grad=True requires "
-                       "check_backward_ad"):
-        gradcheck(lambda x: x, leaf(X), check_batched_grad=True, check_backward_ad=False,
-                  check_forward_ad=True)
-    with pytest.raises(AssertionError, match="check_undefined_grad=True requires "
-                       "check_rev_over_rev"):
+    with pytest.raises(AssertionError, match="check_batched_grad=True requires check_backward_ad"):
+        gradcheck(
+            lambda x: x,
+            leaf(X),
+            check_batched_grad=True,
+            check_backward_ad=False,
+            check_forward_ad=True,
+        )
+    with pytest.raises(
+        AssertionError, match="check_undefined_grad=True requires check_rev_over_rev"
+    ):
         gradgradcheck(lambda x: x, leaf(X), check_rev_over_rev=False, check_fwd_over_rev=True)
 
 
@@ -266,10 +299,14 @@ def test_single_precision_input_warns():
         warnings.simplefilter("always")
         assert gradcheck(lambda x: x * 2, (x,), atol=1e-2, rtol=1e-2)
     messages = [str(w.message) for w in caught]
-    assert any(m.startswith("Input #0 requires gradient and is not a double precision floating "
-                            "point or complex. This check will likely fail if all the inputs "
-                            "are not of double precision floating point or complex.")
-               for m in messages)
+    assert any(
+        m.startswith(
+            "Input #0 requires gradient and is not a double precision floating "
+            "point or complex. This check will likely fail if all the inputs "
+            "are not of double precision floating point or complex."
+        )
+        for m in messages
+    )
     assert caught[0].filename == __file__
 
 

@@ -1,4 +1,5 @@
 """Products (matmul, dot, einsum, ...): dtypes, complex convention, NumPy dispatch, hot path, errors."""
+
 import numpy as np
 import pytest
 
@@ -172,7 +173,9 @@ def test_forward_mode_with_one_constant_operand():
     np.testing.assert_allclose(t, 2 * dx @ w)
 
 
-@pytest.mark.parametrize("spec, shapes", [("ii->", [(3, 3)]), ("i,->i", [(3,), ()]), ("ij,j->i", [(2, 3), (3,)])])
+@pytest.mark.parametrize(
+    "spec, shapes", [("ii->", [(3, 3)]), ("i,->i", [(3,), ()]), ("ij,j->i", [(2, 3), (3,)])]
+)
 def test_einsum_derivatives_to_order_three(spec, shapes):
     args = tuple(rng.standard_normal(s) for s in shapes)
     check_grads(lambda *xs: anp.einsum(spec, *xs), args, order=3, modes=("fwd", "rev"))
@@ -194,31 +197,37 @@ def test_einsum_forms_match_numpy():
 # ------------------------------------------------------------------------------------ errors
 
 
-@pytest.mark.parametrize("call", [
-    lambda x: anp.matmul(x, x, out=np.empty((2, 2))),
-    lambda x: anp.dot(x, x, out=np.empty((2, 2))),
-    lambda x: anp.outer(x, x, out=np.empty((4, 4))),
-    lambda x: anp.einsum("ij,jk", x, x, out=np.empty((2, 2))),
-    lambda x: anp.einsum("ij,jk", x, x, dtype=np.float32),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: anp.matmul(x, x, out=np.empty((2, 2))),
+        lambda x: anp.dot(x, x, out=np.empty((2, 2))),
+        lambda x: anp.outer(x, x, out=np.empty((4, 4))),
+        lambda x: anp.einsum("ij,jk", x, x, out=np.empty((2, 2))),
+        lambda x: anp.einsum("ij,jk", x, x, dtype=np.float32),
+    ],
+)
 def test_unsupported_arguments_raise(call):
     with pytest.raises(NotImplementedError):
         call(np.ones((2, 2)))
 
 
-@pytest.mark.parametrize("call", [
-    lambda x: anp.matmul(x[0, 0], x),
-    lambda x: anp.matmul(x, np.ones((3, 2))),
-    lambda x: anp.tensordot(x, np.ones((3, 2)), axes=1),
-    lambda x: anp.tensordot(x, x, axes=([0, 1], [0])),
-    lambda x: anp.einsum("ij,jk", x, np.ones((3, 2))),
-    lambda x: anp.einsum("ii", np.ones((1, 2))),
-    lambda x: anp.einsum("ij->k", x),
-    lambda x: anp.einsum("ij->ii", x),
-    lambda x: anp.einsum("...i->i", x),
-    lambda x: anp.einsum("ij", x, x),
-    lambda x: anp.einsum("i.j", x),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda x: anp.matmul(x[0, 0], x),
+        lambda x: anp.matmul(x, np.ones((3, 2))),
+        lambda x: anp.tensordot(x, np.ones((3, 2)), axes=1),
+        lambda x: anp.tensordot(x, x, axes=([0, 1], [0])),
+        lambda x: anp.einsum("ij,jk", x, np.ones((3, 2))),
+        lambda x: anp.einsum("ii", np.ones((1, 2))),
+        lambda x: anp.einsum("ij->k", x),
+        lambda x: anp.einsum("ij->ii", x),
+        lambda x: anp.einsum("...i->i", x),
+        lambda x: anp.einsum("ij", x, x),
+        lambda x: anp.einsum("i.j", x),
+    ],
+)
 def test_invalid_shapes_and_subscripts_raise_value_error(call):
     with pytest.raises(ValueError):
         call(np.ones((2, 2)))
@@ -238,10 +247,14 @@ def test_mixed_dtype_dot_derivatives(sa, sb):
 
 def _vmap_vs_loop(f, args, in_axes, size=3, rtol=1e-12):
     """vmap(f, in_axes) on stacked args (batch axis at in_axes[i]) against a Python loop."""
-    per = [[a * (1.0 + 0.1 * b) if d is not None else a for a, d in zip(args, in_axes)]
-           for b in range(size)]
-    stacked = [np.stack([p[i] for p in per], axis=d) if d is not None else a
-               for i, (a, d) in enumerate(zip(args, in_axes))]
+    per = [
+        [a * (1.0 + 0.1 * b) if d is not None else a for a, d in zip(args, in_axes)]
+        for b in range(size)
+    ]
+    stacked = [
+        np.stack([p[i] for p in per], axis=d) if d is not None else a
+        for i, (a, d) in enumerate(zip(args, in_axes))
+    ]
     got = ad.vmap(f, in_axes=tuple(in_axes))(*stacked)
     want = np.stack([np.asarray(f(*p)) for p in per])
     assert np.asarray(got).shape == want.shape
@@ -261,10 +274,25 @@ def _all_in_axes(shapes):
 
 
 _PRODUCT_SHAPES = {
-    "matmul": [((4,), (4,)), ((3, 4), (4, 5)), ((4,), (4, 5)), ((3, 4), (4,)),
-               ((2, 3, 4), (4, 5)), ((4,), (2, 4, 5)), ((2, 1, 3, 4), (5, 4, 2)), ((3, 4), (2, 4, 5))],
-    "dot": [((4,), (4,)), ((3, 4), (4,)), ((2, 3, 4), (4,)), ((4,), (2, 4, 3)),
-            ((2, 3, 4), (5, 4, 2)), ((3, 4), (2, 4, 5)), ((2, 3, 4), (4, 5))],
+    "matmul": [
+        ((4,), (4,)),
+        ((3, 4), (4, 5)),
+        ((4,), (4, 5)),
+        ((3, 4), (4,)),
+        ((2, 3, 4), (4, 5)),
+        ((4,), (2, 4, 5)),
+        ((2, 1, 3, 4), (5, 4, 2)),
+        ((3, 4), (2, 4, 5)),
+    ],
+    "dot": [
+        ((4,), (4,)),
+        ((3, 4), (4,)),
+        ((2, 3, 4), (4,)),
+        ((4,), (2, 4, 3)),
+        ((2, 3, 4), (5, 4, 2)),
+        ((3, 4), (2, 4, 5)),
+        ((2, 3, 4), (4, 5)),
+    ],
 }
 _VMAP_PARAMS = [
     pytest.param(name, sa, sb, axes, id=f"{name}{sa}{sb}-{axes}")
@@ -279,11 +307,17 @@ def test_vmap_of_products_at_every_batch_axis(name, sa, sb, in_axes):
     _vmap_vs_loop(getattr(anp, name), (rng.standard_normal(sa), rng.standard_normal(sb)), in_axes)
 
 
-@pytest.mark.parametrize("spec, shapes", [
-    ("ij,jk->ik", [(3, 4), (4, 5)]), ("ii->i", [(3, 3)]), ("iij->j", [(3, 3, 2)]),
-    ("ijk,ikl,lm->jm", [(2, 3, 4), (2, 4, 5), (5, 3)]), (",i->i", [(), (3,)]),
-    ("...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 2)]),
-])
+@pytest.mark.parametrize(
+    "spec, shapes",
+    [
+        ("ij,jk->ik", [(3, 4), (4, 5)]),
+        ("ii->i", [(3, 3)]),
+        ("iij->j", [(3, 3, 2)]),
+        ("ijk,ikl,lm->jm", [(2, 3, 4), (2, 4, 5), (5, 3)]),
+        (",i->i", [(), (3,)]),
+        ("...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 2)]),
+    ],
+)
 def test_vmap_of_einsum_at_every_batch_axis(spec, shapes):
     args = tuple(rng.standard_normal(s) for s in shapes)
     for axes in _all_in_axes(shapes) + [tuple(len(s) // 2 for s in shapes)]:
@@ -293,7 +327,9 @@ def test_vmap_of_einsum_at_every_batch_axis(spec, shapes):
 def test_vmap_of_einsum_with_an_explicit_path_and_many_labels():
     a, b, c = rng.standard_normal((3, 4)), rng.standard_normal((4, 5)), rng.standard_normal((5, 2))
     path = np.einsum_path("ij,jk,kl->il", a, b, c, optimize="greedy")[0]
-    _vmap_vs_loop(lambda *xs: anp.einsum("ij,jk,kl->il", *xs, optimize=path), (a, b, c), (1, None, 0))
+    _vmap_vs_loop(
+        lambda *xs: anp.einsum("ij,jk,kl->il", *xs, optimize=path), (a, b, c), (1, None, 0)
+    )
     # 51 labels used: the batch axis takes the last free one
     labels = linalg._LABELS[:-1]
     x = rng.standard_normal((1,) * 49 + (2, 3))
@@ -332,16 +368,18 @@ def test_per_example_gradients_of_a_linear_model():
     got = ad.vmap(ad.grad(loss), in_axes=(None, 0, 0))(w, xs, ys)
     want = np.stack([ad.grad(loss)(w, x, y) for x, y in zip(xs, ys)])
     np.testing.assert_allclose(got, want, rtol=1e-12)
-    np.testing.assert_allclose(got, np.stack([np.outer(x, 2 * (x @ w - y) + 1) for x, y in zip(xs, ys)]),
-                               rtol=1e-12)
+    np.testing.assert_allclose(
+        got, np.stack([np.outer(x, 2 * (x @ w - y) + 1) for x, y in zip(xs, ys)]), rtol=1e-12
+    )
 
 
 def test_nested_vmap_and_jvp_of_vmap():
     a, b = rng.standard_normal((2, 3, 4, 5)), rng.standard_normal((3, 5, 2))
     got = ad.vmap(ad.vmap(anp.matmul, in_axes=(0, 0)), in_axes=(0, None))(a, b)
     np.testing.assert_allclose(got, a @ b, rtol=1e-12)
-    got = ad.vmap(ad.vmap(lambda x, y: anp.einsum("ij,jk", x, y), in_axes=(1, 0)), in_axes=(0, None))(
-        np.swapaxes(a, 1, 2), b)
+    got = ad.vmap(
+        ad.vmap(lambda x, y: anp.einsum("ij,jk", x, y), in_axes=(1, 0)), in_axes=(0, None)
+    )(np.swapaxes(a, 1, 2), b)
     np.testing.assert_allclose(got, a @ b, rtol=1e-12)
     ta = rng.standard_normal(a.shape)
     _, t = ad.jvp(lambda x: ad.vmap(anp.dot, in_axes=(1, None))(x, b[0]), (a,), (ta,))
@@ -350,8 +388,12 @@ def test_nested_vmap_and_jvp_of_vmap():
 
 def test_jacobians_of_products():
     a, b = rng.standard_normal((3, 4)), rng.standard_normal((4, 2))
-    for f in (anp.matmul, anp.dot, lambda x, y: anp.einsum("ij,jk", x, y),
-              lambda x, y: anp.tensordot(x, y, axes=1)):
+    for f in (
+        anp.matmul,
+        anp.dot,
+        lambda x, y: anp.einsum("ij,jk", x, y),
+        lambda x, y: anp.tensordot(x, y, axes=1),
+    ):
         jf = ad.jacfwd(f, argnums=(0, 1))(a, b)
         jr = ad.jacrev(f, argnums=(0, 1))(a, b)
         np.testing.assert_allclose(jr[0], np.einsum("ik,jl->ijkl", np.eye(3), b.T), rtol=1e-12)

@@ -1,4 +1,5 @@
 """Reductions: NumPy-exact values and dtypes, axis errors, ties, zeros in prod, dispatch, methods."""
+
 import numpy as np
 import pytest
 from numpy.exceptions import AxisError
@@ -227,13 +228,30 @@ def test_expand_reduced_is_the_transpose_of_reduce_sum():
 
 def test_plain_numpy_reductions_dispatch_on_tracers():
     def f(x):
-        return (np.sum(x, axis=0, keepdims=True).sum() + np.mean(x) * np.max(x, 1).sum()
-                + np.var(x, ddof=1) + np.std(x, axis=-1).sum() + np.prod(x) + np.amin(x)
-                + np.ptp(x, axis=0).sum() + np.average(x) + float(np.argmax(x)))
+        return (
+            np.sum(x, axis=0, keepdims=True).sum()
+            + np.mean(x) * np.max(x, 1).sum()
+            + np.var(x, ddof=1)
+            + np.std(x, axis=-1).sum()
+            + np.prod(x)
+            + np.amin(x)
+            + np.ptp(x, axis=0).sum()
+            + np.average(x)
+            + float(np.argmax(x))
+        )
 
     def f_ref(x):
-        return (x.sum() + x.mean() * x.max(1).sum() + x.var(ddof=1) + x.std(-1).sum()
-                + x.prod() + x.min() + np.ptp(x, 0).sum() + x.mean() + float(np.argmax(x)))
+        return (
+            x.sum()
+            + x.mean() * x.max(1).sum()
+            + x.var(ddof=1)
+            + x.std(-1).sum()
+            + x.prod()
+            + x.min()
+            + np.ptp(x, 0).sum()
+            + x.mean()
+            + float(np.argmax(x))
+        )
 
     g = ad.grad(f)(X)
     eps = 1e-6
@@ -271,8 +289,12 @@ Y = np.arange(24.0).reshape(2, 3, 4) % 7
 @pytest.mark.parametrize("in_axis", [0, 1, 2])
 def test_vmap_arg_reductions(name, axis, keepdims, in_axis):
     f = lambda x: getattr(anp, name)(x, axis=axis, keepdims=keepdims)
-    want = np.stack([getattr(np, name)(np.take(Y, i, in_axis), axis=axis, keepdims=keepdims)
-                     for i in range(Y.shape[in_axis])])
+    want = np.stack(
+        [
+            getattr(np, name)(np.take(Y, i, in_axis), axis=axis, keepdims=keepdims)
+            for i in range(Y.shape[in_axis])
+        ]
+    )
     np.testing.assert_array_equal(ad.vmap(f, in_axes=in_axis)(Y), want)
 
 
@@ -281,8 +303,9 @@ def test_vmap_arg_reductions(name, axis, keepdims, in_axis):
 @pytest.mark.parametrize("in_axis", [0, 2])
 def test_vmap_logical_reductions(name, axis, in_axis):
     f = lambda x: getattr(anp, name)(x > 3, axis=axis, keepdims=False)
-    want = np.stack([getattr(np, name)(np.take(Y, i, in_axis) > 3, axis=axis)
-                     for i in range(Y.shape[in_axis])])
+    want = np.stack(
+        [getattr(np, name)(np.take(Y, i, in_axis) > 3, axis=axis) for i in range(Y.shape[in_axis])]
+    )
     np.testing.assert_array_equal(ad.vmap(f, in_axes=in_axis)(Y), want)
 
 

@@ -1,4 +1,5 @@
 """Scientific examples end to end: a parametrised quantum circuit (complex expm) and sharp edges."""
+
 import numpy as np
 import pytest
 
@@ -29,14 +30,17 @@ def test_quantum_expectation_gradient_matches_finite_differences():
     theta = np.array([0.4, -0.7])
     g = ad.grad(energy)(theta)
     h = 1e-6
-    fd = [
-        (energy(theta + h * e) - energy(theta - h * e)) / (2 * h) for e in np.eye(2)
-    ]
+    fd = [(energy(theta + h * e) - energy(theta - h * e)) / (2 * h) for e in np.eye(2)]
     np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-9)
     assert g.dtype == np.float64
     # Hessian: forward-over-reverse equals differences of the gradient
     hess = ad.hessian(energy)(theta)
-    fd2 = np.stack([(ad.grad(energy)(theta + h * e) - ad.grad(energy)(theta - h * e)) / (2 * h) for e in np.eye(2)])
+    fd2 = np.stack(
+        [
+            (ad.grad(energy)(theta + h * e) - ad.grad(energy)(theta - h * e)) / (2 * h)
+            for e in np.eye(2)
+        ]
+    )
     np.testing.assert_allclose(hess, fd2, rtol=1e-5, atol=1e-7)
 
 

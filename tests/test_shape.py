@@ -1,4 +1,5 @@
 """Shape functions: NumPy-exact results and errors on raw inputs, views, dtypes, rules, array()."""
+
 import numpy as np
 import pytest
 
@@ -126,16 +127,24 @@ def test_raw_results_are_numpys(name, args, kwargs):
 
 def test_views_on_raw_arrays():
     for f in (
-        lambda a: anp.reshape(a, (3, 2)), anp.transpose, anp.ravel, lambda a: anp.flip(a, 1),
-        lambda a: anp.split(a, 3, axis=1)[1], lambda a: anp.expand_dims(a, 0),
+        lambda a: anp.reshape(a, (3, 2)),
+        anp.transpose,
+        anp.ravel,
+        lambda a: anp.flip(a, 1),
+        lambda a: anp.split(a, 3, axis=1)[1],
+        lambda a: anp.expand_dims(a, 0),
         lambda a: anp.swapaxes(a, 0, 1),
     ):
         assert np.shares_memory(f(X), X)
 
 
 def test_copies_are_fresh_arrays():
-    for f in (anp.copy, lambda a: anp.tile(a, 1), lambda a: anp.array(a),
-              lambda a: anp.concatenate([a])):
+    for f in (
+        anp.copy,
+        lambda a: anp.tile(a, 1),
+        lambda a: anp.array(a),
+        lambda a: anp.concatenate([a]),
+    ):
         out = f(X)
         assert not np.shares_memory(out, X)
         assert out.flags.writeable
@@ -205,6 +214,7 @@ def test_out_is_not_supported():
 
 
 # ---- derivatives: dtypes, constants, dispatch, methods ---------------------------------------
+
 
 def test_cotangents_keep_each_inputs_dtype():
     x32 = np.ones(3, np.float32)
@@ -294,12 +304,15 @@ def test_second_derivative_through_split_and_concatenate():
     h = ad.grad(lambda x: total(ad.grad(f)(x) * np.array([1.0, 2.0, 3.0])))(x)
     eps = 1e-5
     g = ad.grad(f)
-    num = [total((g(x + eps * e) - g(x - eps * e)) * np.array([1.0, 2.0, 3.0])) / (2 * eps)
-           for e in np.eye(3)]
+    num = [
+        total((g(x + eps * e) - g(x - eps * e)) * np.array([1.0, 2.0, 3.0])) / (2 * eps)
+        for e in np.eye(3)
+    ]
     np.testing.assert_allclose(h, num, rtol=1e-6)
 
 
 # ---- array / asarray ---------------------------------------------------------------------------
+
 
 def test_array_mixing_tensors_and_numbers_is_differentiable():
     def f(x):
@@ -353,8 +366,11 @@ PRIMITIVES = [
     (shape.transpose_p, [X3], {"axes": None}),
     (shape.flip_p, [X3], {"axis": (0, 2)}),
     (shape.copy_p, [X], {}),
-    (shape.concatenate_p, [X, np.ones((2, 2)), np.ones((2, 0))], {"axis": -1, "dtype": None,
-                                                                  "casting": "same_kind"}),
+    (
+        shape.concatenate_p,
+        [X, np.ones((2, 2)), np.ones((2, 0))],
+        {"axis": -1, "dtype": None, "casting": "same_kind"},
+    ),
     (shape.split_p, [np.arange(7.0)], {"ranges": ((0, 2), (2, 2), (2, 7)), "axis": 0}),
     (shape.split_p, [X3], {"ranges": ((0, 3), (1, 4), (2, 2)), "axis": 2}),
     (shape.split_p, [X3], {"ranges": ((1, 2),), "axis": 1}),
@@ -369,16 +385,16 @@ def _random(x):
     return _rng.standard_normal(np.shape(x))
 
 
-@pytest.mark.parametrize("prim, primals, params", PRIMITIVES,
-                         ids=[p[0].name for p in PRIMITIVES])
+@pytest.mark.parametrize("prim, primals, params", PRIMITIVES, ids=[p[0].name for p in PRIMITIVES])
 def test_linear_rules(prim, primals, params):
     out = prim.impl(*primals, **params)
     outs = out if prim.multiple_results else (out,)
     tangents = [_random(x) for x in primals]
     t_out = prim.jvp(tuple(primals), tuple(tangents), out=out, **params)
     want = prim.impl(*tangents, **params)
-    for got, w in zip(t_out if prim.multiple_results else (t_out,),
-                      want if prim.multiple_results else (want,)):
+    for got, w in zip(
+        t_out if prim.multiple_results else (t_out,), want if prim.multiple_results else (want,)
+    ):
         np.testing.assert_allclose(got, w)
     cts = [_random(o) for o in outs]
     in_cts = prim.vjp(cts if prim.multiple_results else cts[0], *primals, out=out, **params)

@@ -1,6 +1,7 @@
 """autodiff.scipy.special / stats semantics the op table can't express: SciPy's values over
 wide ranges and at poles and infinities (with and without Numba), dtypes, -inf handling in
 logsumexp, zero-guarded xlogy, derivatives to high order, multivariate_normal shapes."""
+
 import os
 import subprocess
 import sys
@@ -33,18 +34,39 @@ def numba_on(request):
 DOMAINS = {
     "erf": np.concatenate([rng.uniform(-6, 6, 500), EDGES]),
     "erfc": np.concatenate([rng.uniform(-6, 26, 500), EDGES]),  # erfc(26.5) is subnormal
-    "erfinv": np.concatenate([rng.uniform(-1, 1, 500), 1 - np.logspace(-16, -1, 40),
-                              np.logspace(-300, -1, 40), [1.0, -1.0, 1.5, -0.0, np.nan]]),
-    "ndtri": np.concatenate([rng.uniform(0, 1, 500), np.logspace(-300, -1, 60),
-                             1 - np.logspace(-16, -1, 40), 0.5 + np.logspace(-17, -2, 20),
-                             [0.0, 1.0, -0.1, 1.1, np.nan]]),
+    "erfinv": np.concatenate(
+        [
+            rng.uniform(-1, 1, 500),
+            1 - np.logspace(-16, -1, 40),
+            np.logspace(-300, -1, 40),
+            [1.0, -1.0, 1.5, -0.0, np.nan],
+        ]
+    ),
+    "ndtri": np.concatenate(
+        [
+            rng.uniform(0, 1, 500),
+            np.logspace(-300, -1, 60),
+            1 - np.logspace(-16, -1, 40),
+            0.5 + np.logspace(-17, -2, 20),
+            [0.0, 1.0, -0.1, 1.1, np.nan],
+        ]
+    ),
     "ndtr": np.concatenate([rng.uniform(-37, 10, 500), EDGES]),  # SciPy flushes subnormals
     "log_ndtr": np.concatenate([rng.uniform(-60, 5, 500), [-1e3, -1e10, -20.0, 6.0, 10.0], EDGES]),
-    "gammaln": np.concatenate([rng.uniform(-10, 10, 500), np.logspace(-300, 305, 40), [1e306], EDGES]),
+    "gammaln": np.concatenate(
+        [rng.uniform(-10, 10, 500), np.logspace(-300, 305, 40), [1e306], EDGES]
+    ),
     "gamma": np.concatenate([rng.uniform(-10, 10, 500), [171.6, 172.0, -180.5, 1e-320], EDGES]),
-    "digamma": np.concatenate([rng.uniform(1e-3, 40, 500), np.logspace(-300, 300, 40),
-                               1.4616321449683622 + np.logspace(-17, -1, 20),
-                               -0.5040830082644554 + np.logspace(-17, -2, 20), np.arange(1.0, 12.0), EDGES]),
+    "digamma": np.concatenate(
+        [
+            rng.uniform(1e-3, 40, 500),
+            np.logspace(-300, 300, 40),
+            1.4616321449683622 + np.logspace(-17, -1, 20),
+            -0.5040830082644554 + np.logspace(-17, -2, 20),
+            np.arange(1.0, 12.0),
+            EDGES,
+        ]
+    ),
     "expit": np.concatenate([rng.uniform(-800, 800, 500), EDGES]),
     "logit": np.concatenate([rng.uniform(0, 1, 500), [0.3, 0.65], EDGES]),
     "entr": np.concatenate([rng.uniform(-1, 5, 100), EDGES]),
@@ -78,8 +100,13 @@ def test_digamma_and_gamma_at_negative_arguments(numba_on):
 
 @pytest.mark.parametrize("n", [0, 1, 2, 3, 6])
 def test_polygamma_matches_scipy(n, numba_on):
-    x = np.concatenate([rng.uniform(-10, 40, 300), np.logspace(-100, 10, 30),
-                        [0.0, -1.0, np.inf, -np.inf, np.nan, -2000.3, -1234.75]])
+    x = np.concatenate(
+        [
+            rng.uniform(-10, 40, 300),
+            np.logspace(-100, 10, 30),
+            [0.0, -1.0, np.inf, -np.inf, np.nan, -2000.3, -1234.75],
+        ]
+    )
     with np.errstate(all="ignore"):
         want = scipy_special.polygamma(n, x)
     _assert_same(sp.polygamma(n, x), want, rtol=1e-12)
@@ -94,8 +121,16 @@ def test_polygamma_non_integer_order_is_nan_and_far_negative_is_fast():
 def test_numba_and_numpy_paths_agree():
     x = rng.uniform(-5, 5, 200)
     p = rng.uniform(0, 1, 200)
-    funcs = {"erf": x, "erfc": x, "erfinv": 2 * p - 1, "ndtri": p, "log_ndtr": 8 * x,
-             "gammaln": x, "gamma": x, "digamma": x}
+    funcs = {
+        "erf": x,
+        "erfc": x,
+        "erfinv": 2 * p - 1,
+        "ndtri": p,
+        "log_ndtr": 8 * x,
+        "gammaln": x,
+        "gamma": x,
+        "digamma": x,
+    }
     results = {}
     for enabled in (True, False):
         previous = _numba.set_numba_enabled(enabled)
@@ -105,12 +140,26 @@ def test_numba_and_numpy_paths_agree():
         finally:
             _numba.set_numba_enabled(previous)
     for name in results[True]:  # libm's and Numba's lgamma differ by an ulp or two
-        np.testing.assert_allclose(results[True][name], results[False][name], rtol=1e-14,
-                                   atol=1e-15, err_msg=name)
+        np.testing.assert_allclose(
+            results[True][name], results[False][name], rtol=1e-14, atol=1e-15, err_msg=name
+        )
 
 
-UNARY = ["erf", "erfc", "erfinv", "ndtri", "ndtr", "log_ndtr", "gammaln", "gamma", "digamma",
-         "psi", "expit", "logit", "entr"]
+UNARY = [
+    "erf",
+    "erfc",
+    "erfinv",
+    "ndtri",
+    "ndtr",
+    "log_ndtr",
+    "gammaln",
+    "gamma",
+    "digamma",
+    "psi",
+    "expit",
+    "logit",
+    "entr",
+]
 
 
 @pytest.mark.parametrize("name", UNARY)
@@ -179,8 +228,14 @@ def test_logsumexp_all_neg_inf_groups_have_zero_derivatives():
 def test_logsumexp_matches_scipy_semantics():
     a = rng.normal(size=(3, 4))
     b = np.array([1.0, -2.0, 0.0, 0.5])
-    for kw in ({}, {"axis": 0}, {"axis": (0, 1), "keepdims": True}, {"axis": -1, "b": b},
-               {"axis": 1, "b": b, "return_sign": True}, {"b": np.abs(b), "keepdims": True}):
+    for kw in (
+        {},
+        {"axis": 0},
+        {"axis": (0, 1), "keepdims": True},
+        {"axis": -1, "b": b},
+        {"axis": 1, "b": b, "return_sign": True},
+        {"b": np.abs(b), "keepdims": True},
+    ):
         got, want = sp.logsumexp(a, **kw), scipy_special.logsumexp(a, **kw)
         for g, w in zip(*(x if isinstance(x, tuple) else (x,) for x in (got, want))):
             _assert_same(g, w, rtol=1e-13)
@@ -200,8 +255,9 @@ def test_softmax_and_log_softmax():
     for axis in (None, 0, 1):
         _assert_same(sp.softmax(x, axis), scipy_special.softmax(x, axis), rtol=1e-13)
         # near 0, SciPy's log(sum) loses digits that log1p keeps: compare absolutely there
-        np.testing.assert_allclose(sp.log_softmax(x, axis), scipy_special.log_softmax(x, axis),
-                                   rtol=1e-13, atol=1e-15)
+        np.testing.assert_allclose(
+            sp.log_softmax(x, axis), scipy_special.log_softmax(x, axis), rtol=1e-13, atol=1e-15
+        )
     np.testing.assert_allclose(sp.softmax(x, axis=1).sum(axis=1), 1.0)
     # the Jacobian of softmax is diag(s) - s s^T
     s = sp.softmax(x[0])
@@ -248,11 +304,15 @@ def test_inverse_functions_round_trip_and_derivatives():
     x = np.linspace(-0.99, 0.99, 9)
     np.testing.assert_allclose(sp.erf(sp.erfinv(x)), x, rtol=1e-15, atol=1e-16)
     y = sp.erfinv(x)
-    np.testing.assert_allclose(ad.vmap(ad.grad(sp.erfinv))(x), 1 / (2 / np.sqrt(np.pi) * np.exp(-y * y)))
+    np.testing.assert_allclose(
+        ad.vmap(ad.grad(sp.erfinv))(x), 1 / (2 / np.sqrt(np.pi) * np.exp(-y * y))
+    )
     p = np.linspace(0.01, 0.99, 9)
     z = sp.ndtri(p)
     np.testing.assert_allclose(sp.ndtr(z), p, rtol=1e-14)
-    np.testing.assert_allclose(ad.vmap(ad.grad(sp.ndtri))(p), 1 / scipy_stats.norm.pdf(z), rtol=1e-13)
+    np.testing.assert_allclose(
+        ad.vmap(ad.grad(sp.ndtri))(p), 1 / scipy_stats.norm.pdf(z), rtol=1e-13
+    )
 
 
 def test_log_ndtr_far_tail_value_and_derivatives():
@@ -284,8 +344,11 @@ def test_norm_matches_scipy():
     x = rng.normal(size=5)
     for method in ("logpdf", "pdf", "cdf", "logcdf", "sf", "logsf"):
         _assert_same(getattr(st.norm, method)(x), getattr(scipy_stats.norm, method)(x), rtol=1e-13)
-        _assert_same(getattr(st.norm, method)(x, 0.5, 2.0),
-                     getattr(scipy_stats.norm, method)(x, 0.5, 2.0), rtol=1e-13)
+        _assert_same(
+            getattr(st.norm, method)(x, 0.5, 2.0),
+            getattr(scipy_stats.norm, method)(x, 0.5, 2.0),
+            rtol=1e-13,
+        )
     assert float(st.norm.logcdf(-50.0)) == pytest.approx(scipy_stats.norm.logcdf(-50.0), rel=1e-14)
     q = np.linspace(0.05, 0.95, 5)
     _assert_same(st.norm.ppf(q, 1.0, 3.0), scipy_stats.norm.ppf(q, 1.0, 3.0), rtol=1e-13)
@@ -323,5 +386,6 @@ def test_multivariate_normal_full_covariance():
     gc = ad.grad(lambda c: mvn.logpdf(d, None, c))(cov)
     s_inv = np.linalg.inv(cov)
     want = 0.5 * (s_inv @ np.outer(d, d) @ s_inv - s_inv)
-    np.testing.assert_allclose(gc + gc.T - np.diag(np.diag(gc)), 2 * want - np.diag(np.diag(want)),
-                               rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(
+        gc + gc.T - np.diag(np.diag(gc)), 2 * want - np.diag(np.diag(want)), rtol=1e-10, atol=1e-12
+    )

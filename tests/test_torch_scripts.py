@@ -1,4 +1,5 @@
 """Typical PyTorch autograd scripts, ported by renaming the import (API.md section C)."""
+
 import numpy as np
 
 import autodiff as torch  # the point of these tests: torch code runs with this one change
@@ -36,6 +37,7 @@ def test_double_backward_gradient_penalty():
     (gx,) = torch.autograd.grad(out, x, create_graph=True)
     penalty = (gx**2).sum()
     penalty.backward()
+
     # check against a finite difference of the penalty in w
     def penalty_of(wv):
         t = np.tanh(x.detach().numpy() @ wv)

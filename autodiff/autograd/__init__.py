@@ -2,6 +2,7 @@
 
 Runs on the same core and engine as the functional transforms.
 """
+
 from autodiff.autograd import _tensor_api, forward_ad, functional, graph
 from autodiff.autograd._backward import backward, grad
 from autodiff.autograd.anomaly_mode import (

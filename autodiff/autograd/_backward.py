@@ -1,4 +1,5 @@
 """torch.autograd.backward and torch.autograd.grad on the one engine."""
+
 from __future__ import annotations
 
 import warnings
@@ -117,7 +118,8 @@ def backward(
     """
     if grad_variables is not None:
         warnings.warn(
-            "`grad_variables` is deprecated. Use `grad_tensors` instead.", FutureWarning,
+            "`grad_variables` is deprecated. Use `grad_tensors` instead.",
+            FutureWarning,
             stacklevel=2,
         )
         if grad_tensors is None:
@@ -201,11 +203,19 @@ def grad(
     if retain_graph is None:
         retain_graph = create_graph
     if is_grads_batched:
-        return _batched_grad(outputs, edges, grad_outputs, retain_graph, create_graph,
-                             allow_unused, materialize_grads)
+        return _batched_grad(
+            outputs,
+            edges,
+            grad_outputs,
+            retain_graph,
+            create_graph,
+            allow_unused,
+            materialize_grads,
+        )
     seeds = _seeds(outputs, grad_outputs, create_graph)
-    return _run_grad(outputs, edges, seeds, retain_graph, create_graph, allow_unused,
-                     materialize_grads)
+    return _run_grad(
+        outputs, edges, seeds, retain_graph, create_graph, allow_unused, materialize_grads
+    )
 
 
 def _run_grad(outputs, edges, seeds, retain_graph, create_graph, allow_unused, materialize):
@@ -248,19 +258,22 @@ def _edge_shape_dtype(edge, tensor):
     return np.shape(out), np.asarray(out).dtype
 
 
-def _batched_grad(outputs, edges, grad_outputs, retain_graph, create_graph, allow_unused,
-                  materialize):
+def _batched_grad(
+    outputs, edges, grad_outputs, retain_graph, create_graph, allow_unused, materialize
+):
     """One backward pass under vmap over the leading axis of every grad_output."""
     from autodiff.vmap import vmap
 
     grads = _as_tuple(grad_outputs) if not isinstance(grad_outputs, Tensor) else (grad_outputs,)
     _seeds(outputs, grad_outputs, create_graph, batched=True)  # validates shapes
-    raw = [conj_complex(g._value if isinstance(g, Tensor) and not create_graph else g)
-           for g in grads]
+    raw = [
+        conj_complex(g._value if isinstance(g, Tensor) and not create_graph else g) for g in grads
+    ]
 
     def one(*cts):
         return _run_grad(outputs, edges, list(cts), True, create_graph, allow_unused, materialize)
 
     results = vmap(one)(*raw)
-    return tuple(None if r is None else (r if isinstance(r, Tensor) else Tensor._from(r))
-                 for r in results)
+    return tuple(
+        None if r is None else (r if isinstance(r, Tensor) else Tensor._from(r)) for r in results
+    )

@@ -1,4 +1,5 @@
 """Tensor's autograd methods (backward, hooks, retain_grad), attached by autodiff.autograd."""
+
 from __future__ import annotations
 
 import warnings
@@ -50,8 +51,12 @@ def _retains_grad(self) -> bool:
     if self._edge is None:
         return False
     extra = self._edge[0].extra
-    return bool(extra is not None and extra.retains and self._edge[1] in extra.retains
-                and extra.retains[self._edge[1]]() is self)
+    return bool(
+        extra is not None
+        and extra.retains
+        and self._edge[1] in extra.retains
+        and extra.retains[self._edge[1]]() is self
+    )
 
 
 def _grad_get(self):

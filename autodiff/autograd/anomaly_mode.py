@@ -1,4 +1,5 @@
 """Anomaly detection: forward tracebacks on backward errors, and a check for nan gradients."""
+
 from __future__ import annotations
 
 import contextlib

@@ -1,4 +1,5 @@
 """torch.autograd.forward_ad, on autodiff's dual levels (which, unlike torch's, nest)."""
+
 from autodiff.forward_ad.dual import (
     UnpackedDualTensor,
     dual_level,

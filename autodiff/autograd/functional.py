@@ -16,6 +16,7 @@ How each one is computed:
 - forward-mode `jacobian` (`vectorize=True` only, as in torch): `autodiff.jacfwd`;
   forward-mode `hessian`: `jacfwd` of the functional `autodiff.grad`.
 """
+
 from __future__ import annotations
 
 from collections.abc import Callable
@@ -55,8 +56,7 @@ def _prepare(tensors: tuple, create_graph: bool, need_graph: bool) -> tuple:
     from autodiff.numpy import copy
 
     return tuple(
-        copy(t) if create_graph and t.requires_grad
-        else t.detach().requires_grad_(need_graph)
+        copy(t) if create_graph and t.requires_grad else t.detach().requires_grad_(need_graph)
         for t in tensors
     )
 
@@ -192,8 +192,15 @@ def _fill_in_zeros(grads, refs: tuple, strict: bool, create_graph: bool, stage: 
     return tuple(filled)
 
 
-def _grad(outputs: tuple, inputs: tuple, grad_outputs=None, *, create_graph: bool,
-          retain_graph: bool | None = None, is_grads_batched: bool = False) -> tuple:
+def _grad(
+    outputs: tuple,
+    inputs: tuple,
+    grad_outputs=None,
+    *,
+    create_graph: bool,
+    retain_graph: bool | None = None,
+    is_grads_batched: bool = False,
+) -> tuple:
     """`autograd.grad` that skips outputs without a graph (and `None` outputs); None for
     inputs no output depends on."""
     if grad_outputs is None:
@@ -202,8 +209,12 @@ def _grad(outputs: tuple, inputs: tuple, grad_outputs=None, *, create_graph: boo
     if not pairs:
         return (None,) * len(inputs)
     return _autograd_grad(
-        tuple(o for o, _ in pairs), inputs, tuple(g for _, g in pairs),
-        retain_graph=retain_graph, create_graph=create_graph, allow_unused=True,
+        tuple(o for o, _ in pairs),
+        inputs,
+        tuple(g for _, g in pairs),
+        retain_graph=retain_graph,
+        create_graph=create_graph,
+        allow_unused=True,
         is_grads_batched=is_grads_batched,
     )
 
@@ -390,11 +401,14 @@ def _jacobian_rows(outputs: tuple, inputs: tuple, create_graph: bool, strict: bo
                         f"{k}. This is not allowed in strict mode when create_graph=True."
                     )
                 rows[k].append(g)
-        jac.append(tuple(
-            anp.reshape(anp.stack(r), out.shape + inp.shape) if r
-            else zeros(out.shape + inp.shape, dtype=inp.dtype)
-            for r, inp in zip(rows, inputs)
-        ))
+        jac.append(
+            tuple(
+                anp.reshape(anp.stack(r), out.shape + inp.shape)
+                if r
+                else zeros(out.shape + inp.shape, dtype=inp.dtype)
+                for r, inp in zip(rows, inputs)
+            )
+        )
     return tuple(jac)
 
 
@@ -416,9 +430,12 @@ def _jacobian_batched(outputs: tuple, inputs: tuple, create_graph: bool) -> tupl
     for g, inp in zip(grads, inputs):
         if g is None:
             g = zeros((n,) + inp.shape, dtype=inp.dtype)
-        per_input.append([
-            block.reshape(s + inp.shape) for block, s in zip(row_blocks(g, out_shapes), out_shapes)
-        ])
+        per_input.append(
+            [
+                block.reshape(s + inp.shape)
+                for block, s in zip(row_blocks(g, out_shapes), out_shapes)
+            ]
+        )
     return tuple(tuple(blocks[i] for blocks in per_input) for i in range(len(outputs)))
 
 
@@ -428,7 +445,7 @@ def _jacobian_forward(func: Callable, inputs, strict: bool, vectorize: bool):
 
     if strict:
         raise RuntimeError(
-            "torch.autograd.functional.jacobian: `strict=True` and `strategy=\"forward-mode\"` "
+            'torch.autograd.functional.jacobian: `strict=True` and `strategy="forward-mode"` '
             "are not supported together (yet). Please either set `strict=False` or "
             '`strategy="reverse-mode"`.'
         )
@@ -506,8 +523,14 @@ def hessian(
             _check_requires_grad(g, "jacobian", strict)
             return g
 
-    result = jacobian(gradient, inputs, create_graph=create_graph, strict=strict,
-                      vectorize=vectorize, strategy=outer_jacobian_strategy)
+    result = jacobian(
+        gradient,
+        inputs,
+        create_graph=create_graph,
+        strict=strict,
+        vectorize=vectorize,
+        strategy=outer_jacobian_strategy,
+    )
     return _unpack(result, (inputs_were_tuple, inputs_were_tuple))
 
 

@@ -1,5 +1,6 @@
 """Grad modes: thread-local switches for level-0 graph recording (and, in inference mode,
 forward-AD tangents). Each is a context manager and a decorator, as in torch."""
+
 from __future__ import annotations
 
 import contextlib

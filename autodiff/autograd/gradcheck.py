@@ -14,6 +14,7 @@ functions of complex inputs follow the conjugate-Wirtinger convention
 instead of whole Jacobians, and recomputes the full (slow) Jacobians only to
 explain a failure.
 """
+
 from __future__ import annotations
 
 import warnings
@@ -176,8 +177,11 @@ def _numerical_jacobian(func, inputs, index: int, positions, eps: float) -> list
         e[k] = 1
         e = e.reshape(base.shape)
         where = tuple(int(i) for i in np.unravel_index(k, base.shape))
-        rows.append(_numerical_jvp(func, inputs, index, (e, e) if np.iscomplexobj(base) else e,
-                                   positions, eps, where))
+        rows.append(
+            _numerical_jvp(
+                func, inputs, index, (e, e) if np.iscomplexobj(base) else e, positions, eps, where
+            )
+        )
     return [np.stack([r[o] for r in rows]) for o in range(len(positions))]
 
 
@@ -210,10 +214,12 @@ def _jacobian_from_rows(rows: list, x: Tensor) -> np.ndarray:
     return jac
 
 
-def _analytical_backward(output: Tensor, diff_inputs: list, nondet_tol: float,
-                         check_grad_dtypes: bool, v=None) -> list:
+def _analytical_backward(
+    output: Tensor, diff_inputs: list, nondet_tol: float, check_grad_dtypes: bool, v=None
+) -> list:
     """Backward-mode Jacobian of `output` (or `v^T J` with `v`) per input, computed twice to
     check that backward is deterministic up to `nondet_tol`."""
+
     def run():
         seeds = _one_hots(output.shape, output.dtype) if v is None else [_seed(v)]
         return _vjp_rows(output, diff_inputs, seeds)
@@ -275,21 +281,28 @@ def _analytical_forward(func, inputs, diff_idx, positions, check_grad_dtypes) ->
         for k in range(x.size):
             e = np.zeros(x.size, x.dtype)
             e[k] = 1
-            rows.append(_forward_tangents(func, inputs, diff_idx, {i: e.reshape(x.shape)},
-                                          positions, check_grad_dtypes))
-        jacobians.append([
-            np.stack([r[o] for r in rows]) if rows
-            else np.zeros((0, _value(_as_tuple(func(*inputs))[p]).size))
-            for o, p in enumerate(positions)
-        ])
+            rows.append(
+                _forward_tangents(
+                    func, inputs, diff_idx, {i: e.reshape(x.shape)}, positions, check_grad_dtypes
+                )
+            )
+        jacobians.append(
+            [
+                np.stack([r[o] for r in rows])
+                if rows
+                else np.zeros((0, _value(_as_tuple(func(*inputs))[p]).size))
+                for o, p in enumerate(positions)
+            ]
+        )
     return jacobians
 
 
 # ---- the Jacobian checks ----------------------------------------------------------------------
 
 
-def _mismatch(analytical, numerical, out_idx, in_idx, complex_indices, test_imag,
-              forward: bool) -> str:
+def _mismatch(
+    analytical, numerical, out_idx, in_idx, complex_indices, test_imag, forward: bool
+) -> str:
     index = in_idx if forward else out_idx
     prefix = ""
     if complex_indices and index in complex_indices:
@@ -310,8 +323,16 @@ def _allclose(a, b, rtol, atol) -> bool:
 class _Check:
     """One run of the Jacobian comparison for `func` at `inputs` (one real/imag variant)."""
 
-    def __init__(self, func, inputs, opts: dict, *, forward: bool, complex_indices=(),
-                 test_imag: bool = False):
+    def __init__(
+        self,
+        func,
+        inputs,
+        opts: dict,
+        *,
+        forward: bool,
+        complex_indices=(),
+        test_imag: bool = False,
+    ):
         self.func, self.inputs, self.opts = func, inputs, opts
         self.forward, self.complex_indices, self.test_imag = forward, complex_indices, test_imag
         self.diff_idx = [i for i, x in enumerate(inputs) if _requires_grad(x)]
@@ -322,28 +343,46 @@ class _Check:
 
     def fail(self, analytical, numerical, out_idx, in_idx, extra: str = ""):
         raise GradcheckError(
-            _mismatch(analytical, numerical, out_idx, in_idx, self.complex_indices,
-                      self.test_imag, self.forward) + extra
+            _mismatch(
+                analytical,
+                numerical,
+                out_idx,
+                in_idx,
+                self.complex_indices,
+                self.test_imag,
+                self.forward,
+            )
+            + extra
         )
 
     def numerical(self) -> list:
         """num[i][o]: (input numel, output numel) for differentiable input i, output o."""
         eps = self.opts["eps"]
-        return [_numerical_jacobian(self.func, self.inputs, i, self.positions, eps)
-                for i in self.diff_idx]
+        return [
+            _numerical_jacobian(self.func, self.inputs, i, self.positions, eps)
+            for i in self.diff_idx
+        ]
 
     def analytical(self) -> list:
         """ana[i][o], like `numerical`."""
         if self.forward:
-            return _analytical_forward(self.func, self.inputs, self.diff_idx, self.positions,
-                                       self.opts["check_grad_dtypes"])
+            return _analytical_forward(
+                self.func,
+                self.inputs,
+                self.diff_idx,
+                self.positions,
+                self.opts["check_grad_dtypes"],
+            )
         per_output = [
-            _analytical_backward(o, self.diff_inputs, self.opts["nondet_tol"],
-                                 self.opts["check_grad_dtypes"])
+            _analytical_backward(
+                o, self.diff_inputs, self.opts["nondet_tol"], self.opts["check_grad_dtypes"]
+            )
             for o in self.outputs
         ]
-        return [[per_output[o][i] for o in range(len(self.outputs))]
-                for i in range(len(self.diff_inputs))]
+        return [
+            [per_output[o][i] for o in range(len(self.outputs))]
+            for i in range(len(self.diff_inputs))
+        ]
 
     def no_differentiable_outputs(self) -> None:
         """Without differentiable outputs, the inexact outputs must not change numerically."""
@@ -378,20 +417,29 @@ class _Check:
                     if jv.size and np.max(np.abs(jv)) > self.opts["nondet_tol"]:
                         raise GradcheckError("Numerical gradient for function expected to be zero")
             return
-        numerical_ju = [_numerical_jvp(self.func, self.inputs, i, u, self.positions, eps)
-                        for i, u in zip(self.diff_idx, all_u)]
+        numerical_ju = [
+            _numerical_jvp(self.func, self.inputs, i, u, self.positions, eps)
+            for i, u in zip(self.diff_idx, all_u)
+        ]
         if self.forward:
             for k, (i, u) in enumerate(zip(self.diff_idx, all_u)):
-                analytical = _forward_tangents(self.func, self.inputs, self.diff_idx, {i: u},
-                                               self.positions, self.opts["check_grad_dtypes"])
+                analytical = _forward_tangents(
+                    self.func,
+                    self.inputs,
+                    self.diff_idx,
+                    {i: u},
+                    self.positions,
+                    self.opts["check_grad_dtypes"],
+                )
                 for o, (a, n) in enumerate(zip(analytical, numerical_ju[k])):
                     if not _allclose(a, n, rtol, atol * _sum_direction(u)):
                         self.fail(a, n, o, k, self.slow_mode_report(k, o))
             return
         all_v = [_random_direction(rng, o, real=False) for o in self.outputs]
         for o, (out, v) in enumerate(zip(self.outputs, all_v)):
-            vjs = _analytical_backward(out, self.diff_inputs, self.opts["nondet_tol"],
-                                       self.opts["check_grad_dtypes"], v=v)
+            vjs = _analytical_backward(
+                out, self.diff_inputs, self.opts["nondet_tol"], self.opts["check_grad_dtypes"], v=v
+            )
             for k, (vj, u) in enumerate(zip(vjs, all_u)):
                 a = _project(vj[:, 0], u)
                 n = np.sum(v.reshape(-1) * numerical_ju[k][o])
@@ -400,14 +448,17 @@ class _Check:
 
     def slow_mode_report(self, i: int, o: int) -> str:
         """Full Jacobians for one pair, to tell a real error from fast mode's tolerance."""
-        numerical = _numerical_jacobian(self.func, self.inputs, self.diff_idx[i],
-                                        [self.positions[o]], self.opts["eps"])[0]
+        numerical = _numerical_jacobian(
+            self.func, self.inputs, self.diff_idx[i], [self.positions[o]], self.opts["eps"]
+        )[0]
         if self.forward:
-            analytical = _analytical_forward(self.func, self.inputs, self.diff_idx,
-                                             [self.positions[o]], False)[i][0]
+            analytical = _analytical_forward(
+                self.func, self.inputs, self.diff_idx, [self.positions[o]], False
+            )[i][0]
         else:
-            analytical = _analytical_backward(self.outputs[o], self.diff_inputs, float("inf"),
-                                              False)[i]
+            analytical = _analytical_backward(
+                self.outputs[o], self.diff_inputs, float("inf"), False
+            )[i]
         diff = np.max(np.abs(numerical - analytical)) if numerical.size else 0.0
         report = (
             "\nThe above quantities relating the numerical and analytical jacobians are computed "
@@ -471,6 +522,7 @@ def _real_and_imag_outputs(func):
 
 def _real_and_imag_inputs(func, complex_idx, inputs):
     """Functions of real inputs: `x -> func(x + i Im(z))` and `y -> func(Re(z) + i y)`."""
+
     def apply(rebuild):
         def wrapped(*args):
             args = list(args)
@@ -509,8 +561,16 @@ def _check_jacobians(func, inputs, opts: dict, rng) -> None:
         complex_outputs = [k for k, o in enumerate(differentiable) if _is_complex(o)]
         if any(_is_complex(o) for o in out):
             real_fn, imag_fn = _real_and_imag_outputs(func)
-            run(_Check(imag_fn, inputs, opts, forward=False, complex_indices=complex_outputs,
-                       test_imag=True))
+            run(
+                _Check(
+                    imag_fn,
+                    inputs,
+                    opts,
+                    forward=False,
+                    complex_indices=complex_outputs,
+                    test_imag=True,
+                )
+            )
             run(_Check(real_fn, inputs, opts, forward=False, complex_indices=complex_outputs))
         else:
             run(_Check(func, inputs, opts, forward=False))
@@ -522,8 +582,11 @@ def _check_jacobians(func, inputs, opts: dict, rng) -> None:
             diff = [k for k, i in enumerate(diff_idx) if i in complex_idx]
             imag_inputs = _part(inputs, complex_idx, np.imag)
             real_inputs = _part(inputs, complex_idx, np.real)
-            run(_Check(imag_fn, imag_inputs, opts, forward=True, complex_indices=diff,
-                       test_imag=True))
+            run(
+                _Check(
+                    imag_fn, imag_inputs, opts, forward=True, complex_indices=diff, test_imag=True
+                )
+            )
             run(_Check(real_fn, real_inputs, opts, forward=True, complex_indices=diff))
             if opts["check_undefined_grad"]:
                 _check_undefined_forward(imag_fn, imag_inputs, rng)
@@ -561,13 +624,13 @@ def _check_batched_grad(inputs: tuple, output: Tensor, out_idx: int, rng) -> Non
 
     def one(ct):
         grads = _grad((output,), diff, (_seed(ct),), retain_graph=True)
-        return [np.zeros(x.shape, x.dtype) if g is None else _value(g)
-                for g, x in zip(grads, diff)]
+        return [np.zeros(x.shape, x.dtype) if g is None else _value(g) for g, x in zip(grads, diff)]
 
     expected = [np.stack(pair) for pair in zip(*(one(ct) for ct in cts))]
     try:
-        got = _grad((output,), diff, (_seed(np.stack(cts)),), retain_graph=True,
-                    is_grads_batched=True)
+        got = _grad(
+            (output,), diff, (_seed(np.stack(cts)),), retain_graph=True, is_grads_batched=True
+        )
     except (RuntimeError, NotImplementedError, TypeError, ValueError) as ex:
         note = _BATCHED_NOTE.format(how="is_grads_batched=True", flag="check_batched_grad")
         raise GradcheckError(f"While computing batched gradients, got: {ex}\n\n{note}") from ex
@@ -589,7 +652,8 @@ def _check_batched_forward_grad(func, inputs: tuple, rng) -> None:
         def jvp(tangent, index=index, current=current):
             with forward_ad.dual_level():
                 args = tuple(
-                    forward_ad.make_dual(current.detach(), tangent) if i == index
+                    forward_ad.make_dual(current.detach(), tangent)
+                    if i == index
                     else (x.detach() if isinstance(x, Tensor) else x)
                     for i, x in enumerate(inputs)
                 )
@@ -598,18 +662,23 @@ def _check_batched_forward_grad(func, inputs: tuple, rng) -> None:
                     if out is None:
                         continue
                     primal, t = forward_ad.unpack_dual(out)
-                    result.append(t if t is not None else np.zeros(np.shape(_value(primal)),
-                                                                   _value(primal).dtype))
+                    result.append(
+                        t
+                        if t is not None
+                        else np.zeros(np.shape(_value(primal)), _value(primal).dtype)
+                    )
                 return tuple(result)
 
         tangents = [rng.standard_normal(current.shape).astype(current.dtype) for _ in range(2)]
-        expected = [np.stack([_value(a), _value(b)])
-                    for a, b in zip(*(jvp(_seed(t)) for t in tangents))]
+        expected = [
+            np.stack([_value(a), _value(b)]) for a, b in zip(*(jvp(_seed(t)) for t in tangents))
+        ]
         try:
             got = vmap(jvp)(_seed(np.stack(tangents)))
         except (RuntimeError, NotImplementedError, TypeError, ValueError) as ex:
-            note = _BATCHED_NOTE.format(how="forward-mode AD over a batch of tangents",
-                                        flag="check_batched_forward_grad")
+            note = _BATCHED_NOTE.format(
+                how="forward-mode AD over a batch of tangents", flag="check_batched_forward_grad"
+            )
             raise GradcheckError(f"While computing batched gradients, got: {ex}\n\n{note}") from ex
         for o, (g, e) in enumerate(zip(got, expected)):
             g = _value(g)
@@ -686,10 +755,11 @@ def _check_undefined_forward(func, inputs: tuple, rng) -> None:
         zero = dict(tangents)
         zero[i] = np.zeros(inputs[i].shape, inputs[i].dtype)
         with_zero = _forward_tangents(func, inputs, diff_idx, zero, positions, False)
-        plain = inputs[:i] + (inputs[i].detach(),) + inputs[i + 1:]
+        plain = inputs[:i] + (inputs[i].detach(),) + inputs[i + 1 :]
         try:
-            absent = _forward_tangents(func, plain, [j for j in diff_idx if j != i], tangents,
-                                       positions, False)
+            absent = _forward_tangents(
+                func, plain, [j for j in diff_idx if j != i], tangents, positions, False
+            )
         except (RuntimeError, NotImplementedError, TypeError, ValueError) as e:
             raise GradcheckError(
                 f"Expected forward-mode (jvp) rules to handle an undefined tangent (a symbolic "
@@ -761,12 +831,18 @@ def gradcheck(
             "Setting check_batched_forward_grad=True requires check_forward_ad to be True"
         )
     opts = dict(
-        eps=eps, atol=atol, rtol=rtol, nondet_tol=nondet_tol,
-        check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        nondet_tol=nondet_tol,
+        check_undefined_grad=check_undefined_grad,
+        check_grad_dtypes=check_grad_dtypes,
         check_batched_grad=check_batched_grad,
         check_batched_forward_grad=check_batched_forward_grad,
-        check_forward_ad=check_forward_ad, check_backward_ad=check_backward_ad,
-        fast_mode=fast_mode, masked=bool(masked),
+        check_forward_ad=check_forward_ad,
+        check_backward_ad=check_backward_ad,
+        fast_mode=fast_mode,
+        masked=bool(masked),
     )
     try:
         return _gradcheck(func, _as_tuple(inputs), opts)
@@ -862,15 +938,23 @@ def gradgradcheck(
     diff_idx = [i for i, x in enumerate(inputs) if _requires_grad(x)]
 
     def vjp_of_func(*args):
-        xs, cts = args[: len(args) - n_out], args[len(args) - n_out:]
+        xs, cts = args[: len(args) - n_out], args[len(args) - n_out :]
         return _vjp(func, xs, diff_idx, cts)
 
     return gradcheck(
-        vjp_of_func, inputs + tuple(grad_outputs), eps=eps, atol=atol, rtol=rtol,
-        raise_exception=raise_exception, nondet_tol=nondet_tol,
-        check_undefined_grad=check_undefined_grad, check_grad_dtypes=check_grad_dtypes,
-        check_batched_grad=check_batched_grad, fast_mode=fast_mode,
-        check_forward_ad=check_fwd_over_rev, check_backward_ad=check_rev_over_rev,
+        vjp_of_func,
+        inputs + tuple(grad_outputs),
+        eps=eps,
+        atol=atol,
+        rtol=rtol,
+        raise_exception=raise_exception,
+        nondet_tol=nondet_tol,
+        check_undefined_grad=check_undefined_grad,
+        check_grad_dtypes=check_grad_dtypes,
+        check_batched_grad=check_batched_grad,
+        fast_mode=fast_mode,
+        check_forward_ad=check_fwd_over_rev,
+        check_backward_ad=check_rev_over_rev,
         masked=masked,
     )
 

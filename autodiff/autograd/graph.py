@@ -1,4 +1,5 @@
 """torch.autograd.graph: Node, GradientEdge, hooks across tensors, saved-tensor hooks, versions."""
+
 from __future__ import annotations
 
 import threading
@@ -89,8 +90,9 @@ def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable, *, mode: s
             st = state()
             pass_id = st.backward_pass_id
             with lock:
-                entry = passes.setdefault(pass_id, {"grads": [None] * len(tensors), "seen": 0,
-                                                    "fired": False})
+                entry = passes.setdefault(
+                    pass_id, {"grads": [None] * len(tensors), "seen": 0, "fired": False}
+                )
                 if mode == "any":
                     if entry["fired"]:
                         return None
@@ -100,7 +102,8 @@ def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable, *, mode: s
                     entry["grads"][i] = grad
                     entry["seen"] += 1
                     expected = sum(
-                        1 for t in tensors
+                        1
+                        for t in tensors
                         if t.requires_grad and t._gradient_edge()[0] in st.pass_nodes
                     )
                     call = entry["seen"] >= expected
@@ -113,8 +116,9 @@ def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable, *, mode: s
 
         return hook
 
-    return _MultiHandle([t.register_hook(make_hook(i)) for i, t in enumerate(tensors)
-                         if t.requires_grad])
+    return _MultiHandle(
+        [t.register_hook(make_hook(i)) for i, t in enumerate(tensors) if t.requires_grad]
+    )
 
 
 __all__ = [

@@ -2,6 +2,7 @@
 
 Nothing here imports from the rest of the package; everything else builds on it.
 """
+
 from autodiff.core.errors import EscapedTracerError, TracerConversionError
 from autodiff.core.primitive import Primitive, bind
 from autodiff.core.pytree import (

@@ -1,4 +1,5 @@
 """Dtype helpers: which values are differentiable, and NumPy-2 dtype inspection."""
+
 import numpy as np
 
 

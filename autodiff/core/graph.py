@@ -7,6 +7,7 @@ constants) and a sequence number that grows with creation, so parents always
 have smaller numbers than their consumers. A leaf node (`prim is None`) stands
 for a leaf tensor: torch's AccumulateGrad.
 """
+
 from __future__ import annotations
 
 import traceback
@@ -21,8 +22,16 @@ class _NodeExtra:
     """Rarely used per-node state, allocated only when something is registered."""
 
     __slots__ = (
-        "tensor_pre_hooks", "pre_hooks", "post_hooks", "retains", "metadata", "variable",
-        "anomaly_trace", "post_accumulate_hooks", "name", "dual",
+        "tensor_pre_hooks",
+        "pre_hooks",
+        "post_hooks",
+        "retains",
+        "metadata",
+        "variable",
+        "anomaly_trace",
+        "post_accumulate_hooks",
+        "name",
+        "dual",
     )
 
     def __init__(self):
@@ -67,8 +76,17 @@ class _RemovableHandle:
 class Node:
     """A recorded primitive application (or, with `prim=None`, a leaf's gradient accumulator)."""
 
-    __slots__ = ("prim", "params", "primals", "out", "parents", "seq", "versions", "extra",
-                 "__weakref__")
+    __slots__ = (
+        "prim",
+        "params",
+        "primals",
+        "out",
+        "parents",
+        "seq",
+        "versions",
+        "extra",
+        "__weakref__",
+    )
 
     def __init__(self, prim, params, primals, out, parents, seq):
         self.prim = prim

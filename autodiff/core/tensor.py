@@ -7,6 +7,7 @@ the NumPy protocols (`__array_ufunc__`, `__array_function__`) are attached by
 `autodiff.numpy`, because they are written with its functions and the core must
 not import upward.
 """
+
 from __future__ import annotations
 
 import math
@@ -31,7 +32,13 @@ class Tensor:
     """
 
     __slots__ = (
-        "_value", "_trace", "_edge", "_requires_grad", "_grad", "_vc", "_accumulator",
+        "_value",
+        "_trace",
+        "_edge",
+        "_requires_grad",
+        "_grad",
+        "_vc",
+        "_accumulator",
         "__weakref__",
     )
     __array_priority__ = 1000
@@ -75,13 +82,15 @@ class Tensor:
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
         if self._edge is not None:
-            hint = "" if flag else (
-                " If you want to use a computed variable in a subgraph that doesn't require "
-                "differentiation use var_no_grad = var.detach()."
+            hint = (
+                ""
+                if flag
+                else (
+                    " If you want to use a computed variable in a subgraph that doesn't require "
+                    "differentiation use var_no_grad = var.detach()."
+                )
             )  # torch gives the hint only when turning requires_grad off
-            raise RuntimeError(
-                f"you can only change requires_grad flags of leaf variables.{hint}"
-            )
+            raise RuntimeError(f"you can only change requires_grad flags of leaf variables.{hint}")
         if flag and not np.issubdtype(self._value.dtype, np.inexact):
             raise RuntimeError(
                 "only Tensors of floating point and complex dtype can require gradients"

@@ -1,4 +1,6 @@
-"""Forward mode: ForwardTrace (dual numbers on the level stack), jvp, linearize, hvp, dual levels."""
+"""Forward mode: ForwardTrace (dual numbers on the level stack), jvp, linearize, hvp, dual
+levels.
+"""
 
 from autodiff.forward_ad.dual import (
     UnpackedDualTensor,

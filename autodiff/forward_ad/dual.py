@@ -1,4 +1,4 @@
-"""Torch-style dual levels (`autodiff.autograd.forward_ad`), on the same level stack as the transforms.
+"""Torch-style dual levels (`autodiff.autograd.forward_ad`) on the transforms' level stack.
 
 `enter_dual_level()` pushes a ForwardTrace and returns its dual-level index (0 for
 the outermost live dual level). Unlike torch, dual levels nest: a tangent at an

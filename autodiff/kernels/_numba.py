@@ -6,6 +6,7 @@ cached (`cache=True`): when `NUMBA_CACHE_DIR` is unset and the package directory
 read-only, a user cache directory is used instead, and caching is dropped altogether
 rather than failing.
 """
+
 from __future__ import annotations
 
 import functools
@@ -108,6 +109,7 @@ def njit_lazy(**options):
 
     Callers check `numba_enabled()` first and otherwise run their NumPy impl.
     """
+
     def decorate(py_func):
         return LazyKernel(py_func, options)
 

@@ -6,6 +6,7 @@ Numba loop), `np.bincount` on flat positions for rows. For rows the Numba loop i
 about 5-15x faster (benchmarks/bench_scatter.py); it runs from KERNEL_MIN_SIZE
 values up, so that small problems never pay the compile or cache-load cost.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -4,6 +4,7 @@ Functions come from the op families in `autodiff.ops`; array creation and dtype
 names are NumPy's own. Plain `numpy` calls on Tensors and tracers land here
 through the protocols installed on `Tensor` (see `_tensor_methods`).
 """
+
 import numpy as _np
 
 from autodiff.numpy import _creation
@@ -35,8 +36,8 @@ globals().update(FUNCTIONS)
 for _name in _creation.PASSTHROUGH:
     globals()[_name] = getattr(_np, _name)
 
-from autodiff.numpy import _tensor_methods  # noqa: E402  (needs FUNCTIONS above)
-from autodiff.numpy import linalg  # noqa: E402, F401  (numpy.linalg on Tensors lands here)
+# These need FUNCTIONS above; linalg receives numpy.linalg calls on Tensors.
+from autodiff.numpy import _tensor_methods, linalg  # noqa: E402, F401
 
 _tensor_methods.install()
 

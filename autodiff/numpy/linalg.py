@@ -2,6 +2,7 @@
 
 `numpy.linalg.X` called on a Tensor or tracer dispatches to `FUNCTIONS["X"]`.
 """
+
 from autodiff.ops import decompositions as _decompositions
 from autodiff.ops import linalg as _products
 
@@ -9,8 +10,11 @@ LinAlgError = _decompositions.LinAlgError
 
 FUNCTIONS: dict = dict(_decompositions.FUNCTIONS)
 FUNCTIONS.update(
-    {name: _products.FUNCTIONS[name] for name in ("matmul", "tensordot", "outer", "vecdot")
-     if name in _products.FUNCTIONS}
+    {
+        name: _products.FUNCTIONS[name]
+        for name in ("matmul", "tensordot", "outer", "vecdot")
+        if name in _products.FUNCTIONS
+    }
 )
 globals().update(FUNCTIONS)
 

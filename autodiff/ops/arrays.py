@@ -18,6 +18,7 @@ The primitives here are the ones those cannot express:
 
 On raw arrays every function returns what NumPy returns (values, shape, dtype).
 """
+
 from __future__ import annotations
 
 import math
@@ -262,7 +263,7 @@ def _scatter_add_along_impl(values, idx, *, axis, shape):
     if idx.size and idx.min() < 0:
         idx = np.where(idx < 0, idx + shape[axis], idx)
     # flat C-order positions: idx along `axis`, each element's own coordinate elsewhere
-    strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
+    strides = [math.prod(shape[d + 1 :]) for d in range(len(shape))]
     flat = idx * strides[axis]
     for d, n in enumerate(values.shape):
         if d != axis:
@@ -513,8 +514,16 @@ def searchsorted(a, v, side="left", sorter=None):
     return bind(searchsorted_p, a, v, side=side, batch_dims=0)
 
 
-def unique(ar, return_index=False, return_inverse=False, return_counts=False, axis=None, *,
-           equal_nan=True, sorted=True):  # noqa: A002 - NumPy's name
+def unique(
+    ar,
+    return_index=False,
+    return_inverse=False,
+    return_counts=False,
+    axis=None,
+    *,
+    equal_nan=True,
+    sorted=True,
+):  # noqa: A002 - NumPy's name
     """`numpy.unique` of the concrete values: constants (not differentiable, not vmappable).
 
     Example:
@@ -522,9 +531,16 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
         >>> unique(np.array([3.0, 1.0, 3.0]))
         array([1., 3.])
     """
-    out = bind(unique_p, _operand(ar), return_index=bool(return_index),
-               return_inverse=bool(return_inverse), return_counts=bool(return_counts),
-               axis=axis, equal_nan=bool(equal_nan), sorted=bool(sorted))
+    out = bind(
+        unique_p,
+        _operand(ar),
+        return_index=bool(return_index),
+        return_inverse=bool(return_inverse),
+        return_counts=bool(return_counts),
+        axis=axis,
+        equal_nan=bool(equal_nan),
+        sorted=bool(sorted),
+    )
     return out[0] if len(out) == 1 else tuple(out)
 
 
@@ -532,9 +548,16 @@ def unique(ar, return_index=False, return_inverse=False, return_counts=False, ax
 # Padding and rolling.
 
 _PAD_KWARGS = {
-    "empty": (), "edge": (), "wrap": (), "constant": ("constant_values",),
-    "linear_ramp": ("end_values",), "maximum": ("stat_length",), "mean": ("stat_length",),
-    "median": ("stat_length",), "minimum": ("stat_length",), "reflect": ("reflect_type",),
+    "empty": (),
+    "edge": (),
+    "wrap": (),
+    "constant": ("constant_values",),
+    "linear_ramp": ("end_values",),
+    "maximum": ("stat_length",),
+    "mean": ("stat_length",),
+    "median": ("stat_length",),
+    "minimum": ("stat_length",),
+    "reflect": ("reflect_type",),
     "symmetric": ("reflect_type",),
 }
 
@@ -626,7 +649,9 @@ def _pad_stat(x, axis: int, before: int, after: int, lengths, mode: str):
     left = stat(0, left_len)
     right = left if left_len == right_len == n else stat(n - right_len, n)
     return _pad_with(
-        x, axis, broadcast_to(left, _axis_block(x, axis, before)),
+        x,
+        axis,
+        broadcast_to(left, _axis_block(x, axis, before)),
         broadcast_to(right, _axis_block(x, axis, after)),
     )
 
@@ -666,8 +691,12 @@ def pad(array, pad_width, mode="constant", **kwargs):
         values = _as_pairs(kwargs.get("constant_values", 0), ndim)
         for axis, (before, after), (v_before, v_after) in zip(range(ndim), widths, values):
             if before or after:
-                out = _pad_with(out, axis, np.full(_axis_block(out, axis, before), v_before, dt),
-                                np.full(_axis_block(out, axis, after), v_after, dt))
+                out = _pad_with(
+                    out,
+                    axis,
+                    np.full(_axis_block(out, axis, before), v_before, dt),
+                    np.full(_axis_block(out, axis, after), v_after, dt),
+                )
         return out
     if math.prod(shape) == 0:  # only constant padding can extend an empty axis
         for axis, pair in enumerate(widths):
@@ -866,6 +895,7 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
 # ---------------------------------------------------------------------------------------------
 # Differences and interpolation.
 
+
 class _NoValue:
     """The default of diff's `prepend` and `append` (None is a value there, as in NumPy)."""
 
@@ -971,8 +1001,11 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     out_dtype = np.complex128 if is_complex else np.float64
     x, xp, fp = astype(x, np.float64), astype(xp, np.float64), astype(fp, out_dtype)
     if _ndim(xp) != 1 or _ndim(fp) != 1:
-        raise ValueError("object too deep for desired array" if max(_ndim(xp), _ndim(fp)) > 1
-                         else "object of too small depth for desired array")
+        raise ValueError(
+            "object too deep for desired array"
+            if max(_ndim(xp), _ndim(fp)) > 1
+            else "object of too small depth for desired array"
+        )
     if shape_of(xp)[0] == 0:
         raise ValueError("array of sample points is empty")
     if shape_of(fp)[0] != shape_of(xp)[0]:
@@ -985,12 +1018,20 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         x, xp = x % period, xp % period
         order = argsort(xp)
         xp, fp = _gather(xp, order, 0), _gather(fp, order, 0)
-        xp = shp.concatenate([getitem(xp, slice(-1, None)) - period, xp,
-                              getitem(xp, slice(0, 1)) + period])
+        xp = shp.concatenate(
+            [getitem(xp, slice(-1, None)) - period, xp, getitem(xp, slice(0, 1)) + period]
+        )
         fp = shp.concatenate([getitem(fp, slice(-1, None)), fp, getitem(fp, slice(0, 1))])
     if not is_complex:
-        res = _interp_part(x, xp, fp, None if left is None else float(left),
-                           None if right is None else float(right), False, x)
+        res = _interp_part(
+            x,
+            xp,
+            fp,
+            None if left is None else float(left),
+            None if right is None else float(right),
+            False,
+            x,
+        )
     else:
         re = _interp_part(x, xp, ew.real(fp), _part(left, "real"), _part(right, "real"), True, x)
         im = _interp_part(x, xp, ew.imag(fp), _part(left, "imag"), _part(right, "imag"), True, 0.0)
@@ -1081,7 +1122,6 @@ def nanmean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         return astype(total / count, dtype_of(total))
 
 
-
 # ---------------------------------------------------------------------------------------------
 # 1-D convolution and correlation.
 
@@ -1144,7 +1184,7 @@ def meshgrid(*xi, copy=True, sparse=False, indexing="xy"):
         raise ValueError("Valid values for `indexing` are 'xy' and 'ij'.")
     ndim = len(xi)
     s0 = (1,) * ndim
-    output = [shp.reshape(_operand(x), s0[:i] + (-1,) + s0[i + 1:]) for i, x in enumerate(xi)]
+    output = [shp.reshape(_operand(x), s0[:i] + (-1,) + s0[i + 1 :]) for i, x in enumerate(xi)]
     if indexing == "xy" and ndim > 1:
         output[0] = shp.reshape(output[0], (1, -1) + s0[2:])
         output[1] = shp.reshape(output[1], (-1, 1) + s0[2:])
@@ -1201,8 +1241,33 @@ def polyval(p, x):
 FUNCTIONS = {
     f.__name__: f
     for f in (
-        cumsum, cumprod, nancumsum, nancumprod, sort, argsort, searchsorted, unique, pad, roll,
-        diagonal, diag, trace, triu, tril, kron, cross, diff, interp, nan_to_num, nansum,
-        nanprod, nanmean, correlate, convolve, meshgrid, vander, polyval,
+        cumsum,
+        cumprod,
+        nancumsum,
+        nancumprod,
+        sort,
+        argsort,
+        searchsorted,
+        unique,
+        pad,
+        roll,
+        diagonal,
+        diag,
+        trace,
+        triu,
+        tril,
+        kron,
+        cross,
+        diff,
+        interp,
+        nan_to_num,
+        nansum,
+        nanprod,
+        nanmean,
+        correlate,
+        convolve,
+        meshgrid,
+        vander,
+        polyval,
     )
 }

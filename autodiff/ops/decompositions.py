@@ -29,12 +29,12 @@ for QR) written with autodiff ops, so they differentiate again and batch. Conven
 `FUNCTIONS` holds the `numpy.linalg` names, `SCIPY_LINALG` the `scipy.linalg` ones
 (which need no SciPy: every impl is NumPy).
 """
+
 from __future__ import annotations
 
+import math
 import operator
 from collections import namedtuple
-
-import math
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
@@ -253,8 +253,9 @@ def _triangular_solve_impl(a, b, *, lower, trans, unit_diagonal):
     if trans:
         a, lower = np.swapaxes(a, -1, -2), not lower
     if not lower:  # reversing rows and columns makes it lower triangular
-        return _triangular_solve_impl(a[..., ::-1, ::-1], b[..., ::-1, :], lower=True,
-                                      trans=False, unit_diagonal=False)[..., ::-1, :]
+        return _triangular_solve_impl(
+            a[..., ::-1, ::-1], b[..., ::-1, :], lower=True, trans=False, unit_diagonal=False
+        )[..., ::-1, :]
     n = a.shape[-1]
     if n <= _TRIANGULAR_BLOCK:
         return _solve_lower_block(a, b)
@@ -313,9 +314,7 @@ det_p.impl = np.linalg.det
 det_p.jvp = lambda primals, tangents, *, out: (
     None if tangents[0] is None else out * _trace(bind(solve_p, primals[0], tangents[0]))
 )
-det_p.vjp = lambda g, a, *, out: (
-    _cols(_cols(g * out)) * _mT(bind(inv_p, a)),
-)
+det_p.vjp = lambda g, a, *, out: (_cols(_cols(g * out)) * _mT(bind(inv_p, a)),)
 det_p.batch = _leading_batch(det_p)
 
 slogdet_p = Primitive("slogdet", multiple_results=True)
@@ -614,13 +613,18 @@ def _lstsq_impl(a, b, *, rcond):
     a, b = np.broadcast_to(a, lead + a.shape[-2:]), np.broadcast_to(b, lead + b.shape[-2:])
     if math.prod(lead) == 0:  # an empty stack (e.g. a size-0 vmap)
         dt = np.result_type(a, b)
-        return (np.empty(lead + (a.shape[-1], b.shape[-1]), dt),
-                np.empty(lead + (min(a.shape[-2:]),), np.finfo(dt).dtype),
-                np.zeros(lead, np.int32))
+        return (
+            np.empty(lead + (a.shape[-1], b.shape[-1]), dt),
+            np.empty(lead + (min(a.shape[-2:]),), np.finfo(dt).dtype),
+            np.zeros(lead, np.int32),
+        )
     results = [np.linalg.lstsq(a[i], b[i], rcond=rcond) for i in np.ndindex(lead)]
     x, s, rank = (np.stack([r[k] for r in results]) for k in (0, 3, 2))
-    return (x.reshape(lead + x.shape[1:]), s.reshape(lead + s.shape[1:]),
-            rank.astype(np.int32).reshape(lead)[()])
+    return (
+        x.reshape(lead + x.shape[1:]),
+        s.reshape(lead + s.shape[1:]),
+        rank.astype(np.int32).reshape(lead)[()],
+    )
 
 
 lstsq_p = Primitive("lstsq", multiple_results=True)
@@ -678,15 +682,43 @@ _PADE = {
     3: (120.0, 60.0, 12.0, 1.0),
     5: (30240.0, 15120.0, 3360.0, 420.0, 30.0, 1.0),
     7: (17297280.0, 8648640.0, 1995840.0, 277200.0, 25200.0, 1512.0, 56.0, 1.0),
-    9: (17643225600.0, 8821612800.0, 2075673600.0, 302702400.0, 30270240.0, 2162160.0,
-        110880.0, 3960.0, 90.0, 1.0),
-    13: (64764752532480000.0, 32382376266240000.0, 7771770303897600.0, 1187353796428800.0,
-         129060195264000.0, 10559470521600.0, 670442572800.0, 33522128640.0, 1323241920.0,
-         40840800.0, 960960.0, 16380.0, 182.0, 1.0),
+    9: (
+        17643225600.0,
+        8821612800.0,
+        2075673600.0,
+        302702400.0,
+        30270240.0,
+        2162160.0,
+        110880.0,
+        3960.0,
+        90.0,
+        1.0,
+    ),
+    13: (
+        64764752532480000.0,
+        32382376266240000.0,
+        7771770303897600.0,
+        1187353796428800.0,
+        129060195264000.0,
+        10559470521600.0,
+        670442572800.0,
+        33522128640.0,
+        1323241920.0,
+        40840800.0,
+        960960.0,
+        16380.0,
+        182.0,
+        1.0,
+    ),
 }
 # Largest 1-norm for which the degree-m approximant is accurate to double precision.
-_THETA = {3: 1.495585217958292e-2, 5: 2.539398330063230e-1, 7: 9.504178996162932e-1,
-          9: 2.097847961257068e0, 13: 5.371920351148152e0}
+_THETA = {
+    3: 1.495585217958292e-2,
+    5: 2.539398330063230e-1,
+    7: 9.504178996162932e-1,
+    9: 2.097847961257068e0,
+    13: 5.371920351148152e0,
+}
 
 
 def _pade(a, m: int):
@@ -696,10 +728,20 @@ def _pade(a, m: int):
     if m == 13:
         a4 = a2 @ a2
         a6 = a4 @ a2
-        u = a @ (a6 @ (c[13] * a6 + c[11] * a4 + c[9] * a2)
-                 + c[7] * a6 + c[5] * a4 + c[3] * a2 + c[1] * eye)
-        v = (a6 @ (c[12] * a6 + c[10] * a4 + c[8] * a2)
-             + c[6] * a6 + c[4] * a4 + c[2] * a2 + c[0] * eye)
+        u = a @ (
+            a6 @ (c[13] * a6 + c[11] * a4 + c[9] * a2)
+            + c[7] * a6
+            + c[5] * a4
+            + c[3] * a2
+            + c[1] * eye
+        )
+        v = (
+            a6 @ (c[12] * a6 + c[10] * a4 + c[8] * a2)
+            + c[6] * a6
+            + c[4] * a4
+            + c[2] * a2
+            + c[0] * eye
+        )
     else:
         power, u, v = eye, c[1] * eye, c[0] * eye
         for j in range(1, m // 2 + 1):
@@ -884,8 +926,13 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
     """
     a = _array(a)
     _check_matrix(a, square=False)
-    out = bind(svd_p, a, full_matrices=bool(full_matrices), compute_uv=bool(compute_uv),
-               hermitian=bool(hermitian))
+    out = bind(
+        svd_p,
+        a,
+        full_matrices=bool(full_matrices),
+        compute_uv=bool(compute_uv),
+        hermitian=bool(hermitian),
+    )
     return SVDResult(*out) if compute_uv else out[0]
 
 
@@ -1205,7 +1252,7 @@ def tensorsolve(a, b, axes=None):
             order.remove(k)
             order.insert(nd, k)
         a = _shape.transpose(a, order)
-    old_shape = shape_of(a)[-(nd - len(shape_of(b))):]
+    old_shape = shape_of(a)[-(nd - len(shape_of(b))) :]
     size = int(np.prod(old_shape, dtype=int))
     if int(np.prod(shape_of(a), dtype=int)) != size**2:
         raise LinAlgError(
@@ -1297,9 +1344,30 @@ def trace(x, /, *, offset: int = 0, dtype=None):
 FUNCTIONS = {
     f.__name__: f
     for f in (
-        inv, solve, det, slogdet, cholesky, eigh, eigvalsh, svd, svdvals, qr, pinv, lstsq,
-        norm, vector_norm, matrix_norm, matrix_power, cond, matrix_rank, tensorinv,
-        tensorsolve, multi_dot, matrix_transpose, diagonal, trace,
+        inv,
+        solve,
+        det,
+        slogdet,
+        cholesky,
+        eigh,
+        eigvalsh,
+        svd,
+        svdvals,
+        qr,
+        pinv,
+        lstsq,
+        norm,
+        vector_norm,
+        matrix_norm,
+        matrix_power,
+        cond,
+        matrix_rank,
+        tensorinv,
+        tensorsolve,
+        multi_dot,
+        matrix_transpose,
+        diagonal,
+        trace,
     )
 }
 
@@ -1307,12 +1375,28 @@ FUNCTIONS = {
 # ---------------------------------------------------------------------------------------------
 # scipy.linalg functions (NumPy impls: SciPy is not needed).
 
-_TRANS = {0: False, "N": False, "n": False, 1: True, "T": True, "t": True, 2: "C", "C": "C",
-          "c": "C"}
+_TRANS = {
+    0: False,
+    "N": False,
+    "n": False,
+    1: True,
+    "T": True,
+    "t": True,
+    2: "C",
+    "C": "C",
+    "c": "C",
+}
 
 
-def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = False,
-                     overwrite_b: bool = False, check_finite: bool = True):
+def solve_triangular(
+    a,
+    b,
+    trans=0,
+    lower: bool = False,
+    unit_diagonal: bool = False,
+    overwrite_b: bool = False,
+    check_finite: bool = True,
+):
     """`scipy.linalg.solve_triangular`: `x` with `op(a) @ x = b`, reading one triangle of `a`.
 
     `trans` is 0/'N' (a), 1/'T' (a.T) or 2/'C' (a.conj().T); `b` is a vector when 1-D,
@@ -1333,8 +1417,13 @@ def solve_triangular(a, b, trans=0, lower: bool = False, unit_diagonal: bool = F
     vector = len(shape_of(b)) == 1
     if shape_of(b)[-2 + vector] != n:
         raise ValueError(f"shapes of a {shape_of(a)} and b {shape_of(b)} are incompatible")
-    x = _triangular_solve(a, _cols(b) if vector else b, lower=bool(lower), trans=trans,
-                          unit_diagonal=bool(unit_diagonal))
+    x = _triangular_solve(
+        a,
+        _cols(b) if vector else b,
+        lower=bool(lower),
+        trans=trans,
+        unit_diagonal=bool(unit_diagonal),
+    )
     return x[..., 0] if vector else x
 
 
@@ -1389,9 +1478,18 @@ def _from_triangle(a, lower: bool, hermitian: bool):
 
 
 _ASSUME = {
-    None: "gen", "gen": "gen", "general": "gen", "sym": "sym", "symmetric": "sym",
-    "her": "her", "hermitian": "her", "pos": "pos", "positive definite": "pos",
-    "diagonal": "diagonal", "tridiagonal": "tridiagonal", "upper triangular": "upper",
+    None: "gen",
+    "gen": "gen",
+    "general": "gen",
+    "sym": "sym",
+    "symmetric": "sym",
+    "her": "her",
+    "hermitian": "her",
+    "pos": "pos",
+    "positive definite": "pos",
+    "diagonal": "diagonal",
+    "tridiagonal": "tridiagonal",
+    "upper triangular": "upper",
     "lower triangular": "lower",
 }
 
@@ -1402,8 +1500,16 @@ def _assumption(assume_a) -> str:
     return _ASSUME[assume_a]
 
 
-def scipy_solve(a, b, lower: bool = False, overwrite_a: bool = False, overwrite_b: bool = False,
-                check_finite: bool = True, assume_a=None, transposed: bool = False):
+def scipy_solve(
+    a,
+    b,
+    lower: bool = False,
+    overwrite_a: bool = False,
+    overwrite_b: bool = False,
+    check_finite: bool = True,
+    assume_a=None,
+    transposed: bool = False,
+):
     """`scipy.linalg.solve`, differentiable; `assume_a` selects which entries of `a` are read.
 
     "sym"/"her"/"pos" read one triangle (`lower`), "diagonal"/"tridiagonal" the (tri)diagonal,
@@ -1435,8 +1541,9 @@ def scipy_solve(a, b, lower: bool = False, overwrite_a: bool = False, overwrite_
     return solve(a, b)
 
 
-def scipy_inv(a, overwrite_a: bool = False, check_finite: bool = True, *, assume_a=None,
-              lower: bool = False):
+def scipy_inv(
+    a, overwrite_a: bool = False, check_finite: bool = True, *, assume_a=None, lower: bool = False
+):
     """`scipy.linalg.inv`, differentiable; `assume_a` as for `solve` (reads those entries).
 
     Example:
@@ -1450,8 +1557,9 @@ def scipy_inv(a, overwrite_a: bool = False, check_finite: bool = True, *, assume
     kind = _assumption(assume_a)
     if kind == "gen":
         return inv(a)
-    return scipy_solve(a, broadcast_to(np.eye(n, dtype=dtype_of(a)), shape_of(a)),
-                       lower=lower, assume_a=assume_a)
+    return scipy_solve(
+        a, broadcast_to(np.eye(n, dtype=dtype_of(a)), shape_of(a)), lower=lower, assume_a=assume_a
+    )
 
 
 def scipy_det(a, overwrite_a: bool = False, check_finite: bool = True):

@@ -110,7 +110,7 @@ abs_p.impl = np.abs
 
 
 def _conj_sgn(x, out):
-    """conj(z / |z|), 0 at the origin; differentiable (sign is piecewise constant only for reals)."""
+    """conj(z / |z|), 0 at the origin; differentiable (sign is constant pieces only for reals)."""
     safe = where(out == 0, 1.0, out)
     return where(out == 0, 0.0, conj(x) / safe)
 
@@ -121,9 +121,7 @@ abs_p.jvp = lambda primals, tangents, *, out: (
     if np.iscomplexobj(primals[0])
     else tangents[0] * sign(primals[0])
 )
-abs_p.vjp = lambda g, x, *, out: (
-    (g * _conj_sgn(x, out) if np.iscomplexobj(x) else g * sign(x)),
-)
+abs_p.vjp = lambda g, x, *, out: ((g * _conj_sgn(x, out) if np.iscomplexobj(x) else g * sign(x)),)
 
 # Piecewise-constant functions: zero derivative everywhere they have one.
 sign_p = _nondiff("sign", np.sign)

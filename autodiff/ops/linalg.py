@@ -18,6 +18,7 @@ Complex values: the vjp rules are the plain linear transpose (cotangent of `a`
 in `a @ b` is `g @ b.T`, no conjugation); the public API conjugates at its
 boundary (see `elementwise.conj_complex`). Decompositions are in `decompositions`.
 """
+
 from __future__ import annotations
 
 import string
@@ -166,9 +167,7 @@ def _einsum_spec(subscripts: str, shapes: tuple) -> tuple[str, tuple]:
         raise ValueError(f"einsum: invalid subscripts {subscripts!r}")
     terms = lhs.split(",")
     if len(terms) != len(shapes):
-        raise ValueError(
-            f"einsum: {len(terms)} subscript terms given for {len(shapes)} operands"
-        )
+        raise ValueError(f"einsum: {len(terms)} subscript terms given for {len(shapes)} operands")
     bad = set(s) - set(_LABELS) - set(",.->")
     if bad:
         raise ValueError(f"einsum: invalid subscript characters {sorted(bad)} in {subscripts!r}")
@@ -189,7 +188,7 @@ def _einsum_spec(subscripts: str, shapes: tuple) -> tuple[str, tuple]:
         ell_dims.append(n)
     n_ell = max(ell_dims, default=0)
     ell = _fresh_labels(set(s), n_ell)
-    ins = [t.replace("...", ell[n_ell - n:]) for t, n in zip(terms, ell_dims)]
+    ins = [t.replace("...", ell[n_ell - n :]) for t, n in zip(terms, ell_dims)]
     if arrow:
         if "..." not in rhs and n_ell:
             raise ValueError(
@@ -274,8 +273,9 @@ def _einsum_vjp(g, *operands, out, subscripts, optimize):
         if missing:
             consts.append(np.ones(tuple(size[c] for c in missing), dtype=dt))
         others = [y for j, y in enumerate(operands) if j != i]
-        ct = bind(einsum_p, g, *others, *consts, subscripts=spec,
-                  optimize=_backward_optimize(optimize))
+        ct = bind(
+            einsum_p, g, *others, *consts, subscripts=spec, optimize=_backward_optimize(optimize)
+        )
         cts.append(_like(ct, x))
     return tuple(cts)
 
@@ -284,7 +284,7 @@ def _einsum_jvp(primals, tangents, *, out, subscripts, optimize):
     t_out = None
     for i, t in enumerate(tangents):
         if t is not None:
-            ops = (*primals[:i], t, *primals[i + 1:])
+            ops = (*primals[:i], t, *primals[i + 1 :])
             t_out = _add_tangents(
                 t_out, bind(einsum_p, *ops, subscripts=subscripts, optimize=optimize)
             )
@@ -428,7 +428,7 @@ def _matmul_batch(values, dims):
 
 
 def _drop(shape: tuple, axis: int) -> tuple:
-    return shape[:axis] + shape[axis + 1:]
+    return shape[:axis] + shape[axis + 1 :]
 
 
 matmul_p.batch = _matmul_batch
@@ -439,9 +439,7 @@ def _einsum_batch(values, dims, *, subscripts, optimize):
     comes first in the output. An explicit contraction path still fits (same operands)."""
     (z,) = _fresh_labels(set(subscripts), 1)
     lhs, _, out = subscripts.partition("->")
-    terms = [
-        t if d is None else t[:d] + z + t[d:] for t, d in zip(lhs.split(","), dims)
-    ]
+    terms = [t if d is None else t[:d] + z + t[d:] for t, d in zip(lhs.split(","), dims)]
     spec = ",".join(terms) + "->" + z + out
     return bind(einsum_p, *values, subscripts=spec, optimize=optimize), 0
 
@@ -504,9 +502,7 @@ def tensordot(a, b, axes=2):
         axes_a, axes_b = axes
     axes_a = [axes_a] if isinstance(axes_a, (int, np.integer)) else list(axes_a)
     axes_b = [axes_b] if isinstance(axes_b, (int, np.integer)) else list(axes_b)
-    if len(axes_a) != len(axes_b) or any(
-        a_shape[i] != b_shape[j] for i, j in zip(axes_a, axes_b)
-    ):
+    if len(axes_a) != len(axes_b) or any(a_shape[i] != b_shape[j] for i, j in zip(axes_a, axes_b)):
         raise ValueError("shape-mismatch for sum")
     axes_a = [int(i) % len(a_shape) for i in axes_a]
     axes_b = [int(j) % len(b_shape) for j in axes_b]

@@ -6,6 +6,7 @@ transpose: a reduction's cotangent is its output cotangent broadcast back over t
 reduced axes. max/min split the derivative evenly among tied extrema; prod's rule
 never divides by a zero factor.
 """
+
 from __future__ import annotations
 
 import builtins
@@ -363,8 +364,18 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     return result
 
 
-def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
-        correction=None):
+def var(
+    a,
+    axis=None,
+    dtype=None,
+    out=None,
+    ddof=0,
+    keepdims=False,
+    *,
+    where=True,
+    mean=None,
+    correction=None,
+):
     """`numpy.var`, differentiable.
 
     Example:
@@ -397,8 +408,18 @@ def var(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=Tru
     )
 
 
-def std(a, axis=None, dtype=None, out=None, ddof=0, keepdims=False, *, where=True, mean=None,
-        correction=None):
+def std(
+    a,
+    axis=None,
+    dtype=None,
+    out=None,
+    ddof=0,
+    keepdims=False,
+    *,
+    where=True,
+    mean=None,
+    correction=None,
+):
     """`numpy.std`, differentiable; like sqrt, its derivative is infinite/NaN where var is 0.
 
     Example:
@@ -490,7 +511,20 @@ def count_nonzero(a, axis=None, *, keepdims=False):
 
 
 FUNCTIONS = {
-    "sum": sum, "prod": prod, "max": max, "min": min, "amax": amax, "amin": amin, "ptp": ptp,
-    "mean": mean, "var": var, "std": std, "average": average, "argmax": argmax,
-    "argmin": argmin, "all": all, "any": any, "count_nonzero": count_nonzero,
+    "sum": sum,
+    "prod": prod,
+    "max": max,
+    "min": min,
+    "amax": amax,
+    "amin": amin,
+    "ptp": ptp,
+    "mean": mean,
+    "var": var,
+    "std": std,
+    "average": average,
+    "argmax": argmax,
+    "argmin": argmin,
+    "all": all,
+    "any": any,
+    "count_nonzero": count_nonzero,
 }

@@ -8,11 +8,11 @@ and numbers, ...) is composites of these. Parameters are passed to NumPy as the 
 gave them where possible, so invalid ones raise NumPy's own errors; on raw arrays the
 impls are single NumPy calls, and reshape, transpose, flip and split return views.
 """
+
 from __future__ import annotations
 
-import operator
-
 import math
+import operator
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
@@ -137,7 +137,7 @@ def _split_vjp(cts, x, *, out, ranges, axis):
     dt = dtype_of(x)
 
     def zeros(length):
-        return np.zeros(shape[:axis] + (length,) + shape[axis + 1:], dt)
+        return np.zeros(shape[:axis] + (length,) + shape[axis + 1 :], dt)
 
     n = shape[axis]
     if _tiles(ranges, n):  # the transpose of a partition is concatenation
@@ -162,7 +162,8 @@ split_p.node_name = "SplitWithSizesBackward0"
 split_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 split_p.impl = _split_impl
 split_p.jvp = lambda primals, tangents, *, out, ranges, axis: (
-    (None,) * len(ranges) if tangents[0] is None
+    (None,) * len(ranges)
+    if tangents[0] is None
     else bind(split_p, tangents[0], ranges=ranges, axis=axis)
 )
 split_p.vjp = _split_vjp
@@ -180,9 +181,9 @@ def _segment_sum_impl(x, counts, axis):
     shape = x.shape
     n = len(counts)
     if n and counts.count(counts[0]) == n:  # equal runs: a reshape and one sum
-        runs = shape[:axis] + (n, counts[0]) + shape[axis + 1:]
+        runs = shape[:axis] + (n, counts[0]) + shape[axis + 1 :]
         return x.reshape(runs).sum(axis=axis + 1)
-    sums = np.zeros(shape[:axis] + (n,) + shape[axis + 1:], x.dtype)
+    sums = np.zeros(shape[:axis] + (n,) + shape[axis + 1 :], x.dtype)
     nonempty = np.asarray(counts) > 0
     if nonempty.any():  # reduceat over the non-empty runs only: their starts strictly increase
         starts = np.cumsum((0,) + counts[:-1])[nonempty]
@@ -277,10 +278,12 @@ copy_p.batch = lambda values, dims: (bind(copy_p, values[0]), dims[0])
 concatenate_p.batch = _concatenate_batch
 split_p.batch = _split_batch
 repeat_p.batch = lambda values, dims, *, repeats, axis: (
-    _repeat(values[0], repeats, _shift(axis, dims[0])), dims[0]
+    _repeat(values[0], repeats, _shift(axis, dims[0])),
+    dims[0],
 )
 segment_sum_p.batch = lambda values, dims, *, counts, axis: (
-    _segment_sum(values[0], counts, _shift(axis, dims[0])), dims[0]
+    _segment_sum(values[0], counts, _shift(axis, dims[0])),
+    dims[0],
 )
 
 
@@ -340,7 +343,7 @@ def _ndim(a) -> int:
 
 
 def _memory_order(a: Tensor) -> str:
-    """"C" or "F": the layout of a Tensor's concrete value (for NumPy's order="A"/"K")."""
+    """ "C" or "F": the layout of a Tensor's concrete value (for NumPy's order="A"/"K")."""
     try:
         p = np.asarray(a.primal())
     except TypeError:  # a vmapped value has no single layout
@@ -757,8 +760,16 @@ def _build(obj):
     return stack(parts)
 
 
-def array(object, dtype=None, *, copy: bool = True, order: str = "K", subok: bool = False,
-          ndmin: int = 0, like=None):
+def array(
+    object,
+    dtype=None,
+    *,
+    copy: bool = True,
+    order: str = "K",
+    subok: bool = False,
+    ndmin: int = 0,
+    like=None,
+):
     """`numpy.array`; nested lists may mix Tensors and numbers, and stay differentiable.
 
     Without a Tensor inside, this is `numpy.array` itself.
@@ -769,8 +780,9 @@ def array(object, dtype=None, *, copy: bool = True, order: str = "K", subok: boo
         array([1., 2.])
     """
     if not _holds_tensor(object):
-        return np.array(object, dtype=dtype, copy=copy, order=order, subok=subok, ndmin=ndmin,
-                        like=like)
+        return np.array(
+            object, dtype=dtype, copy=copy, order=order, subok=subok, ndmin=ndmin, like=like
+        )
     out = _build(object)
     if dtype is not None:
         out = astype(out, dtype)
@@ -799,10 +811,37 @@ def asarray(a, dtype=None, order=None, *, device=None, copy=None, like=None):
 FUNCTIONS = {
     f.__name__: f
     for f in (
-        reshape, ravel, transpose, swapaxes, moveaxis, expand_dims, squeeze, broadcast_to,
-        broadcast_arrays, concatenate, stack, hstack, vstack, dstack, column_stack, split,
-        array_split, hsplit, vsplit, dsplit, tile, repeat, flip, fliplr, flipud, atleast_1d,
-        atleast_2d, atleast_3d, copy, array, asarray,
+        reshape,
+        ravel,
+        transpose,
+        swapaxes,
+        moveaxis,
+        expand_dims,
+        squeeze,
+        broadcast_to,
+        broadcast_arrays,
+        concatenate,
+        stack,
+        hstack,
+        vstack,
+        dstack,
+        column_stack,
+        split,
+        array_split,
+        hsplit,
+        vsplit,
+        dsplit,
+        tile,
+        repeat,
+        flip,
+        fliplr,
+        flipud,
+        atleast_1d,
+        atleast_2d,
+        atleast_3d,
+        copy,
+        array,
+        asarray,
     )
 }
 FUNCTIONS.update({"concat": concatenate, "permute_dims": transpose})

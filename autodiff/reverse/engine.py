@@ -20,6 +20,7 @@ pass every gradient a user sees (hooks, retain_grad, `.grad`, autograd.grad resu
 is its conjugate, PyTorch's convention for complex tensors (`conj_complex`: a no-op
 for real dtypes); the seeds are conjugated on entry by autograd.backward/grad.
 """
+
 from __future__ import annotations
 
 import re
@@ -115,8 +116,7 @@ class Sinks:
 
     __slots__ = ("capture", "accumulate_all_leaves", "accumulate_into", "captured", "targets")
 
-    def __init__(self, capture=(), accumulate_all_leaves=False, accumulate_into=None,
-                 targets=()):
+    def __init__(self, capture=(), accumulate_all_leaves=False, accumulate_into=None, targets=()):
         self.capture = set(capture)  # edges (node, index)
         self.accumulate_all_leaves = accumulate_all_leaves
         self.accumulate_into = accumulate_into or {}  # edge -> tensor
@@ -215,8 +215,16 @@ def backward_pass(
 class _Runner:
     """Executes single nodes for `backward_pass` (hooks, rules, sinks)."""
 
-    __slots__ = ("cts", "sinks", "retain", "create_graph", "state", "results", "ends",
-                 "sink_outputs")
+    __slots__ = (
+        "cts",
+        "sinks",
+        "retain",
+        "create_graph",
+        "state",
+        "results",
+        "ends",
+        "sink_outputs",
+    )
 
     def __init__(self, cts, sinks, retain, create_graph, st, ends=frozenset()):
         self.cts = cts
@@ -354,8 +362,9 @@ class _Runner:
                     new = hook(_as_tensor(conj_complex(grads[index])))
                     if new is not None:
                         if np.shape(new) != np.shape(grads[index]):
-                            raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size "
-                                               "of value")
+                            raise RuntimeError(
+                                f"hook '{_hook_name(hook)}' has changed the size of value"
+                            )
                         grads[index] = conj_complex(self._unwrap(new))
         if extra.retains:
             for index, ref in extra.retains.items():
@@ -377,8 +386,10 @@ class _Runner:
         # Inputs that need no gradient show None, as in torch (rules may compute one anyway).
         in_cts = tuple(None if e is None else g for e, g in zip(node.parents, in_cts))
         for hook in list(node.extra.post_hooks):
-            new = hook(tuple(_as_tensor(conj_complex(g)) for g in in_cts),
-                       tuple(_as_tensor(conj_complex(g)) for g in grad_outputs))
+            new = hook(
+                tuple(_as_tensor(conj_complex(g)) for g in in_cts),
+                tuple(_as_tensor(conj_complex(g)) for g in grad_outputs),
+            )
             if new is not None:
                 _check_hook_count(hook, new, in_cts)
                 in_cts = tuple(conj_complex(self._unwrap(g)) for g in new)

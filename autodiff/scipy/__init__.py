@@ -1,5 +1,8 @@
-"""autodiff.scipy: SciPy's names and semantics (`linalg`), differentiable and batchable.
+"""autodiff.scipy: SciPy's names and semantics (`linalg`, `special`, `stats`), differentiable
+and batchable.
 
-SciPy itself is not imported: every function is implemented with NumPy.
+SciPy itself is not imported: every function is implemented with NumPy (and Numba kernels
+for the scalar special functions, compiled on first use).
 """
-from autodiff.scipy import linalg  # noqa: F401
+
+from autodiff.scipy import linalg, special, stats  # noqa: F401

@@ -3,6 +3,7 @@
 solve_triangular, cholesky (upper by default), cho_factor / cho_solve, solve (with
 `assume_a`), inv, det and expm, implemented with NumPy (SciPy is not needed).
 """
+
 from autodiff.ops import decompositions as _decompositions
 
 LinAlgError = _decompositions.LinAlgError

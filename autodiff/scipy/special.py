@@ -6,6 +6,7 @@ betaln, expit, logit, xlogy, xlog1py, entr, logsumexp, softmax, log_softmax. Imp
 lacks (SciPy is not needed). Values match SciPy's to about 1e-15 in float64; float32 inputs
 give float32 results.
 """
+
 from autodiff.ops import special as _special
 
 FUNCTIONS: dict = dict(_special.FUNCTIONS)

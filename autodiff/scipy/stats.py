@@ -5,6 +5,7 @@ signatures (no frozen distributions, no sampling). Unlike SciPy, float32 inputs 
 float32 results, and parameters are not validated (a scale <= 0 gives nan or garbage
 instead of SciPy's nan, as in JAX).
 """
+
 from __future__ import annotations
 
 import math
