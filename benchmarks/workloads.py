@@ -1,10 +1,16 @@
-"""The benchmark workloads: what each computes, at which sizes, and its float64 reference result.
+"""What a workload is, its three kinds, and the gradient workloads (chain, elementwise, mlp, ode).
 
 A workload maps framework names to programs: `program(args) -> call`, where
 `call()` is what gets timed. A framework without a program for a workload shows
-"n/a". Gradient workloads get a program for every framework from
-`gradient_workload`; a later workload kind (hessian, jacobian, ...) adds its own
-constructor, or lists per-framework programs directly.
+"n/a". Each kind of workload gets its programs from `frameworks.py`:
+
+- `gradient_workload`: a loss `loss(xp, *args)`, differentiated with each framework's `grad`;
+- `transform_workload`: a `body(tx, xp, *args)` using functional transforms (`transform_workloads.py`);
+- `tensor_workload`: a `body(T, xp, *args) -> call` using the PyTorch-style API (`tensor_workloads.py`).
+
+Any kind can override or add per-framework programs, and time other APIs for the same
+computation as `alternatives` (reported below the tables, not in the ratios).
+`suite.py` lists every workload in table order.
 
 Imports NumPy only: the parent process reads this table without importing any framework.
 """
@@ -12,7 +18,7 @@ Imports NumPy only: the parent process reads this table without importing any fr
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 
 import numpy as np
@@ -31,6 +37,9 @@ class Workload:
         inputs: `inputs(**size) -> args`, float64 NumPy arrays (pytrees), deterministic.
         reference: `reference(*args) -> expected result` in float64, independent of every framework.
         programs: framework name -> `program(args) -> call`.
+        alternatives: framework name -> {label: program}: other APIs of that framework for the
+            same computation, timed and checked too, reported apart from the main columns.
+        notes: framework name -> what its program does, where a reader needs to know.
     """
 
     name: str
@@ -39,6 +48,10 @@ class Workload:
     inputs: Callable[..., tuple]
     reference: Callable[..., object]
     programs: dict[str, Callable[[tuple], Callable[[], object]]]
+    alternatives: dict[str, dict[str, Callable[[tuple], Callable[[], object]]]] = field(
+        default_factory=dict
+    )
+    notes: dict[str, str] = field(default_factory=dict)
 
     def describe(self, quick: bool) -> str:
         return self.about.format(**self.sizes["quick" if quick else "full"])
@@ -53,6 +66,39 @@ def gradient_workload(name, about, sizes, loss, inputs, reference, argnums=0) ->
     return Workload(name, about, sizes, inputs, reference, programs)
 
 
+def _numpy_program(function, args):
+    return partial(function, np, *args)
+
+
+def _kind_workload(kind, name, about, sizes, body, function, inputs, reference, **extra):
+    programs = {
+        fw.name: partial(getattr(fw, kind), body)
+        for fw in FRAMEWORKS.values()
+        if getattr(fw, kind) is not None
+    }
+    programs["numpy-fwd"] = partial(_numpy_program, function)
+    programs.update(extra.pop("programs", {}))
+    return Workload(name, about, sizes, inputs, reference, programs, **extra)
+
+
+def transform_workload(name, about, sizes, body, function, inputs, reference, **extra) -> Workload:
+    """A workload timing `body(tx, xp, *args)` in every framework with functional transforms.
+
+    `function(xp, *args)` is the function being differentiated, timed in NumPy as `numpy-fwd`.
+    `extra`: `programs` (overrides), `alternatives` and `notes`, as in `Workload`.
+    """
+    return _kind_workload("transforms", name, about, sizes, body, function, inputs, reference, **extra)
+
+
+def tensor_workload(name, about, sizes, body, function, inputs, reference, **extra) -> Workload:
+    """A workload timing the call `body(T, xp, *args)` builds with the PyTorch-style API.
+
+    Frameworks: autodiff (`T = autodiff`) and torch (`T = torch`); the rest as in
+    `transform_workload`.
+    """
+    return _kind_workload("tensors", name, about, sizes, body, function, inputs, reference, **extra)
+
+
 def _rng() -> np.random.Generator:
     return np.random.default_rng(0)
 
@@ -63,10 +109,14 @@ def _rng() -> np.random.Generator:
 CHAIN_STEPS = 50
 
 
-def chain_loss(xp, x):
+def chain_function(xp, x):
     for _ in range(CHAIN_STEPS):
         x = xp.sin(x) * 1.01 + 0.1 * x
-    return xp.sum(x)
+    return x
+
+
+def chain_loss(xp, x):
+    return xp.sum(chain_function(xp, x))
 
 
 def chain_gradient(x):
@@ -159,4 +209,78 @@ MLP = gradient_workload(
 )
 
 
-WORKLOADS: dict[str, Workload] = {w.name: w for w in (CHAIN, ELEMENTWISE, MLP)}
+
+# ---------------------------------------------------------------------------------------------
+# ode: a long chain of small ops (RK4 on a (3, batch) state), gradient w.r.t. 3 parameters.
+
+ODE_STEPS = 100
+ODE_DT = 0.01
+
+
+def lorenz_loss(xp, p, state):
+    """Sum of squares of the state after ODE_STEPS RK4 steps of the Lorenz system."""
+    sigma, rho, beta = p[0], p[1], p[2]
+
+    def field(s):
+        x, y, z = s[0], s[1], s[2]
+        return xp.stack([sigma * (y - x), x * (rho - z) - y, x * y - beta * z])
+
+    h = ODE_DT
+    for _ in range(ODE_STEPS):
+        k1 = field(state)
+        k2 = field(state + h / 2 * k1)
+        k3 = field(state + h / 2 * k2)
+        k4 = field(state + h * k3)
+        state = state + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+    return xp.sum(state * state)
+
+
+def lorenz_gradient(p, state):
+    """Forward sensitivities by hand: the tangents of the state along each parameter, through RK4."""
+    sigma, rho, beta = p
+    dp = np.eye(3)[:, :, None]  # dp[k, j]: the tangent of parameter j along parameter k
+
+    def field(s):
+        x, y, z = s
+        return np.stack([sigma * (y - x), x * (rho - z) - y, x * y - beta * z])
+
+    def field_tangent(s, ds):  # ds: (3 parameters, 3, batch)
+        (x, y, z), dx, dy, dz = s, ds[:, 0], ds[:, 1], ds[:, 2]
+        return np.stack(
+            [
+                sigma * (dy - dx) + dp[:, 0] * (y - x),
+                dx * (rho - z) + x * (dp[:, 1] - dz) - dy,
+                dx * y + x * dy - dp[:, 2] * z - beta * dz,
+            ],
+            axis=1,
+        )
+
+    h = ODE_DT
+    tangent = np.zeros((3, *state.shape))
+    for _ in range(ODE_STEPS):
+        k1, t1 = field(state), field_tangent(state, tangent)
+        s2, d2 = state + h / 2 * k1, tangent + h / 2 * t1
+        k2, t2 = field(s2), field_tangent(s2, d2)
+        s3, d3 = state + h / 2 * k2, tangent + h / 2 * t2
+        k3, t3 = field(s3), field_tangent(s3, d3)
+        s4, d4 = state + h * k3, tangent + h * t3
+        k4, t4 = field(s4), field_tangent(s4, d4)
+        state = state + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+        tangent = tangent + h / 6 * (t1 + 2 * t2 + 2 * t3 + t4)
+    return np.einsum("kij,ij->k", tangent, 2 * state)
+
+
+def lorenz_inputs(batch):
+    state = _rng().standard_normal((3, batch)) * 5.0 + np.array([[0.0], [0.0], [25.0]])
+    return np.array([10.0, 28.0, 8.0 / 3.0]), state
+
+
+ODE = gradient_workload(
+    "ode",
+    f"grad w.r.t. (sigma, rho, beta) of sum(state**2) after {ODE_STEPS} RK4 steps (dt {ODE_DT}) "
+    "of the Lorenz system, state (3, {batch}): a long chain of small ops",
+    {"full": {"batch": 64}, "quick": {"batch": 64}},
+    lorenz_loss,
+    lorenz_inputs,
+    lorenz_gradient,
+)
