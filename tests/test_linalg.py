@@ -346,11 +346,18 @@ def test_vmap_of_mixed_dtype_dot_keeps_numpy_dtypes(sa, sb):
         _vmap_vs_loop(anp.dot, (i, b), axes)
 
 
-def test_vmap_of_unbatched_weight_matmul_moves_no_data(monkeypatch):
-    """Per-example x @ w with w unbatched: the batch axis rides along as a row/stack axis."""
+def test_vmap_of_unbatched_weight_matmul_is_one_matrix_product(monkeypatch):
+    """Per-example x @ w with w unbatched: the batch axis folds into the rows, so NumPy sees
+    one 2-D product (one BLAS call) and no transpose."""
     monkeypatch.setattr(linalg.transpose_p, "impl", lambda *a, **k: pytest.fail("transpose"))
-    monkeypatch.setattr(linalg.reshape_p, "impl", lambda *a, **k: pytest.fail("reshape"))
+    shapes = []
+    matmul_impl = linalg.matmul_p.impl
+    monkeypatch.setattr(
+        linalg.matmul_p, "impl", lambda a, b: shapes.append((a.ndim, b.ndim)) or matmul_impl(a, b)
+    )
     x, w = rng.standard_normal((7, 3, 4)), rng.standard_normal((4, 5))
+    ad.vmap(lambda x: x @ w)(x)
+    assert shapes == [(2, 2)]
     np.testing.assert_allclose(ad.vmap(lambda x: x @ w)(x), x @ w)
     np.testing.assert_allclose(ad.vmap(lambda x: x @ w, in_axes=1, out_axes=1)(x), x @ w)
     np.testing.assert_allclose(ad.vmap(lambda x: x[0] @ w)(x), x[:, 0] @ w)

@@ -90,18 +90,33 @@ def _ravel(x):
 # matmul: NumPy's matmul, 1-D operands and broadcast batch dims included.
 
 
-def _matmul_vjp(g, a, b, *, out):
+def _matmul_vjp(g, a, b, *, out, needs=(True, True)):
+    # `needs` (from the engine): constant operands, e.g. a weight matrix held fixed or the
+    # data in an MLP's first layer, get no cotangent, saving a whole matmul.
     a_shape, b_shape = shape_of(a), shape_of(b)
     a_vec, b_vec = len(a_shape) == 1, len(b_shape) == 1
+    need_a, need_b = needs[0] and _differentiable(a), needs[1] and _differentiable(b)
     if not (a_vec or b_vec):  # matrices (batched, maybe broadcast): the hot path
         return (
-            _like(bind(matmul_p, g, _matrix_transpose(b)), a) if _differentiable(a) else None,
-            _like(bind(matmul_p, _matrix_transpose(a), g), b) if _differentiable(b) else None,
+            _like(bind(matmul_p, g, _matrix_transpose(b)), a) if need_a else None,
+            _like(bind(matmul_p, _matrix_transpose(a), g), b) if need_b else None,
         )
     if a_vec and b_vec:  # inner product of vectors: g is a scalar
         return (
-            _like(bind(multiply_p, g, b), a) if _differentiable(a) else None,
-            _like(bind(multiply_p, g, a), b) if _differentiable(b) else None,
+            _like(bind(multiply_p, g, b), a) if need_a else None,
+            _like(bind(multiply_p, g, a), b) if need_b else None,
+        )
+    # Matrix-vector and vector-matrix products: vector-matrix products and outer products,
+    # with no reshapes (under vmap these become one matrix product each).
+    if b_vec and len(a_shape) == 2:  # (m, k) @ (k,) -> (m,)
+        return (
+            _like(bind(multiply_p, _reshape(g, (a_shape[0], 1)), b), a) if need_a else None,
+            _like(bind(matmul_p, g, a), b) if need_b else None,
+        )
+    if a_vec and len(b_shape) == 2:  # (k,) @ (k, n) -> (n,)
+        return (
+            _like(bind(matmul_p, b, g), a) if need_a else None,
+            _like(bind(multiply_p, _reshape(a, (a_shape[0], 1)), g), b) if need_b else None,
         )
     # A vector operand is a row (on the left) or a column (on the right); so is g's last axis.
     g_shape = shape_of(g)
@@ -109,7 +124,7 @@ def _matmul_vjp(g, a, b, *, out):
         a, g = _reshape(a, (1, *a_shape)), _reshape(g, (*g_shape[:-1], 1, g_shape[-1]))
     else:
         b, g = _reshape(b, (*b_shape, 1)), _reshape(g, (*g_shape, 1))
-    ga, gb = _matmul_vjp(g, a, b, out=out)
+    ga, gb = _matmul_vjp(g, a, b, out=out, needs=(need_a, need_b))
     return (
         None if ga is None else _reshape(ga, a_shape),
         None if gb is None else _reshape(gb, b_shape),
@@ -128,6 +143,7 @@ def _matmul_jvp(primals, tangents, *, out):
 matmul_p = Primitive("mm")
 matmul_p.impl = np.matmul
 matmul_p.vjp = _matmul_vjp
+matmul_p.vjp_takes_needs = True
 matmul_p.jvp = _matmul_jvp
 
 
@@ -259,12 +275,12 @@ def _backward_optimize(optimize):
     return True if isinstance(optimize, tuple) else optimize
 
 
-def _einsum_vjp(g, *operands, out, subscripts, optimize):
+def _einsum_vjp(g, *operands, out, subscripts, optimize, needs=None):
     ins = subscripts.partition("->")[0].split(",")
     dt = dtype_of(g)
     cts = []
     for i, x in enumerate(operands):
-        if not _differentiable(x):
+        if not _differentiable(x) or (needs is not None and not needs[i]):
             cts.append(None)
             continue
         spec, eyes, missing = _einsum_transpose_spec(subscripts, i)
@@ -300,6 +316,7 @@ def _einsum_impl(*operands, subscripts, optimize):
 einsum_p = Primitive("einsum")
 einsum_p.impl = _einsum_impl
 einsum_p.vjp = _einsum_vjp
+einsum_p.vjp_takes_needs = True
 einsum_p.jvp = _einsum_jvp
 
 
@@ -351,15 +368,15 @@ def einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting="
 # np.dot itself, whose per-element summation order matmul would not reproduce.
 
 
-def _dot_vjp(g, a, b, *, out):
+def _dot_vjp(g, a, b, *, out, needs=(True, True)):
     nda, ndb = len(shape_of(a)), len(shape_of(b))
     kb = max(ndb - 2, 0)  # b's contracted axis
     free_b = [j for j in range(ndb) if j != kb]
     lead = list(range(nda - 1))  # a's free axes, also the leading axes of g
     ga = gb = None
-    if _differentiable(a):
+    if needs[0] and _differentiable(a):
         ga = _like(tensordot(g, b, axes=(list(range(nda - 1, len(shape_of(g)))), free_b)), a)
-    if _differentiable(b):
+    if needs[1] and _differentiable(b):
         gb = tensordot(a, g, axes=(lead, lead))  # b's contracted axis first, then its free axes
         gb = _like(_transpose(gb, [0 if j == kb else 1 + free_b.index(j) for j in range(ndb)]), b)
     return ga, gb
@@ -377,6 +394,7 @@ def _dot_jvp(primals, tangents, *, out):
 dot_p = Primitive("dot")
 dot_p.impl = np.dot
 dot_p.vjp = _dot_vjp
+dot_p.vjp_takes_needs = True
 dot_p.jvp = _dot_jvp
 
 
@@ -405,9 +423,28 @@ def _matmul_batch(values, dims):
     (a, b), (da, db) = values, dims
     nda, ndb = len(shape_of(a)), len(shape_of(b))
     # One operand batched, the other at most a matrix: the batch axis rides along as a stack
-    # (or row) axis of the batched operand, with no data movement.
+    # (or row) axis of the batched operand. The stack is folded into the rows, so the product
+    # is one matrix-matrix call, not a stack of (often vector-matrix) ones.
     if db is None and ndb <= 2 and da < nda - 1:
+        if nda >= 2:
+            a_shape = shape_of(a)
+            rows = _reshape(a, (-1, a_shape[-1]))
+            out = bind(matmul_p, rows, b)
+            return _reshape(out, a_shape[:-1] + shape_of(out)[1:]), da
         return bind(matmul_p, a, b), da
+    # An unbatched matrix times per-example vectors: one product of the vectors, as rows, with
+    # the matrix's transpose; the result keeps the batch first, the layout the cotangents and
+    # tangents around it have (mixed layouts make NumPy's elementwise loops slow).
+    if da is None and nda == 2 and ndb == 2:
+        rows = b if db == 0 else _matrix_transpose(b)
+        return bind(matmul_p, rows, _matrix_transpose(a)), 0
+    # An unbatched matrix times a batched stack of matrices: fold the batch into the columns.
+    if da is None and nda == 2 and ndb == 3 and db != 1:
+        k, n = _drop(shape_of(b), db)
+        size = shape_of(b)[db]
+        cols = _reshape(_moveaxis(b, db, -1), (k, n * size))
+        out = bind(matmul_p, a, cols)
+        return _reshape(out, (shape_of(a)[0], n, size)), 2
     if da is None and nda <= 2 and db < ndb - 2:
         return bind(matmul_p, a, b), db
     # General case: batch axes first; a per-example vector becomes a row (left) or a column

@@ -49,9 +49,11 @@ _by_seq = attrgetter("seq")
 _GRAD_LOCK = threading.Lock()
 
 
-def _collect(roots) -> tuple[list, dict]:
-    """Reachable nodes sorted by increasing sequence number, and their dependency counts."""
+def _collect(roots, count: bool = True) -> tuple[list, dict]:
+    """Reachable nodes sorted by increasing sequence number, and (with `count`) their
+    dependency counts."""
     seen = set()
+    add_seen = seen.add
     order = []
     deps: dict = {}
     stack = list(roots)
@@ -59,12 +61,13 @@ def _collect(roots) -> tuple[list, dict]:
         node = stack.pop()
         if node in seen:
             continue
-        seen.add(node)
+        add_seen(node)
         order.append(node)
         for edge in node.parents:
             if edge is not None:
                 parent = edge[0]
-                deps[parent] = deps.get(parent, 0) + 1
+                if count:
+                    deps[parent] = deps.get(parent, 0) + 1
                 if parent not in seen:
                     stack.append(parent)
     order.sort(key=_by_seq)
@@ -145,7 +148,8 @@ def backward_pass(
     for (node, index), ct in zip(roots, root_cts):
         if ct is not None:
             _accumulate(cts, node, index, ct)
-    order, deps = _collect([edge[0] for edge in roots])
+    # Functional transforms (no sinks) collect leaves' cotangents at the end: no counts.
+    order, deps = _collect([edge[0] for edge in roots], count=sinks is not None)
     ends = frozenset()
     if prune and sinks is not None:
         captured = {e[0] for e in sinks.capture}
@@ -199,6 +203,8 @@ def backward_pass(
                     node.primals = node.out = None
             else:
                 run.node(node)
+            if not deps:
+                continue
             for edge in parents:
                 if edge is None:
                     continue
@@ -207,6 +213,10 @@ def backward_pass(
                 deps[parent] = left
                 if left == 0 and parent.prim is None:
                     run.leaf(parent)
+        if sinks is None:
+            for node in order:
+                if node.prim is None:
+                    run.leaf(node)
     finally:
         st.grad_enabled, _, st.pass_nodes = saved
     return run.results

@@ -43,14 +43,18 @@ class ReverseTrace(Trace):
         parents = []
         lower = False  # does any primal belong to a lower trace?
         for a in args:
-            if isinstance(a, Tensor) and a._trace is self:
-                parents.append(a._edge)
-                a = a._value
+            if isinstance(a, Tensor):
+                if a._trace is self:
+                    parents.append(a._edge)
+                    a = a._value
+                    if not lower and isinstance(a, Tensor):
+                        lower = True
+                else:
+                    parents.append(None)
+                    lower = True
             else:
                 parents.append(None)
             primals.append(a)
-            if isinstance(a, Tensor):
-                lower = True
         out = bind(prim, *primals, **params) if lower else prim.impl(*primals, **params)
         if not prim.differentiable:
             return out
