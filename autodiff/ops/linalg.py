@@ -131,20 +131,25 @@ def _matmul_vjp(g, a, b, *, out, needs=(True, True)):
     )
 
 
-def _matmul_jvp(primals, tangents, *, out):
-    a, b = primals
-    ta, tb = tangents
-    t = _add_tangents(
-        None if ta is None else bind(matmul_p, ta, b), None if tb is None else bind(matmul_p, a, tb)
-    )
-    return t if t is None or t.dtype == out.dtype else astype(t, out.dtype)
+def _bilinear_jvp(prim):
+    """The jvp of a bilinear product p(a, b): p(ta, b) + p(a, tb), in the output's dtype."""
+
+    def jvp(primals, tangents, *, out):
+        a, b = primals
+        ta, tb = tangents
+        t = _add_tangents(
+            None if ta is None else bind(prim, ta, b), None if tb is None else bind(prim, a, tb)
+        )
+        return t if t is None or t.dtype == out.dtype else astype(t, out.dtype)
+
+    return jvp
 
 
 matmul_p = Primitive("mm")
 matmul_p.impl = np.matmul
 matmul_p.vjp = _matmul_vjp
 matmul_p.vjp_takes_needs = True
-matmul_p.jvp = _matmul_jvp
+matmul_p.jvp = _bilinear_jvp(matmul_p)
 
 
 def matmul(x1, x2, /, out=None, **kwargs):
@@ -382,20 +387,11 @@ def _dot_vjp(g, a, b, *, out, needs=(True, True)):
     return ga, gb
 
 
-def _dot_jvp(primals, tangents, *, out):
-    a, b = primals
-    ta, tb = tangents
-    t = _add_tangents(
-        None if ta is None else bind(dot_p, ta, b), None if tb is None else bind(dot_p, a, tb)
-    )
-    return t if t is None or t.dtype == out.dtype else astype(t, out.dtype)
-
-
 dot_p = Primitive("dot")
 dot_p.impl = np.dot
 dot_p.vjp = _dot_vjp
 dot_p.vjp_takes_needs = True
-dot_p.jvp = _dot_jvp
+dot_p.jvp = _bilinear_jvp(dot_p)
 
 
 # ---------------------------------------------------------------------------------------------
