@@ -13,8 +13,8 @@ call with its own idiomatic API:
 - a tensor workload is a `body(T, xp, *numpy_arrays) -> call` against the
   PyTorch-style API (`T` is `torch` or `autodiff`): `Framework.tensors`.
 
-Only this module imports stdlib modules alone at the top, so that `startup.py`
-can use it in a process whose import time it measures.
+A framework that lacks a transform raises NotImplementedError from it, and its
+cell shows "n/a".
 """
 
 from __future__ import annotations

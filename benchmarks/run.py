@@ -1,11 +1,13 @@
-"""Run the benchmark suite: one child process per framework, then one comparison table.
+"""Run the benchmark suite: one child process per framework, then the comparison tables.
 
 The parent imports no framework. Each child sets up its one framework (threads
-pinned to 1, float64), then for every workload: builds the call, times its first
-call, warms up, finds how many calls take at least `min_time`, and keeps the
-minimum per-call time over `repeat` such loops (timeit-style, garbage collector
-on). The first result is compared with the workload's float64 reference; the
-child writes its results as JSON to a file the parent reads.
+pinned to 1, float64), then for every workload (and every alternative API the
+workload lists for that framework): builds the call, times its first call, warms
+up, finds how many calls take at least `min_time`, and keeps the minimum
+per-call time over `repeat` such loops (timeit-style, garbage collector on). The
+first result is compared with the workload's float64 reference; the child writes
+its results as JSON to a file the parent reads. Last, the startup section
+(`startup.py`) runs its own fresh processes.
 """
 
 from __future__ import annotations
@@ -28,13 +30,23 @@ from pathlib import Path
 
 import numpy as np
 
-from benchmarks.frameworks import FRAMEWORKS, THREAD_ENV, child_environment
-from benchmarks.workloads import WORKLOADS
+from benchmarks.frameworks import (
+    FRAMEWORKS,
+    THREAD_ENV,
+    bind_to_child_cpu,
+    child_cpu,
+    child_environment,
+)
+from benchmarks.startup import startup_report
+from benchmarks.suite import WORKLOADS
+from benchmarks.tables import format_table, format_time
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = "autodiff"  # the ratio columns are autodiff's time over each other column's
 TOLERANCE = 1e-6  # max |result - reference| / max |reference|, per array
 BUSY_SHARE = 0.9  # below this CPU share in its best loop, a time is marked "~" (machine busy)
+STARTUP = "startup"  # the name of the startup section in --only
+STARTUP_FRAMEWORKS = ("autodiff", "autograd", "numpy-fwd")  # the rows of its peak-memory table
 
 
 @dataclass(frozen=True)
@@ -45,21 +57,23 @@ class Settings:
     min_time: float  # seconds each timed loop lasts at least
     warmup: int  # untimed calls after the first
     child_timeout: float  # seconds a child process may take in all
+    startup_repeat: int  # fresh processes per row of the startup section
 
     @classmethod
     def of(cls, quick: bool, repeat: int | None) -> Settings:
         if quick:
-            return cls(repeat or 2, 0.02, 1, 120.0)
-        return cls(repeat or 5, 0.2, 3, 3600.0)
+            return cls(repeat or 2, 0.01, 0, 120.0, repeat or 1)
+        return cls(repeat or 5, 0.2, 3, 3600.0, repeat or 5)
 
 
 # ---------------------------------------------------------------------------------------------
 # Child: one framework, every selected workload.
 
 
-def _loop(call, number: int) -> tuple[float, float]:
+def _loop(call, number: int, collect: bool = True) -> tuple[float, float]:
     """(wall seconds, CPU share): the share drops below 1 when other processes take the core."""
-    gc.collect()
+    if collect:
+        gc.collect()
     wall, cpu = time.perf_counter(), time.process_time()
     for _ in range(number):
         call()
@@ -76,7 +90,7 @@ def measure(call, settings: Settings) -> dict:
     for _ in range(settings.warmup):
         call()
     number = 1
-    while (elapsed := _loop(call, number)[0]) < settings.min_time:
+    while (elapsed := _loop(call, number, collect=False)[0]) < settings.min_time:
         number = max(2 * number, math.ceil(1.2 * number * settings.min_time / max(elapsed, 1e-9)))
     best, share = min(_loop(call, number) for _ in range(settings.repeat))
     return {
@@ -124,34 +138,41 @@ def _describe(e: BaseException) -> str:
     return f"{type(e).__name__}: {lines[0] if lines else ''}"[:200]
 
 
-def run_workload(framework, workload, quick: bool, settings: Settings) -> dict:
-    program = workload.programs.get(framework.name)
-    if program is None:
-        return {"status": "n/a", "reason": "no program for this framework"}
-    args = workload.make_inputs(quick)
+def run_program(program, framework, workload, quick: bool, settings: Settings) -> dict:
+    """One cell: the timing of `program` on fresh inputs, and its check against the reference."""
+    args, static = workload.make_inputs(quick), workload.static_sizes(quick)
     try:
-        timing = measure(program(args), settings)
+        timing = measure(program(args, **static), settings)
     except (NotImplementedError, AttributeError) as e:
         return {"status": "n/a", "reason": _describe(e)}
     except Exception as e:  # noqa: BLE001  (one broken cell must not stop the suite)
         return {"status": "error", "reason": _describe(e)}
     out = {"status": "ok", **{k: timing[k] for k in ("first", "best", "number", "share")}}
     if framework.checked:
-        out["error"], out["problem"] = compare(timing["result"], workload.reference(*args))
+        out["error"], out["problem"] = compare(
+            timing["result"], workload.reference(*args, **static)
+        )
     return out
 
 
-def child_cpu() -> int | None:
-    """The CPU every child is bound to (the last one this process may use), if the OS can bind."""
-    return max(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+def run_workload(framework, workload, quick: bool, settings: Settings) -> dict:
+    """The framework's cell of the workload, with its alternatives (other APIs) if any."""
+    program = workload.programs.get(framework.name)
+    if program is None:
+        return {"status": "n/a", "reason": "no program for this framework"}
+    out = run_program(program, framework, workload, quick, settings)
+    alternatives = workload.alternatives.get(framework.name, {})
+    if alternatives:
+        out["alternatives"] = {
+            label: run_program(p, framework, workload, quick, settings)
+            for label, p in alternatives.items()
+        }
+    return out
 
 
 def child(name: str, workload_names: list[str], quick: bool, settings: Settings, out: Path) -> None:
     framework = FRAMEWORKS[name]
-    # Thread-count settings are not enough (XLA keeps a thread pool per core): bind the process,
-    # before the framework starts any thread, so that no column can use a second core.
-    if (cpu := child_cpu()) is not None:
-        os.sched_setaffinity(0, {cpu})
+    bind_to_child_cpu()
     framework.setup()
     results = {w: run_workload(framework, WORKLOADS[w], quick, settings) for w in workload_names}
     out.write_text(json.dumps(results))
@@ -258,16 +279,6 @@ def _run_child(name: str, workload_names: list[str], quick: bool, settings: Sett
     }
 
 
-_UNITS = ((1.0, "s"), (1e-3, "ms"), (1e-6, "us"), (1e-9, "ns"))
-
-
-def format_time(seconds: float) -> str:
-    """Three significant digits in the largest unit that keeps the number >= 1, e.g. '1.23 ms'."""
-    scale, unit = next(((s, u) for s, u in _UNITS if seconds >= s), _UNITS[-1])
-    value = seconds / scale
-    return f"{value:.3g} {unit}" if value < 1000 else f"{value:.0f} {unit}"
-
-
 def _time_cell(r: dict, key: str = "best") -> str:
     if r["status"] != "ok":
         return r["status"]
@@ -282,12 +293,31 @@ def _ratio_cell(ours: dict, theirs: dict) -> str:
     return f"{ours['best'] / theirs['best']:.2f}x{mark}"
 
 
-def format_table(header: list[str], rows: list[list[str]]) -> str:
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    line = lambda cells: " | ".join(  # noqa: E731
-        c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))
+def _cells(results: dict[str, dict], names: list[str], workload_names: list[str]):
+    """(framework, workload, label, result) for every cell, then its alternatives (labelled)."""
+    for n in names:
+        for w in workload_names:
+            yield n, w, "", results[n][w]
+            for label, r in results[n][w].get("alternatives", {}).items():
+                yield n, w, label, r
+
+
+def _alternatives_table(
+    results: dict[str, dict], names: list[str], workload_names: list[str]
+) -> str | None:
+    rows = [
+        [w, n, label, _time_cell(r), _time_cell(r, "first"), _ratio_cell(r, results[n][w])]
+        for w in workload_names
+        for n in names
+        for label, r in results[n][w].get("alternatives", {}).items()
+    ]
+    if not rows:
+        return None
+    header = ["workload", "framework", "other API", "time", "first call", "/column"]
+    return (
+        "Other APIs for the same computation (not in the table; /column = this time / the "
+        "column's time):\n" + format_table(header, rows)
     )
-    return "\n".join([line(header), "-+-".join("-" * w for w in widths), *map(line, rows)])
 
 
 def report(
@@ -305,11 +335,18 @@ def report(
     first = [[w] + [_time_cell(results[n][w], "first") for n in names] for w in workload_names]
 
     notes = [f"{w}: {WORKLOADS[w].describe(quick)}" for w in workload_names]
+    notes += [
+        f"{w} / {n}: {WORKLOADS[w].notes[n]}"
+        for w in workload_names
+        for n in names
+        if n in WORKLOADS[w].notes
+    ]
     notes.append(
         f"Times are per call: the minimum over {settings.repeat} repeats, each looping for >= "
         f"{settings.min_time:g} s. ad/X = autodiff time / X time (above 1: autodiff is slower)."
     )
-    if any(results[n][w].get("share", 1.0) < BUSY_SHARE for n in names for w in workload_names):
+    cells = list(_cells(results, names, workload_names))
+    if any(r.get("share", 1.0) < BUSY_SHARE for *_, r in cells):
         notes.append(
             f"~ = in its best loop the process had less than {BUSY_SHARE:.0%} of a CPU: other "
             "processes were running, so that time is inflated. Rerun on an idle machine."
@@ -321,51 +358,66 @@ def report(
             "constant)."
         )
     checked, failed, worst = 0, 0, 0.0
-    for n in names:
-        for w in workload_names:
-            r = results[n][w]
-            if r["status"] != "ok":
-                notes.append(f"{n} / {w}: {r['status']} ({r['reason']})")
-            elif r.get("problem"):
-                notes.append(f"{n} / {w}: ! result {r['problem']}")
-            if "problem" in r:
-                checked += 1
-                failed += bool(r["problem"])
-                worst = max(worst, r["error"]) if math.isfinite(r["error"]) else worst
+    for n, w, label, r in cells:
+        cell = f"{n} / {w}" + (f" ({label})" if label else "")
+        if r["status"] != "ok":
+            notes.append(f"{cell}: {r['status']} ({r['reason']})")
+        elif r.get("problem"):
+            notes.append(f"{cell}: ! result {r['problem']}")
+        if "problem" in r:
+            checked += 1
+            failed += bool(r["problem"])
+            worst = max(worst, r["error"]) if math.isfinite(r["error"]) else worst
     if checked:
         notes.append(
-            f"{checked} results checked against closed-form float64 references (relative "
+            f"{checked} results checked against float64 references worked out by hand (relative "
             f"tolerance {TOLERANCE:g}): {failed} failed ('!'); worst finite error {worst:.1e}."
         )
-    return "\n\n".join(
-        [
-            format_table(header, rows),
-            "First call (includes tracing, compilation and caches warming up):\n"
-            + format_table(["workload", *names], first),
-            "\n".join(notes),
-        ]
-    )
+    sections = [
+        format_table(header, rows),
+        "First call (includes tracing, compilation and caches warming up):\n"
+        + format_table(["workload", *names], first),
+        _alternatives_table(results, names, workload_names),
+        "\n".join(notes),
+    ]
+    return "\n\n".join(filter(None, sections))
+
+
+def _installed(name: str) -> bool:
+    if importlib.util.find_spec(FRAMEWORKS[name].module) is None:
+        print(f"{name}: not installed, skipped", file=sys.stderr, flush=True)
+        return False
+    return True
 
 
 def parent(
-    workload_names: list[str], framework_names: list[str], quick: bool, settings: Settings
+    workload_names: list[str],
+    framework_names: list[str],
+    startup: bool,
+    quick: bool,
+    settings: Settings,
 ) -> None:
     print(machine_info(quick, settings), flush=True)
     print(f"thread settings: {' '.join(f'{k}={v!r}' for k, v in THREAD_ENV.items())}\n", flush=True)
     start = time.perf_counter()
-    results = {}
-    for name in framework_names:
-        if importlib.util.find_spec(FRAMEWORKS[name].module) is None:
-            print(f"{name}: not installed, skipped", file=sys.stderr, flush=True)
-            continue
+    if workload_names:
+        results = {}
+        for name in filter(_installed, framework_names):
+            t = time.perf_counter()
+            results[name] = _run_child(name, workload_names, quick, settings)
+            print(f"{name}: {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
+        print(report(results, workload_names, quick, settings), flush=True)
+    if startup:
         t = time.perf_counter()
-        results[name] = _run_child(name, workload_names, quick, settings)
-        print(f"{name}: {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
-    print(report(results, workload_names, quick, settings))
+        section = startup_report(
+            settings.startup_repeat, list(filter(_installed, STARTUP_FRAMEWORKS))
+        )
+        print(f"startup: {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
+        print(f"\n{section}")
     print(f"\ntotal wall time {time.perf_counter() - start:.1f} s")
 
 
-def _names(text: str | None, known: dict, what: str) -> list[str]:
+def _names(text: str | None, known, what: str) -> list[str]:
     if text is None:
         return list(known)
     names = [n.strip() for n in text.split(",") if n.strip()]
@@ -376,32 +428,44 @@ def _names(text: str | None, known: dict, what: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m benchmarks [--quick] [--only W,...] [--frameworks F,...] [--repeat N]`."""
+    """`python -m benchmarks [--quick] [--only W,...] [--frameworks F,...] [--repeat N]`.
+
+    `--only` takes workload names and `startup` (the startup section); by default, all of them.
+    """
     parser = argparse.ArgumentParser(
         prog="python -m benchmarks",
-        description="Time autodiff's gradients against autograd, torch and jax; print a table.",
+        description="Time autodiff's derivatives against autograd, torch and jax, and its "
+        "startup costs; print tables.",
     )
     parser.add_argument(
         "--quick", action="store_true", help="small sizes and few repeats (smoke run)"
     )
     parser.add_argument(
-        "--only", metavar="W,...", help=f"workloads (default: {','.join(WORKLOADS)})"
+        "--only",
+        metavar="W,...",
+        help=f"workloads, and 'startup' for the startup section (default: all of "
+        f"{','.join([*WORKLOADS, STARTUP])})",
     )
     parser.add_argument(
         "--frameworks", metavar="F,...", help=f"columns (default: {','.join(FRAMEWORKS)})"
     )
-    parser.add_argument("--repeat", type=int, help="timed repeats per cell (default 5, quick 2)")
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        help="timed repeats per cell (default 5, quick 2), and processes per startup row "
+        "(default 5, quick 1)",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
     parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.repeat is not None and args.repeat < 1:
         parser.error("--repeat must be at least 1")
     settings = Settings.of(args.quick, args.repeat)
-    workload_names = _names(args.only, WORKLOADS, "workload")
+    names = _names(args.only, [*WORKLOADS, STARTUP], "workload")
+    workload_names = [n for n in names if n != STARTUP]
     if args.child:
         child(args.child, workload_names, args.quick, settings, args.out)
     else:
-        parent(
-            workload_names, _names(args.frameworks, FRAMEWORKS, "framework"), args.quick, settings
-        )
+        frameworks = _names(args.frameworks, FRAMEWORKS, "framework")
+        parent(workload_names, frameworks, STARTUP in names, args.quick, settings)
     return 0

@@ -4,9 +4,12 @@ A workload maps framework names to programs: `program(args) -> call`, where
 `call()` is what gets timed. A framework without a program for a workload shows
 "n/a". Each kind of workload gets its programs from `frameworks.py`:
 
-- `gradient_workload`: a loss `loss(xp, *args)`, differentiated with each framework's `grad`;
-- `transform_workload`: a `body(tx, xp, *args)` using functional transforms (`transform_workloads.py`);
-- `tensor_workload`: a `body(T, xp, *args) -> call` using the PyTorch-style API (`tensor_workloads.py`).
+- `gradient_workload`: a loss `loss(xp, *args)`, differentiated with each framework's `grad`
+  (the workloads of this module);
+- `transform_workload`: a `body(tx, xp, *args)` using functional transforms
+  (`transform_workloads.py`);
+- `tensor_workload`: a `body(T, xp, *args) -> call` using the PyTorch-style API
+  (`tensor_workloads.py`).
 
 Any kind can override or add per-framework programs, and time other APIs for the same
 computation as `alternatives` (reported below the tables, not in the ratios).
@@ -40,6 +43,8 @@ class Workload:
         alternatives: framework name -> {label: program}: other APIs of that framework for the
             same computation, timed and checked too, reported apart from the main columns.
         notes: framework name -> what its program does, where a reader needs to know.
+        static: names of size parameters that are not inputs' arguments but Python constants
+            (a loop count): given as keywords to every program and to `reference`.
     """
 
     name: str
@@ -52,18 +57,36 @@ class Workload:
         default_factory=dict
     )
     notes: dict[str, str] = field(default_factory=dict)
+    static: tuple[str, ...] = ()
 
     def describe(self, quick: bool) -> str:
         return self.about.format(**self.sizes["quick" if quick else "full"])
 
     def make_inputs(self, quick: bool) -> tuple:
-        return self.inputs(**self.sizes["quick" if quick else "full"])
+        size = self.sizes["quick" if quick else "full"]
+        return self.inputs(**{k: v for k, v in size.items() if k not in self.static})
+
+    def static_sizes(self, quick: bool) -> dict:
+        return {k: self.sizes["quick" if quick else "full"][k] for k in self.static}
 
 
-def gradient_workload(name, about, sizes, loss, inputs, reference, argnums=0) -> Workload:
-    """A workload timing the gradient of `loss(xp, *args)` w.r.t. `args[argnums]` everywhere."""
-    programs = {fw.name: partial(fw.grad, loss, argnums) for fw in FRAMEWORKS.values()}
-    return Workload(name, about, sizes, inputs, reference, programs)
+def _gradient_program(framework, loss, argnums, args, **static):
+    return framework.grad(partial(loss, **static), argnums, args)
+
+
+def gradient_workload(
+    name, about, sizes, loss, inputs, reference, argnums=0, static=(), **extra
+) -> Workload:
+    """A workload timing the gradient of `loss(xp, *args)` w.r.t. `args[argnums]` everywhere.
+
+    `static`: size parameters given to `loss` and `reference` as keywords (see `Workload`).
+    `extra`: `programs` (overrides), `alternatives` and `notes`, as in `Workload`.
+    """
+    programs = {
+        fw.name: partial(_gradient_program, fw, loss, argnums) for fw in FRAMEWORKS.values()
+    }
+    programs.update(extra.pop("programs", {}))
+    return Workload(name, about, sizes, inputs, reference, programs, static=tuple(static), **extra)
 
 
 def _numpy_program(function, args):
@@ -87,7 +110,9 @@ def transform_workload(name, about, sizes, body, function, inputs, reference, **
     `function(xp, *args)` is the function being differentiated, timed in NumPy as `numpy-fwd`.
     `extra`: `programs` (overrides), `alternatives` and `notes`, as in `Workload`.
     """
-    return _kind_workload("transforms", name, about, sizes, body, function, inputs, reference, **extra)
+    return _kind_workload(
+        "transforms", name, about, sizes, body, function, inputs, reference, **extra
+    )
 
 
 def tensor_workload(name, about, sizes, body, function, inputs, reference, **extra) -> Workload:
@@ -99,7 +124,7 @@ def tensor_workload(name, about, sizes, body, function, inputs, reference, **ext
     return _kind_workload("tensors", name, about, sizes, body, function, inputs, reference, **extra)
 
 
-def _rng() -> np.random.Generator:
+def seeded_rng() -> np.random.Generator:
     return np.random.default_rng(0)
 
 
@@ -132,7 +157,7 @@ CHAIN = gradient_workload(
     "grad of sum(50 x [x = sin(x)*1.01 + 0.1*x]), x of {n} float64: per-op overhead",
     {"full": {"n": 8}, "quick": {"n": 8}},
     chain_loss,
-    lambda n: (_rng().standard_normal(n),),
+    lambda n: (seeded_rng().standard_normal(n),),
     chain_gradient,
 )
 
@@ -156,7 +181,7 @@ ELEMENTWISE = gradient_workload(
     "grad of sum(tanh(x)*exp(-x*x) + log1p(x*x)), x of {n:,} float64",
     {"full": {"n": 2**21}, "quick": {"n": 2**16}},
     elementwise_loss,
-    lambda n: (_rng().standard_normal(n),),
+    lambda n: (seeded_rng().standard_normal(n),),
     elementwise_gradient,
 )
 
@@ -186,7 +211,7 @@ def mlp_gradient(params, x, y):
 
 
 def mlp_inputs(batch, widths):
-    rng = _rng()
+    rng = seeded_rng()
     params = []
     for fan_in, fan_out in zip(widths, widths[1:]):
         params.append(rng.standard_normal((fan_in, fan_out)) / np.sqrt(fan_in))
@@ -209,16 +234,14 @@ MLP = gradient_workload(
 )
 
 
-
 # ---------------------------------------------------------------------------------------------
 # ode: a long chain of small ops (RK4 on a (3, batch) state), gradient w.r.t. 3 parameters.
 
-ODE_STEPS = 100
 ODE_DT = 0.01
 
 
-def lorenz_loss(xp, p, state):
-    """Sum of squares of the state after ODE_STEPS RK4 steps of the Lorenz system."""
+def lorenz_loss(xp, p, state, *, steps):
+    """Sum of squares of the state after `steps` RK4 steps of the Lorenz system."""
     sigma, rho, beta = p[0], p[1], p[2]
 
     def field(s):
@@ -226,7 +249,7 @@ def lorenz_loss(xp, p, state):
         return xp.stack([sigma * (y - x), x * (rho - z) - y, x * y - beta * z])
 
     h = ODE_DT
-    for _ in range(ODE_STEPS):
+    for _ in range(steps):
         k1 = field(state)
         k2 = field(state + h / 2 * k1)
         k3 = field(state + h / 2 * k2)
@@ -235,8 +258,8 @@ def lorenz_loss(xp, p, state):
     return xp.sum(state * state)
 
 
-def lorenz_gradient(p, state):
-    """Forward sensitivities by hand: the tangents of the state along each parameter, through RK4."""
+def lorenz_gradient(p, state, *, steps):
+    """Forward sensitivities by hand: the state's tangents along each parameter, through RK4."""
     sigma, rho, beta = p
     dp = np.eye(3)[:, :, None]  # dp[k, j]: the tangent of parameter j along parameter k
 
@@ -257,7 +280,7 @@ def lorenz_gradient(p, state):
 
     h = ODE_DT
     tangent = np.zeros((3, *state.shape))
-    for _ in range(ODE_STEPS):
+    for _ in range(steps):
         k1, t1 = field(state), field_tangent(state, tangent)
         s2, d2 = state + h / 2 * k1, tangent + h / 2 * t1
         k2, t2 = field(s2), field_tangent(s2, d2)
@@ -271,16 +294,17 @@ def lorenz_gradient(p, state):
 
 
 def lorenz_inputs(batch):
-    state = _rng().standard_normal((3, batch)) * 5.0 + np.array([[0.0], [0.0], [25.0]])
+    state = seeded_rng().standard_normal((3, batch)) * 5.0 + np.array([[0.0], [0.0], [25.0]])
     return np.array([10.0, 28.0, 8.0 / 3.0]), state
 
 
 ODE = gradient_workload(
     "ode",
-    f"grad w.r.t. (sigma, rho, beta) of sum(state**2) after {ODE_STEPS} RK4 steps (dt {ODE_DT}) "
-    "of the Lorenz system, state (3, {batch}): a long chain of small ops",
-    {"full": {"batch": 64}, "quick": {"batch": 64}},
+    "grad w.r.t. (sigma, rho, beta) of sum(state**2) after {steps} RK4 steps (dt "
+    f"{ODE_DT}) of the Lorenz system, state (3, {{batch}}): a long chain of small ops",
+    {"full": {"batch": 64, "steps": 100}, "quick": {"batch": 64, "steps": 5}},
     lorenz_loss,
     lorenz_inputs,
     lorenz_gradient,
+    static=("steps",),
 )

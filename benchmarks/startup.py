@@ -1,0 +1,206 @@
+"""The startup section: what a new process pays before autodiff runs at full speed.
+
+Every measurement runs in a fresh Python process, bound to the children's CPU
+with their thread settings, and prints one JSON line:
+
+- the wall time of `import numpy` and of `import autodiff` (which imports NumPy);
+- the latency of the first `grad` call of a function whose backward runs the
+  Numba scatter kernel, with an empty Numba cache (`NUMBA_CACHE_DIR` a fresh
+  directory: Numba compiles), with a warm one (a second process, same directory:
+  Numba loads the compiled kernel), and with Numba disabled (`AUTODIFF_DISABLE_NUMBA=1`);
+- the peak resident memory (`ru_maxrss`) of one `elementwise` gradient, per framework.
+
+Python's own bytecode caches and the OS file cache are warm in every case: each
+probe runs several times, and the minimum and median are reported.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from benchmarks.frameworks import bind_to_child_cpu, child_environment
+from benchmarks.tables import format_table, format_time
+
+ROOT = Path(__file__).resolve().parent.parent
+
+IMPORT_PROBE = """
+import json, time
+start = time.perf_counter()
+import {module}
+print(json.dumps({{"seconds": time.perf_counter() - start}}))
+"""
+
+# The gradient of x[index] scatter-adds GATHERED rows of COLUMNS values: with GATHERED * COLUMNS
+# at least the KERNEL_MIN_SIZE of autodiff/kernels/scatter.py, its Numba kernel does it; the
+# tanh backward (a broadcast cotangent, from the sum) is big enough for any elementwise kernel.
+ROWS, COLUMNS, GATHERED = 4096, 64, 4096
+FIRST_GRAD_PROBE = f"""
+import json, sys, time
+import numpy as np
+import autodiff, autodiff.numpy as anp
+rng = np.random.default_rng(0)
+x = rng.standard_normal(({ROWS}, {COLUMNS}))
+index = rng.integers(0, {ROWS}, {GATHERED})
+gradient = autodiff.grad(lambda x: anp.sum(anp.tanh(x[index])))
+start = time.perf_counter()
+g = gradient(x)
+first = time.perf_counter() - start
+start = time.perf_counter()
+gradient(x)
+second = time.perf_counter() - start
+expected = np.zeros_like(x)
+np.add.at(expected, index, 1.0 - np.tanh(x[index]) ** 2)
+print(json.dumps({{
+    "first": first,
+    "second": second,
+    "numba": "numba" in sys.modules,
+    "error": float(np.max(np.abs(g - expected)) / np.max(np.abs(expected))),
+}}))
+"""
+
+# RSS: the first call's high-water mark (lazy imports, Numba included). Arrays: tracemalloc's
+# peak (NumPy reports its buffers to it) during a second call.
+PEAK_MEMORY_PROBE = """
+import json, resource, tracemalloc
+from benchmarks.frameworks import FRAMEWORKS
+from benchmarks.workloads import ELEMENTWISE, elementwise_loss
+framework = FRAMEWORKS[{name!r}]
+framework.setup()
+args = ELEMENTWISE.make_inputs(quick=False)
+call = framework.grad(elementwise_loss, 0, args)
+before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+call()
+after = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+tracemalloc.start()
+call()
+arrays = tracemalloc.get_traced_memory()[1]
+print(json.dumps({{
+    "before": before * 1024, "after": after * 1024, "arrays": arrays, "input": args[0].nbytes
+}}))
+"""
+
+
+def probe(script: str, **env: str) -> dict:
+    """Run `script` in a fresh process bound to the children's CPU; its JSON line, parsed."""
+    environment = child_environment() | env
+    environment["PYTHONPATH"] = os.pathsep.join(
+        filter(None, [str(ROOT), environment.get("PYTHONPATH")])
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        env=environment,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        preexec_fn=bind_to_child_cpu,
+    )
+    if proc.returncode != 0:
+        lines = proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"]
+        raise RuntimeError(f"probe failed: {lines[-1]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def _min_median(seconds: list[float]) -> list[str]:
+    return [format_time(min(seconds)), format_time(statistics.median(seconds))]
+
+
+def _first_grad_runs(repeat: int) -> dict[str, list[dict]]:
+    """Per cache state, `repeat` probes; each empty-cache probe gets a new cache directory."""
+    runs: dict[str, list[dict]] = {"empty": [], "warm": [], "disabled": [], "files": []}
+    for _ in range(repeat):
+        with tempfile.TemporaryDirectory(prefix="autodiff-numba-") as cache:
+            runs["empty"].append(probe(FIRST_GRAD_PROBE, NUMBA_CACHE_DIR=cache))
+            runs["files"].append(sum(len(files) for *_, files in os.walk(cache)))
+            runs["warm"].append(probe(FIRST_GRAD_PROBE, NUMBA_CACHE_DIR=cache))
+        runs["disabled"].append(probe(FIRST_GRAD_PROBE, AUTODIFF_DISABLE_NUMBA="1"))
+    return runs
+
+
+def _mib(n_bytes: float) -> str:
+    return f"{n_bytes / 2**20:.1f} MiB"
+
+
+def _peak_memory_table(frameworks: list[str]) -> str:
+    cases = [(name, name, {}) for name in frameworks]
+    if "autodiff" in frameworks:
+        cases.insert(1, ("autodiff, Numba disabled", "autodiff", {"AUTODIFF_DISABLE_NUMBA": "1"}))
+    rows = []
+    for label, name, env in cases:
+        try:
+            r = probe(PEAK_MEMORY_PROBE.format(name=name), **env)
+        except RuntimeError as e:
+            rows.append([label, "error", str(e)[:60], "-", "-"])
+            continue
+        increase = r["after"] - r["before"]
+        rows.append(
+            [
+                label,
+                _mib(r["before"]),
+                _mib(r["after"]),
+                f"{_mib(increase)} ({increase / r['input']:.1f}x)",
+                f"{_mib(r['arrays'])} ({r['arrays'] / r['input']:.1f}x)",
+            ]
+        )
+    header = ["framework", "RSS before", "RSS peak", "first call: increase", "warm call: arrays"]
+    return format_table(header, rows)
+
+
+def startup_report(repeat: int, frameworks: list[str]) -> str:
+    """The startup section: import time, first-call latency per Numba cache state, peak memory.
+
+    `frameworks`: the rows of the peak-memory table (names in `frameworks.FRAMEWORKS`).
+    """
+    imports = {
+        m: [probe(IMPORT_PROBE.format(module=m))["seconds"] for _ in range(repeat)]
+        for m in ("numpy", "numba", "autodiff")
+    }
+    runs = _first_grad_runs(repeat)
+    rows = [
+        ["import numpy", *_min_median(imports["numpy"])],
+        ["import numba (NumPy included; autodiff defers it)", *_min_median(imports["numba"])],
+        ["import autodiff (NumPy included)", *_min_median(imports["autodiff"])],
+        ["first grad call, Numba cache empty", *_min_median([r["first"] for r in runs["empty"]])],
+        ["first grad call, Numba cache warm", *_min_median([r["first"] for r in runs["warm"]])],
+        ["first grad call, Numba disabled", *_min_median([r["first"] for r in runs["disabled"]])],
+        ["second grad call (cache warm)", *_min_median([r["second"] for r in runs["warm"]])],
+        [
+            "second grad call (Numba disabled)",
+            *_min_median([r["second"] for r in runs["disabled"]]),
+        ],
+    ]
+    compiled = runs["empty"] + runs["warm"]
+    worst = max(r["error"] for state in ("empty", "warm", "disabled") for r in runs[state])
+    notes = [
+        f"grad call: autodiff.grad of sum(tanh(x[index])), x of {ROWS}x{COLUMNS}, {GATHERED} "
+        f"random rows gathered; its backward runs tanh's derivative on {GATHERED * COLUMNS:,} "
+        "values and scatter-adds them, large enough for autodiff's Numba kernels "
+        "(autodiff/kernels/). Numba is imported, and the kernels compiled or loaded, in the "
+        "first call.",
+        f"Numba imported in {sum(r['numba'] for r in compiled)} of {len(compiled)} processes "
+        f"with Numba enabled, in {sum(r['numba'] for r in runs['disabled'])} of "
+        f"{len(runs['disabled'])} with it disabled; files written to each fresh cache directory "
+        f"(an index and a data file per compiled kernel): {sorted(set(runs['files']))}; worst "
+        f"relative error of the gradient {worst:.1e}.",
+    ]
+    memory = (
+        "Peak memory of the elementwise gradient, x of 2**21 float64 (16 MiB), one process per "
+        "row. RSS (ru_maxrss): before = after the import and the input, peak = after the first "
+        "gradient call (any lazy import, Numba's included); warm call: the peak of NumPy "
+        "buffers alive during a second call (tracemalloc). (Nx) = N times the input's size:\n"
+        + _peak_memory_table(frameworks)
+    )
+    return "\n\n".join(
+        [
+            f"Startup (autodiff; each a fresh process; min and median over {repeat} process(es) "
+            "per row):\n" + format_table(["measure", "min", "median"], rows),
+            "\n".join(notes),
+            memory,
+        ]
+    )
