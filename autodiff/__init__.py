@@ -12,6 +12,7 @@ Example:
 from autodiff import (
     autograd,  # noqa: F401
     numpy,  # noqa: F401  (installs Tensor's operators)
+    torch_compat,
 )
 from autodiff.autograd import (
     enable_grad,
@@ -55,6 +56,9 @@ from autodiff.ops.elementwise import stop_gradient
 from autodiff.reverse import grad, value_and_grad, vjp
 from autodiff.reverse.jacobian import jacrev
 from autodiff.vmap import vmap
+
+torch_compat.install()
+globals().update(torch_compat.FUNCTIONS)  # autodiff.tanh(t), autodiff.cat([...]), ... as torch
 
 __version__ = "0.1.0"
 

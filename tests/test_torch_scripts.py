@@ -73,3 +73,17 @@ def test_forward_over_reverse_hvp_with_dual_levels_and_create_graph():
         hvp = fwAD.unpack_dual(g).tangent
     d2 = 2 * np.cos(x0) - x0 * np.sin(x0)  # the Hessian is diagonal
     np.testing.assert_allclose(hvp.detach().numpy(), d2 * v, rtol=1e-12)
+
+
+def test_torch_style_functions_and_methods():
+    x = torch.tensor([1.0, -2.0], requires_grad=True)
+    y = torch.tanh(x).exp().sum() + torch.relu(x).sum() + x.sigmoid().sum()
+    y.backward()
+    t = np.tanh([1.0, -2.0])
+    s = 1 / (1 + np.exp(-np.array([1.0, -2.0])))
+    np.testing.assert_allclose(x.grad.numpy(), np.exp(t) * (1 - t**2) + [1.0, 0.0] + s * (1 - s))
+    w = torch.zeros(2)
+    w.add_(torch.ones(2), alpha=2).mul_(3)
+    assert w.tolist() == [6.0, 6.0] and w._version == 2
+    assert torch.cat([x, x]).view(2, 2).t().shape == (2, 2)
+    assert torch.sum(x * x, dim=0).item() == 5.0 and x.unsqueeze(0).dim() == 2
