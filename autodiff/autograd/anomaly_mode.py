@@ -15,6 +15,17 @@ class detect_anomaly(contextlib.ContextDecorator):
     error in its backward is preceded by a warning showing that traceback. With
     `check_nan`, a backward function returning nan raises
     `RuntimeError: Function '<Node>' returned nan values in its <i>th output.`
+
+    Example:
+        >>> import autodiff as ad, autodiff.numpy as anp, warnings
+        >>> x = ad.tensor([0.0], requires_grad=True)
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")  # detect_anomaly's warnings
+        ...     with detect_anomaly():
+        ...         (anp.sqrt(x) * 0.0).sum().backward()  # 0 * inf
+        Traceback (most recent call last):
+            ...
+        RuntimeError: Function 'SqrtBackward0' returned nan values in its 0th output.
     """
 
     def __init__(self, check_nan: bool = True):
@@ -37,7 +48,15 @@ class detect_anomaly(contextlib.ContextDecorator):
 
 
 class set_detect_anomaly:
-    """Turn anomaly detection on or off now (function) or for a block (context manager)."""
+    """Turn anomaly detection on or off now (function) or for a block (context manager).
+
+    Example:
+        >>> with set_detect_anomaly(True, check_nan=False):
+        ...     print(is_anomaly_enabled(), is_anomaly_check_nan_enabled())
+        True False
+        >>> is_anomaly_enabled()
+        False
+    """
 
     def __init__(self, mode: bool, check_nan: bool = True):
         st = state()
@@ -54,8 +73,26 @@ class set_detect_anomaly:
 
 
 def is_anomaly_enabled() -> bool:
+    """Whether anomaly detection is on in this thread.
+
+    Example:
+        >>> with set_detect_anomaly(True):
+        ...     print(is_anomaly_enabled())
+        True
+        >>> is_anomaly_enabled()
+        False
+    """
     return state().anomaly
 
 
 def is_anomaly_check_nan_enabled() -> bool:
+    """Whether anomaly detection also checks backward outputs for nan.
+
+    Example:
+        >>> with set_detect_anomaly(True, check_nan=False):
+        ...     print(is_anomaly_check_nan_enabled())
+        False
+        >>> is_anomaly_check_nan_enabled()
+        True
+    """
     return state().anomaly_check_nan

@@ -86,7 +86,17 @@ class no_grad(_ModeContext):
 
 
 class enable_grad(_ModeContext):
-    """Record operations again inside a `no_grad` block."""
+    """Record operations again inside a `no_grad` block.
+
+    Example:
+        >>> import autodiff as ad
+        >>> x = ad.tensor([1.0], requires_grad=True)
+        >>> with ad.no_grad():
+        ...     with enable_grad():
+        ...         y = x * 2
+        >>> y.requires_grad
+        True
+    """
 
     def __enter__(self):
         st = state()
@@ -99,7 +109,16 @@ class enable_grad(_ModeContext):
 
 
 class set_grad_enabled(_ModeContext):
-    """Set grad mode to `mode` now (as a function) or for a block (as a context manager)."""
+    """Set grad mode to `mode` now (as a function) or for a block (as a context manager).
+
+    Example:
+        >>> import autodiff as ad
+        >>> x = ad.tensor([1.0], requires_grad=True)
+        >>> with set_grad_enabled(False):
+        ...     y = x * 2
+        >>> y.requires_grad, is_grad_enabled()
+        (False, True)
+    """
 
     _bare_decorator = False
 
@@ -127,7 +146,18 @@ class set_grad_enabled(_ModeContext):
 
 
 class inference_mode(_ModeContext):
-    """Like `no_grad`, and dual levels carry no tangents either (mode=False: no effect)."""
+    """Like `no_grad`, and dual levels carry no tangents either (mode=False: no effect).
+
+    Example:
+        >>> import autodiff as ad
+        >>> x = ad.tensor([1.0], requires_grad=True)
+        >>> with inference_mode():
+        ...     y = x * 2
+        ...     print(is_inference_mode_enabled())
+        True
+        >>> y.requires_grad, is_inference_mode_enabled()
+        (False, False)
+    """
 
     def __init__(self, mode: bool = True):
         self.mode = bool(mode)
@@ -150,7 +180,16 @@ class inference_mode(_ModeContext):
 
 class set_multithreading_enabled(_ModeContext):
     """Accepted for compatibility: autodiff's engine runs each backward pass on the calling
-    thread."""
+    thread.
+
+    Example:
+        >>> import autodiff as ad
+        >>> x = ad.tensor([1.0, 2.0], requires_grad=True)
+        >>> with set_multithreading_enabled(False):
+        ...     (x * x).sum().backward()
+        >>> x.grad
+        tensor([2., 4.])
+    """
 
     _bare_decorator = False
 
@@ -168,9 +207,28 @@ class set_multithreading_enabled(_ModeContext):
 
 
 def is_grad_enabled() -> bool:
-    """Whether operations on Tensors are being recorded in this thread."""
+    """Whether operations on Tensors are being recorded in this thread.
+
+    Example:
+        >>> import autodiff as ad
+        >>> with ad.no_grad():
+        ...     print(is_grad_enabled())
+        False
+        >>> is_grad_enabled()
+        True
+    """
     return state().grad_enabled
 
 
 def is_inference_mode_enabled() -> bool:
+    """Whether an `inference_mode` block is active in this thread.
+
+    Example:
+        >>> import autodiff as ad
+        >>> with ad.inference_mode():
+        ...     print(is_inference_mode_enabled())
+        True
+        >>> is_inference_mode_enabled()
+        False
+    """
     return not state().fw_grad_enabled

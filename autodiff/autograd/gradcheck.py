@@ -29,7 +29,21 @@ __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 
 
 class GradcheckError(RuntimeError):
-    """Raised by `gradcheck` / `gradgradcheck` when a check fails (and `raise_exception`)."""
+    """Raised by `gradcheck` / `gradgradcheck` when a check fails (and `raise_exception`).
+
+    Example:
+        >>> import autodiff as ad, autodiff.numpy as anp
+        >>> @ad.custom_jvp
+        ... def f(x):
+        ...     return anp.sin(x)
+        >>> @f.defjvp
+        ... def f_jvp(primals, tangents):
+        ...     return f(primals[0]), 2.0 * tangents[0]  # wrong: sin' is cos
+        >>> gradcheck(f, (ad.tensor([0.5], requires_grad=True),))  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+            ...
+        autodiff.autograd.gradcheck.GradcheckError: Jacobian mismatch for output 0 with ...
+    """
 
 
 # ---- small helpers ----------------------------------------------------------------------------

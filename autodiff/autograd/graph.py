@@ -12,7 +12,15 @@ from autodiff.core.trace import state
 
 
 class GradientEdge(NamedTuple):
-    """Where a tensor's gradient enters the graph: a node and one of its outputs."""
+    """Where a tensor's gradient enters the graph: a node and one of its outputs.
+
+    Example:
+        >>> import autodiff as ad
+        >>> x = ad.tensor([1.0], requires_grad=True)
+        >>> edge = get_gradient_edge(x * 2)
+        >>> edge.node.name(), edge.output_nr
+        ('MulBackward0', 0)
+    """
 
     node: Node
     output_nr: int
@@ -36,7 +44,16 @@ def get_gradient_edge(tensor: Tensor) -> GradientEdge:
 
 
 def increment_version(tensor: Tensor) -> None:
-    """Bump `tensor._version`, as an in-place modification would."""
+    """Bump `tensor._version`, as an in-place modification would.
+
+    Example:
+        >>> import autodiff as ad
+        >>> x = ad.zeros(2)
+        >>> before = x._version
+        >>> increment_version(x)
+        >>> x._version - before
+        1
+    """
     tensor._vc += 1
 
 
@@ -78,6 +95,19 @@ def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable, *, mode: s
     mode "all": after every tensor of `tensors` that the pass reaches has its
     gradient; `fn(grads)` gets None for the others. mode "any": `fn(grad)` on the
     first gradient computed in the pass.
+
+    Example:
+        >>> import autodiff as ad
+        >>> a = ad.tensor([1.0], requires_grad=True)
+        >>> b = ad.tensor([2.0], requires_grad=True)
+        >>> seen = []
+        >>> def hook(grads):
+        ...     seen.append([g.tolist() for g in grads])
+        >>> handle = register_multi_grad_hook((a, b), hook)
+        >>> (a * b).sum().backward()
+        >>> seen
+        [[[2.0], [1.0]]]
+        >>> handle.remove()
     """
     if mode not in ("all", "any"):
         raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")

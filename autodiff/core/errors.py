@@ -2,8 +2,26 @@
 
 
 class EscapedTracerError(RuntimeError):
-    """A tracer of a finished function transform was used in a new computation."""
+    """A tracer of a finished function transform was used in a new computation.
+
+    Example:
+        >>> import autodiff as ad, autodiff.numpy as anp
+        >>> leaked = []
+        >>> _ = ad.grad(lambda x: leaked.append(x) or anp.sin(x))(1.0)
+        >>> anp.cos(leaked[0])  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+            ...
+        autodiff.core.errors.EscapedTracerError: A tracer from a finished ReverseTrace ...
+    """
 
 
 class TracerConversionError(TypeError):
-    """A tracer was converted to a concrete NumPy array, which would drop its derivative."""
+    """A tracer was converted to a concrete NumPy array, which would drop its derivative.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> ad.grad(lambda x: np.asarray(x).sum())(1.0)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+            ...
+        autodiff.core.errors.TracerConversionError: Cannot convert a ReverseTracer to a ...
+    """

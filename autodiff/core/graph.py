@@ -74,7 +74,15 @@ class _RemovableHandle:
 
 
 class Node:
-    """A recorded primitive application (or, with `prim=None`, a leaf's gradient accumulator)."""
+    """A recorded primitive application (or, with `prim=None`, a leaf's gradient accumulator).
+
+    Example:
+        >>> import autodiff as ad
+        >>> x = ad.tensor([1.0], requires_grad=True)
+        >>> node = (x * 2).grad_fn
+        >>> node.name(), node.next_functions[0][0].name()
+        ('MulBackward0', 'torch::autograd::AccumulateGrad')
+    """
 
     __slots__ = (
         "prim",

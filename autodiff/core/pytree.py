@@ -134,7 +134,13 @@ def tree_flatten(tree) -> tuple[list, TreeDef]:
 
 
 def tree_unflatten(treedef: TreeDef, leaves) -> Any:
-    """Rebuild a pytree of structure `treedef` from `leaves` (see `tree_flatten`)."""
+    """Rebuild a pytree of structure `treedef` from `leaves` (see `tree_flatten`).
+
+    Example:
+        >>> leaves, treedef = tree_flatten({"a": 1, "b": (2, 3)})
+        >>> tree_unflatten(treedef, [10 * v for v in leaves])
+        {'a': 10, 'b': (20, 30)}
+    """
     leaves = list(leaves)
     if len(leaves) != treedef.num_leaves:
         raise ValueError(
@@ -168,12 +174,23 @@ def _rebuild(td: TreeDef, children: list):
 
 
 def tree_leaves(tree) -> list:
-    """The leaves of a pytree, in flattening order."""
+    """The leaves of a pytree, in flattening order.
+
+    Example:
+        >>> tree_leaves({"a": 1, "b": (2, [3, None])})
+        [1, 2, 3]
+    """
     return tree_flatten(tree)[0]
 
 
 def tree_structure(tree) -> TreeDef:
-    """The `TreeDef` of a pytree."""
+    """The `TreeDef` of a pytree.
+
+    Example:
+        >>> td = tree_structure((1, [2, 3]))
+        >>> td, td.num_leaves
+        (PyTreeDef(tuple[*, PyTreeDef(list[*, *])]), 3)
+    """
     return tree_flatten(tree)[1]
 
 

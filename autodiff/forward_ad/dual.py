@@ -22,7 +22,15 @@ from autodiff.ops.broadcast import shape_of
 
 
 class UnpackedDualTensor(NamedTuple):
-    """What `unpack_dual` returns: the primal and the tangent (None when there is none)."""
+    """What `unpack_dual` returns: the primal and the tangent (None when there is none).
+
+    Example:
+        >>> import autodiff as ad
+        >>> with dual_level():
+        ...     primal, tangent = unpack_dual(make_dual(ad.tensor(2.0), ad.tensor(1.0)))
+        >>> float(primal), float(tangent)
+        (2.0, 1.0)
+    """
 
     primal: object
     tangent: object
@@ -62,7 +70,16 @@ def enter_dual_level() -> int:
 
 
 def exit_dual_level(*, level: int | None = None) -> None:
-    """Exit the innermost forward-AD level (`level`, if given, must be that one)."""
+    """Exit the innermost forward-AD level (`level`, if given, must be that one).
+
+    Example:
+        >>> import autodiff as ad
+        >>> level = enter_dual_level()
+        >>> x = make_dual(ad.tensor(1.0), ad.tensor(1.0))
+        >>> exit_dual_level(level=level)
+        >>> unpack_dual(x).tangent is None  # the level is gone, and with it the tangent
+        True
+    """
     duals = _dual_traces()
     if not duals:
         raise RuntimeError("Trying to exit a forward AD level but no level exists.")
@@ -97,7 +114,15 @@ class dual_level(contextlib.ContextDecorator):
 
 
 def make_dual(tensor, tangent, *, level: int | None = None):
-    """A tensor with primal `tensor` and tangent `tangent` at `level` (default: the innermost)."""
+    """A tensor with primal `tensor` and tangent `tangent` at `level` (default: the innermost).
+
+    Example:
+        >>> import autodiff as ad
+        >>> with dual_level():
+        ...     x = make_dual(ad.tensor([1.0, 2.0]), ad.tensor([1.0, 0.0]))
+        ...     print(unpack_dual(x * x).tangent)  # 2 x * dx
+        tensor([2., 0.])
+    """
     trace = _resolve(level)
     dt = dtype_of(tensor)
     if not np.issubdtype(dt, np.inexact):
@@ -123,7 +148,18 @@ def make_dual(tensor, tangent, *, level: int | None = None):
 
 
 def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
-    """`(primal, tangent)` of `tensor` at dual level `level`; tangent None if it has none there."""
+    """`(primal, tangent)` of `tensor` at dual level `level`; tangent None if it has none there.
+
+    Example:
+        >>> import autodiff as ad, autodiff.numpy as anp
+        >>> with dual_level():
+        ...     y = anp.exp(make_dual(ad.tensor(0.0), ad.tensor(2.0)))
+        ...     p, t = unpack_dual(y)
+        ...     print(float(p), float(t))
+        1.0 2.0
+        >>> unpack_dual(ad.tensor(1.0)).tangent is None
+        True
+    """
     duals = _dual_traces()
     if level is None and not duals:
         return UnpackedDualTensor(tensor, None)

@@ -451,12 +451,26 @@ def cumprod(a, axis=None, dtype=None, out=None):
 
 
 def nancumsum(a, axis=None, dtype=None, out=None):
-    """`numpy.nancumsum`: NaNs count as 0 (and get a zero derivative)."""
+    """`numpy.nancumsum`: NaNs count as 0 (and get a zero derivative).
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> x = np.array([1.0, np.nan, 2.0])
+        >>> nancumsum(x).tolist(), ad.grad(lambda x: nancumsum(x).sum())(x)
+        ([1.0, 1.0, 3.0], array([3., 0., 1.]))
+    """
     return cumsum(_replace_nan(_operand(a), 0), axis, dtype, out)
 
 
 def nancumprod(a, axis=None, dtype=None, out=None):
-    """`numpy.nancumprod`: NaNs count as 1 (and get a zero derivative)."""
+    """`numpy.nancumprod`: NaNs count as 1 (and get a zero derivative).
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> x = np.array([2.0, np.nan, 3.0])
+        >>> nancumprod(x).tolist(), ad.grad(lambda x: nancumprod(x)[-1])(x)
+        ([2.0, 2.0, 6.0], array([3., 0., 2.]))
+    """
     return cumprod(_replace_nan(_operand(a), 1), axis, dtype, out)
 
 
@@ -491,7 +505,13 @@ def sort(a, axis=-1, kind=None, order=None, *, stable=None):
 
 
 def argsort(a, axis=-1, kind=None, order=None, *, stable=None):
-    """`numpy.argsort`: integer indices, a constant."""
+    """`numpy.argsort`: integer indices, a constant.
+
+    Example:
+        >>> import numpy as np
+        >>> argsort(np.array([3.0, 1.0, 2.0])).tolist()
+        [1, 2, 0]
+    """
     if order is not None:
         raise NotImplementedError(
             "autodiff.numpy.argsort does not support order= (structured arrays)"
@@ -800,20 +820,46 @@ def diag(v, k=0):
 
 
 def trace(a, offset=0, axis1=0, axis2=1, dtype=None, out=None):
-    """`numpy.trace`, differentiable."""
+    """`numpy.trace`, differentiable.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> a = np.arange(4.0).reshape(2, 2)
+        >>> float(trace(a)), ad.grad(trace)(a)
+        (3.0, array([[1., 0.],
+               [0., 1.]]))
+    """
     _no_out("trace", out)
     return red.sum(diagonal(a, offset, axis1, axis2), axis=-1, dtype=dtype)
 
 
 def triu(m, k=0):
-    """`numpy.triu`: zeros below the `k`-th diagonal (of the last two axes), differentiable."""
+    """`numpy.triu`: zeros below the `k`-th diagonal (of the last two axes), differentiable.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> triu(np.ones((2, 2))).tolist()
+        [[1.0, 1.0], [0.0, 1.0]]
+        >>> ad.grad(lambda a: triu(a, 1).sum())(np.ones((2, 2)))
+        array([[0., 1.],
+               [0., 0.]])
+    """
     m = _operand(m)
     mask = np.tri(*shape_of(m)[-2:], k=k - 1, dtype=bool)
     return where(mask, np.zeros(1, dtype_of(m)), m)
 
 
 def tril(m, k=0):
-    """`numpy.tril`: zeros above the `k`-th diagonal (of the last two axes), differentiable."""
+    """`numpy.tril`: zeros above the `k`-th diagonal (of the last two axes), differentiable.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> tril(np.ones((2, 2))).tolist()
+        [[1.0, 0.0], [1.0, 1.0]]
+        >>> ad.grad(lambda a: tril(a, -1).sum())(np.ones((2, 2)))
+        array([[0., 0.],
+               [1., 0.]])
+    """
     m = _operand(m)
     mask = np.tri(*shape_of(m)[-2:], k=k, dtype=bool)
     return where(mask, m, np.zeros(1, dtype_of(m)))
@@ -1094,7 +1140,14 @@ def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, whe
 
 
 def nanprod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
-    """`numpy.nanprod`: NaNs count as 1; their derivative is 0."""
+    """`numpy.nanprod`: NaNs count as 1; their derivative is 0.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> x = np.array([2.0, np.nan, 3.0])
+        >>> float(nanprod(x)), ad.grad(nanprod)(x)
+        (6.0, array([3., 0., 2.]))
+    """
     a = _replace_nan(_operand(a), 1)
     return red.prod(a, axis, dtype, out, keepdims, initial, where)
 

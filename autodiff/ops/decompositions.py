@@ -897,7 +897,17 @@ def eigh(a, UPLO: str = "L"):
 
 
 def eigvalsh(a, UPLO: str = "L"):
-    """`numpy.linalg.eigvalsh`, differentiable (distinct eigenvalues, as for `eigh`)."""
+    """`numpy.linalg.eigvalsh`, differentiable (distinct eigenvalues, as for `eigh`).
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> a = np.array([[2.0, 1.0], [1.0, 2.0]])
+        >>> eigvalsh(a).tolist()
+        [1.0, 3.0]
+        >>> ad.grad(lambda a: eigvalsh(a)[-1])(a)  # v v^T for the top eigenvector v
+        array([[0.5, 0.5],
+               [0.5, 0.5]])
+    """
     a = _array(a)
     _check_matrix(a)
     return bind(eigh_p, a, UPLO=_uplo(UPLO), vectors=False)[0]
@@ -937,7 +947,17 @@ def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool 
 
 
 def svdvals(x, /):
-    """`numpy.linalg.svdvals`: the singular values, differentiable."""
+    """`numpy.linalg.svdvals`: the singular values, differentiable.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> a = np.array([[3.0, 0.0], [0.0, -2.0]])
+        >>> np.round(svdvals(a), 4)
+        array([3., 2.])
+        >>> ad.grad(lambda a: svdvals(a).sum())(a)  # the nuclear norm's gradient
+        array([[ 1.,  0.],
+               [ 0., -1.]])
+    """
     return svd(x, compute_uv=False)
 
 
@@ -1128,7 +1148,17 @@ def norm(x, ord=None, axis=None, keepdims: bool = False):
 
 
 def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):
-    """`numpy.linalg.vector_norm`: several axes form one vector; differentiable."""
+    """`numpy.linalg.vector_norm`: several axes form one vector; differentiable.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> x = np.array([[3.0, 0.0], [0.0, 4.0]])
+        >>> float(vector_norm(x)), vector_norm(x, axis=0).tolist()
+        (5.0, [3.0, 4.0])
+        >>> ad.grad(vector_norm)(x)  # x / |x|
+        array([[0.6, 0. ],
+               [0. , 0.8]])
+    """
     x = _array(x)
     shape = list(shape_of(x))
     if axis is None:
@@ -1151,7 +1181,17 @@ def vector_norm(x, /, *, axis=None, keepdims: bool = False, ord=2):
 
 
 def matrix_norm(x, /, *, keepdims: bool = False, ord="fro"):
-    """`numpy.linalg.matrix_norm`: the norm over the last two axes; differentiable."""
+    """`numpy.linalg.matrix_norm`: the norm over the last two axes; differentiable.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> a = np.array([[3.0, 0.0], [0.0, 4.0]])
+        >>> float(matrix_norm(a)), float(matrix_norm(a, ord=1))
+        (5.0, 4.0)
+        >>> ad.grad(matrix_norm)(a)  # a / |a|_F
+        array([[0.6, 0. ],
+               [0. , 0.8]])
+    """
     return norm(x, ord=ord, axis=(-2, -1), keepdims=keepdims)
 
 
@@ -1213,7 +1253,13 @@ def cond(x, p=None):
 
 
 def matrix_rank(A, tol=None, hermitian: bool = False, *, rtol=None):
-    """`numpy.linalg.matrix_rank`: an integer constant."""
+    """`numpy.linalg.matrix_rank`: an integer constant.
+
+    Example:
+        >>> import numpy as np
+        >>> int(matrix_rank(np.array([[1.0, 2.0], [2.0, 4.0]]))), int(matrix_rank(np.eye(3)))
+        (1, 3)
+    """
     if rtol is not None and tol is not None:
         raise ValueError("`tol` and `rtol` can't be both set.")
     A = _array(A)
@@ -1232,7 +1278,17 @@ def matrix_rank(A, tol=None, hermitian: bool = False, *, rtol=None):
 
 
 def tensorinv(a, ind: int = 2):
-    """`numpy.linalg.tensorinv`, differentiable."""
+    """`numpy.linalg.tensorinv`, differentiable.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> a = 2.0 * np.eye(4).reshape(4, 2, 2)
+        >>> tensorinv(a, ind=1).shape
+        (2, 2, 4)
+        >>> g = ad.grad(lambda a: tensorinv(a, ind=1).sum())(a)  # -inv^T 1 1^T inv^T
+        >>> g.reshape(4, 4)[0]
+        array([-0.25, -0.25, -0.25, -0.25])
+    """
     a = _array(a)
     if ind <= 0:
         raise ValueError("Invalid ind argument.")
@@ -1243,7 +1299,17 @@ def tensorinv(a, ind: int = 2):
 
 
 def tensorsolve(a, b, axes=None):
-    """`numpy.linalg.tensorsolve`, differentiable in `a` and `b`."""
+    """`numpy.linalg.tensorsolve`, differentiable in `a` and `b`.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> a, b = 2.0 * np.eye(4).reshape(2, 2, 2, 2), np.array([[2.0, 4.0], [6.0, 8.0]])
+        >>> tensorsolve(a, b).tolist()
+        [[1.0, 2.0], [3.0, 4.0]]
+        >>> ad.grad(lambda b: tensorsolve(a, b).sum())(b)
+        array([[0.5, 0.5],
+               [0.5, 0.5]])
+    """
     a, b = _array(a), _array(b)
     nd = len(shape_of(a))
     if axes is not None:
@@ -1264,7 +1330,16 @@ def tensorsolve(a, b, axes=None):
 
 
 def multi_dot(arrays, *, out=None):
-    """`numpy.linalg.multi_dot`: the chain of `dot`s in NumPy's cheapest order; differentiable."""
+    """`numpy.linalg.multi_dot`: the chain of `dot`s in NumPy's cheapest order; differentiable.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> a, b, c = np.ones((2, 3)), np.ones((3, 4)), np.ones(4)
+        >>> multi_dot([a, b, c]).tolist()
+        [12.0, 12.0]
+        >>> ad.grad(lambda c: multi_dot([a, b, c]).sum())(c)
+        array([6., 6., 6., 6.])
+    """
     if out is not None:
         raise NotImplementedError("autodiff.numpy.linalg.multi_dot does not support out")
     arrays = [_array(x) for x in arrays]
@@ -1314,7 +1389,13 @@ def _chain_order(shapes) -> list:
 
 
 def matrix_transpose(x, /):
-    """`numpy.linalg.matrix_transpose`: swaps the last two axes; differentiable."""
+    """`numpy.linalg.matrix_transpose`: swaps the last two axes; differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> matrix_transpose(np.zeros((5, 2, 3))).shape
+        (5, 3, 2)
+    """
     x = _array(x)
     _check_matrix(x, square=False)
     return _mT(x)
@@ -1329,12 +1410,32 @@ def _offset_square(x, offset: int):
 
 
 def diagonal(x, /, *, offset: int = 0):
-    """`numpy.linalg.diagonal`: the `offset` diagonal of the last two axes; differentiable."""
+    """`numpy.linalg.diagonal`: the `offset` diagonal of the last two axes; differentiable.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> a = np.arange(6.0).reshape(2, 3)
+        >>> diagonal(a).tolist(), diagonal(a, offset=1).tolist()
+        ([0.0, 4.0], [1.0, 5.0])
+        >>> ad.grad(lambda a: diagonal(a, offset=1).sum())(a)
+        array([[0., 1., 0.],
+               [0., 0., 1.]])
+    """
     return _diagonal(_offset_square(_array(x), operator.index(offset)))
 
 
 def trace(x, /, *, offset: int = 0, dtype=None):
-    """`numpy.linalg.trace`: sums the `offset` diagonal of the last two axes; differentiable."""
+    """`numpy.linalg.trace`: sums the `offset` diagonal of the last two axes; differentiable.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> a = np.arange(6.0).reshape(2, 3)
+        >>> float(trace(a)), float(trace(a, offset=1))
+        (4.0, 6.0)
+        >>> ad.grad(trace)(a)
+        array([[1., 0., 0.],
+               [0., 1., 0.]])
+    """
     x = _array(x)
     if dtype is not None:
         x = astype(x, dtype)
@@ -1451,6 +1552,19 @@ def cho_factor(a, lower: bool = False, overwrite_a: bool = False, check_finite: 
 
     Unlike SciPy, the triangle of `c` not holding the factor is zero (SciPy leaves
     arbitrary values there); `cho_solve` reads only the factor either way.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> a, b = np.array([[4.0, 2.0], [2.0, 3.0]]), np.array([1.0, 2.0])
+        >>> c, lower = cho_factor(a)
+        >>> np.round(c, 4), lower
+        (array([[2.    , 1.    ],
+               [0.    , 1.4142]]), False)
+        >>> np.round(cho_solve((c, lower), b), 4)
+        array([-0.125,  0.75 ])
+        >>> np.round(ad.grad(lambda a: cho_solve(cho_factor(a), b).sum())(a), 4)
+        array([[ 0.0156, -0.0313],
+               [-0.0313, -0.1875]])
     """
     return scipy_cholesky(a, lower=lower), bool(lower)
 
@@ -1563,7 +1677,17 @@ def scipy_inv(
 
 
 def scipy_det(a, overwrite_a: bool = False, check_finite: bool = True):
-    """`scipy.linalg.det`, differentiable."""
+    """`scipy.linalg.det`, differentiable.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> a = np.array([[2.0, 1.0], [1.0, 3.0]])
+        >>> round(float(scipy_det(a)), 4)
+        5.0
+        >>> np.round(ad.grad(scipy_det)(a), 4)  # det(a) inv(a)^T
+        array([[ 3., -1.],
+               [-1.,  2.]])
+    """
     return det(a)
 
 

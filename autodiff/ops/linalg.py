@@ -575,7 +575,14 @@ def dot(a, b, out=None):
 
 
 def inner(a, b, /):
-    """`numpy.inner`, differentiable: sums over the last axes of `a` and `b`."""
+    """`numpy.inner`, differentiable: sums over the last axes of `a` and `b`.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> a, b = np.array([1.0, 2.0]), np.array([3.0, 4.0])
+        >>> float(inner(a, b)), ad.grad(inner)(a, b)
+        (11.0, array([3., 4.]))
+    """
     a, b = _array(a), _array(b)
     nda, ndb = len(shape_of(a)), len(shape_of(b))
     if nda == 0 or ndb == 0:
@@ -597,7 +604,17 @@ def outer(a, b, out=None):
 
 
 def vdot(a, b, /):
-    """`numpy.vdot`, differentiable: flattened inner product, conjugating a complex `a`."""
+    """`numpy.vdot`, differentiable: flattened inner product, conjugating a complex `a`.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> a = np.array([[1.0, 2.0], [3.0, 4.0]])
+        >>> float(vdot(a, a)), ad.grad(lambda x: vdot(x, x))(a)
+        (30.0, array([[2., 4.],
+               [6., 8.]]))
+        >>> complex(vdot(np.array([1j]), np.array([1j])))  # conj(1j) * 1j
+        (1+0j)
+    """
     a, b = _ravel(_array(a)), _ravel(_array(b))
     if np.issubdtype(dtype_of(a), np.complexfloating):
         a = conj(a)

@@ -307,10 +307,17 @@ def _extremum_fn(p, name: str, doc_name: str):
         return bind(p, a, axes=normalize_axes(axis, len(shape_of(a))), keepdims=bool(keepdims))
 
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = (
-        f"`numpy.{doc_name}`, differentiable: tied extrema share the derivative evenly "
-        "(as in JAX and HIPS autograd)."
-    )
+    rows = [4.0, 3.0] if name.endswith("max") else [1.0, 2.0]
+    f.__doc__ = f"""`numpy.{doc_name}`, differentiable: tied extrema share the derivative evenly
+    (as in JAX and HIPS autograd).
+
+    Example:
+        >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+        >>> anp.{name}(np.array([[1.0, 4.0], [3.0, 2.0]]), axis=1).tolist()
+        {rows}
+        >>> ad.grad(anp.{name})(np.array([2.0, 2.0, 2.0]))  # a three-way tie
+        array([0.33333333, 0.33333333, 0.33333333])
+    """
     return f
 
 
@@ -321,7 +328,14 @@ amin = _extremum_fn(reduce_min_p, "amin", "amin")
 
 
 def ptp(a, axis=None, out=None, keepdims=False):
-    """`numpy.ptp` (max - min), differentiable."""
+    """`numpy.ptp` (max - min), differentiable.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> x = np.array([3.0, 1.0, 2.0])
+        >>> float(ptp(x)), ad.grad(ptp)(x)
+        (2.0, array([ 1., -1.,  0.]))
+    """
     _reject("ptp", out=out)
     return max(a, axis, keepdims=keepdims) - min(a, axis, keepdims=keepdims)
 
@@ -480,7 +494,14 @@ def _arg_fn(p, name: str):
         return bind(p, a, axis=axis, keepdims=bool(keepdims))
 
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"`numpy.{name}`: integer indices, a constant."
+    index = [1, 0] if name == "argmax" else [0, 1]
+    f.__doc__ = f"""`numpy.{name}`: integer indices, a constant.
+
+    Example:
+        >>> import numpy as np, autodiff.numpy as anp
+        >>> anp.{name}(np.array([[1.0, 4.0], [3.0, 2.0]]), axis=1).tolist()
+        {index}
+    """
     return f
 
 
@@ -489,7 +510,13 @@ argmin = _arg_fn(argmin_p, "argmin")
 
 
 def all(a, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
-    """`numpy.all`: a boolean constant."""
+    """`numpy.all`: a boolean constant.
+
+    Example:
+        >>> import numpy as np
+        >>> all(np.array([[1.0, 0.0], [2.0, 3.0]]), axis=1).tolist()
+        [False, True]
+    """
     _reject("all", out=out)
     if where is not True:
         a = bind(logical_or_p, a, bind(logical_not_p, where))
@@ -497,7 +524,13 @@ def all(a, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
 
 
 def any(a, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
-    """`numpy.any`: a boolean constant."""
+    """`numpy.any`: a boolean constant.
+
+    Example:
+        >>> import numpy as np
+        >>> any(np.array([[1.0, 0.0], [0.0, 0.0]]), axis=1).tolist()
+        [True, False]
+    """
     _reject("any", out=out)
     if where is not True:
         a = bind(logical_and_p, a, where)
@@ -505,7 +538,13 @@ def any(a, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
 
 
 def count_nonzero(a, axis=None, *, keepdims=False):
-    """`numpy.count_nonzero`: an integer constant."""
+    """`numpy.count_nonzero`: an integer constant.
+
+    Example:
+        >>> import numpy as np
+        >>> int(count_nonzero(np.array([0.0, 1.5, 0.0, -2.0])))
+        2
+    """
     axes = normalize_axes(axis, len(shape_of(a)))
     return bind(count_nonzero_p, a, axes=axes, keepdims=bool(keepdims))
 

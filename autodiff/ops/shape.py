@@ -402,7 +402,16 @@ def reshape(a, shape=None, order: str = "C", *, newshape=None, copy=None):
 
 
 def ravel(a, order: str = "C"):
-    """`numpy.ravel`, differentiable."""
+    """`numpy.ravel`, differentiable.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> ravel(np.arange(4.0).reshape(2, 2)).tolist()
+        [0.0, 1.0, 2.0, 3.0]
+        >>> ad.grad(lambda a: ravel(a)[1])(np.zeros((2, 2)))
+        array([[0., 1.],
+               [0., 0.]])
+    """
     a = _operand(a)
     if not isinstance(a, Tensor):
         return np.ravel(a, order)
@@ -428,7 +437,13 @@ def transpose(a, axes=None):
 
 
 def swapaxes(a, axis1: int, axis2: int):
-    """`numpy.swapaxes`, differentiable."""
+    """`numpy.swapaxes`, differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> swapaxes(np.zeros((2, 3, 4)), 0, 2).shape
+        (4, 3, 2)
+    """
     a = _operand(a)
     n = _ndim(a)
     i = normalize_axis_index(axis1, n, "axis1")
@@ -462,7 +477,13 @@ def moveaxis(a, source, destination):
 
 
 def expand_dims(a, axis):
-    """`numpy.expand_dims` (an int or a tuple of axes), differentiable."""
+    """`numpy.expand_dims` (an int or a tuple of axes), differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> expand_dims(np.zeros((2, 3)), (0, -1)).shape
+        (1, 2, 3, 1)
+    """
     a = _operand(a)
     shape = shape_of(a)
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
@@ -473,7 +494,15 @@ def expand_dims(a, axis):
 
 
 def squeeze(a, axis=None):
-    """`numpy.squeeze`, differentiable."""
+    """`numpy.squeeze`, differentiable.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> squeeze(np.zeros((1, 3, 1))).shape
+        (3,)
+        >>> ad.grad(lambda a: squeeze(a)[0])(np.zeros((1, 2)))
+        array([[1., 0.]])
+    """
     a = _operand(a)
     shape = shape_of(a)
     if axis is None:
@@ -485,12 +514,26 @@ def squeeze(a, axis=None):
 
 
 def broadcast_to(array, shape, subok: bool = False):
-    """`numpy.broadcast_to`, differentiable (its transpose sums back)."""
+    """`numpy.broadcast_to`, differentiable (its transpose sums back).
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> broadcast_to(np.array([1.0, 2.0]), (3, 2)).shape
+        (3, 2)
+        >>> ad.grad(lambda v: broadcast_to(v, (3, 2)).sum())(np.array([1.0, 2.0]))  # 3 copies
+        array([3., 3.])
+    """
     return _broadcast.broadcast_to(_operand(array), shape)
 
 
 def broadcast_arrays(*args, subok: bool = False) -> tuple:
-    """`numpy.broadcast_arrays`, differentiable."""
+    """`numpy.broadcast_arrays`, differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> [a.shape for a in broadcast_arrays(np.zeros((2, 1)), np.zeros(3))]
+        [(2, 3), (2, 3)]
+    """
     arrays = [_operand(a) for a in args]
     shape = np.broadcast_shapes(*(shape_of(a) for a in arrays))
     return tuple(_broadcast.broadcast_to(a, shape) for a in arrays)
@@ -537,24 +580,50 @@ def stack(arrays, axis: int = 0, out=None, *, dtype=None, casting: str = "same_k
 
 
 def hstack(tup, *, dtype=None, casting: str = "same_kind"):
-    """`numpy.hstack`, differentiable."""
+    """`numpy.hstack`, differentiable.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> hstack([np.array([1.0]), np.array([2.0, 3.0])]).tolist()
+        [1.0, 2.0, 3.0]
+        >>> ad.grad(lambda a, b: hstack([a, 2.0 * b]).sum(), argnums=(0, 1))(np.ones(1), np.ones(2))
+        (array([1.]), array([2., 2.]))
+    """
     arrays = [_atleast_1d(a) for a in tup]
     axis = 0 if arrays and _ndim(arrays[0]) == 1 else 1
     return concatenate(arrays, axis, dtype=dtype, casting=casting)
 
 
 def vstack(tup, *, dtype=None, casting: str = "same_kind"):
-    """`numpy.vstack`, differentiable."""
+    """`numpy.vstack`, differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> vstack([np.array([1.0, 2.0]), np.array([3.0, 4.0])]).tolist()
+        [[1.0, 2.0], [3.0, 4.0]]
+    """
     return concatenate([_atleast_2d(a) for a in tup], 0, dtype=dtype, casting=casting)
 
 
 def dstack(tup):
-    """`numpy.dstack`, differentiable."""
+    """`numpy.dstack`, differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> dstack([np.zeros((2, 3)), np.ones((2, 3))]).shape
+        (2, 3, 2)
+    """
     return concatenate([_atleast_3d(a) for a in tup], 2)
 
 
 def column_stack(tup):
-    """`numpy.column_stack`, differentiable."""
+    """`numpy.column_stack`, differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> column_stack([np.array([1.0, 2.0]), np.array([3.0, 4.0])]).tolist()
+        [[1.0, 3.0], [2.0, 4.0]]
+    """
     arrays = []
     for v in tup:
         a = _operand(v)
@@ -563,7 +632,15 @@ def column_stack(tup):
 
 
 def array_split(ary, indices_or_sections, axis: int = 0) -> list:
-    """`numpy.array_split`, differentiable (the pieces are views on raw arrays)."""
+    """`numpy.array_split`, differentiable (the pieces are views on raw arrays).
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> [p.tolist() for p in array_split(np.arange(5.0), 2)]
+        [[0.0, 1.0, 2.0], [3.0, 4.0]]
+        >>> ad.grad(lambda x: array_split(x, 2)[1].sum())(np.zeros(5))
+        array([0., 0., 0., 1., 1.])
+    """
     ary = _operand(ary)
     n = ary.shape[axis]
     axis = normalize_axis_index(axis, ary.ndim)
@@ -600,7 +677,13 @@ def split(ary, indices_or_sections, axis: int = 0) -> list:
 
 
 def hsplit(ary, indices_or_sections) -> list:
-    """`numpy.hsplit`, differentiable."""
+    """`numpy.hsplit`, differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> [p.shape for p in hsplit(np.zeros((2, 4)), 2)]
+        [(2, 2), (2, 2)]
+    """
     ary = _operand(ary)
     if ary.ndim == 0:
         raise ValueError("hsplit only works on arrays of 1 or more dimensions")
@@ -608,7 +691,13 @@ def hsplit(ary, indices_or_sections) -> list:
 
 
 def vsplit(ary, indices_or_sections) -> list:
-    """`numpy.vsplit`, differentiable."""
+    """`numpy.vsplit`, differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> [p.shape for p in vsplit(np.zeros((4, 2)), [1])]
+        [(1, 2), (3, 2)]
+    """
     ary = _operand(ary)
     if ary.ndim < 2:
         raise ValueError("vsplit only works on arrays of 2 or more dimensions")
@@ -616,7 +705,13 @@ def vsplit(ary, indices_or_sections) -> list:
 
 
 def dsplit(ary, indices_or_sections) -> list:
-    """`numpy.dsplit`, differentiable."""
+    """`numpy.dsplit`, differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> [p.shape for p in dsplit(np.zeros((1, 2, 4)), 2)]
+        [(1, 2, 2), (1, 2, 2)]
+    """
     ary = _operand(ary)
     if ary.ndim < 3:
         raise ValueError("dsplit only works on arrays of 3 or more dimensions")
@@ -673,7 +768,15 @@ def repeat(a, repeats, axis=None):
 
 
 def flip(m, axis=None):
-    """`numpy.flip`, differentiable (a view on raw arrays)."""
+    """`numpy.flip`, differentiable (a view on raw arrays).
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> flip(np.array([1.0, 2.0, 3.0])).tolist()
+        [3.0, 2.0, 1.0]
+        >>> ad.grad(lambda x: flip(x)[0])(np.zeros(3))  # the last element
+        array([0., 0., 1.])
+    """
     m = _operand(m)
     if axis is not None and not isinstance(axis, (int, np.integer)):
         axis = tuple(axis)
@@ -681,7 +784,13 @@ def flip(m, axis=None):
 
 
 def fliplr(m):
-    """`numpy.fliplr`, differentiable."""
+    """`numpy.fliplr`, differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> fliplr(np.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
+        [[2.0, 1.0], [4.0, 3.0]]
+    """
     m = _operand(m)
     if _ndim(m) < 2:
         raise ValueError("Input must be >= 2-d.")
@@ -689,7 +798,13 @@ def fliplr(m):
 
 
 def flipud(m):
-    """`numpy.flipud`, differentiable."""
+    """`numpy.flipud`, differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> flipud(np.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
+        [[3.0, 4.0], [1.0, 2.0]]
+    """
     m = _operand(m)
     if _ndim(m) < 1:
         raise ValueError("Input must be >= 1-d.")
@@ -722,22 +837,46 @@ def _one_or_tuple(results: tuple):
 
 
 def atleast_1d(*arys):
-    """`numpy.atleast_1d`, differentiable."""
+    """`numpy.atleast_1d`, differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> atleast_1d(np.float64(1.0)).shape, [a.shape for a in atleast_1d(1.0, np.ones(2))]
+        ((1,), [(1,), (2,)])
+    """
     return _one_or_tuple(tuple(_atleast_1d(a) for a in arys))
 
 
 def atleast_2d(*arys):
-    """`numpy.atleast_2d`, differentiable."""
+    """`numpy.atleast_2d`, differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> atleast_2d(np.ones(3)).shape
+        (1, 3)
+    """
     return _one_or_tuple(tuple(_atleast_2d(a) for a in arys))
 
 
 def atleast_3d(*arys):
-    """`numpy.atleast_3d`, differentiable."""
+    """`numpy.atleast_3d`, differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> atleast_3d(np.ones(3)).shape, atleast_3d(np.ones((2, 3))).shape
+        ((1, 3, 1), (2, 3, 1))
+    """
     return _one_or_tuple(tuple(_atleast_3d(a) for a in arys))
 
 
 def copy(a, order: str = "K", subok: bool = False):
-    """`numpy.copy`, differentiable (the identity on values)."""
+    """`numpy.copy`, differentiable (the identity on values).
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> float(ad.grad(lambda x: copy(x) * x)(3.0))
+        6.0
+    """
     a = _operand(a)
     if not isinstance(a, Tensor):
         return np.copy(a, order=order, subok=subok)

@@ -768,16 +768,108 @@ def _fn1(p, name: str, doc: str):
     return f
 
 
-erf = _fn1(erf_p, "erf", "`scipy.special.erf`, differentiable: erf' = 2/sqrt(pi) exp(-x^2).")
-erfc = _fn1(erfc_p, "erfc", "`scipy.special.erfc` (1 - erf, accurate where erf is near 1).")
-erfinv = _fn1(erfinv_p, "erfinv", "`scipy.special.erfinv`: the inverse of erf on (-1, 1).")
-ndtri = _fn1(ndtri_p, "ndtri", "`scipy.special.ndtri`: the inverse of the normal CDF.")
-gamma = _fn1(gamma_p, "gamma", "`scipy.special.gamma`, differentiable: gamma' = gamma digamma.")
-digamma = _fn1(digamma_p, "digamma", "`scipy.special.digamma` (psi): the derivative of gammaln.")
+erf = _fn1(
+    erf_p,
+    "erf",
+    """`scipy.special.erf`, differentiable: erf' = 2/sqrt(pi) exp(-x^2).
+
+    Example:
+        >>> import autodiff as ad
+        >>> float(erf(0.5)), float(ad.grad(erf)(0.0))  # erf'(0) = 2 / sqrt(pi)
+        (0.520499877813, 1.128379167096)
+    """,
+)
+erfc = _fn1(
+    erfc_p,
+    "erfc",
+    """`scipy.special.erfc` (1 - erf, accurate where erf is near 1).
+
+    Example:
+        >>> import autodiff as ad
+        >>> float(erfc(3.0)), float(ad.grad(erfc)(0.0))  # 1 - erf(3) without cancellation
+        (2.20904969986e-05, -1.128379167096)
+    """,
+)
+erfinv = _fn1(
+    erfinv_p,
+    "erfinv",
+    """`scipy.special.erfinv`: the inverse of erf on (-1, 1).
+
+    Example:
+        >>> import autodiff as ad
+        >>> float(erfinv(erf(0.5))), float(ad.grad(erfinv)(0.0))  # sqrt(pi) / 2
+        (0.5, 0.886226925453)
+    """,
+)
+ndtri = _fn1(
+    ndtri_p,
+    "ndtri",
+    """`scipy.special.ndtri`: the inverse of the normal CDF.
+
+    Example:
+        >>> import autodiff as ad
+        >>> float(ndtri(0.975)), float(ad.grad(ndtri)(0.5))  # sqrt(2 pi)
+        (1.959963984540, 2.506628274631)
+    """,
+)
+gamma = _fn1(
+    gamma_p,
+    "gamma",
+    """`scipy.special.gamma`, differentiable: gamma' = gamma digamma.
+
+    Example:
+        >>> import autodiff as ad
+        >>> float(gamma(5.0)), float(ad.grad(gamma)(1.0))  # 4!, -euler_gamma
+        (24.0, -0.577215664902)
+    """,
+)
+digamma = _fn1(
+    digamma_p,
+    "digamma",
+    """`scipy.special.digamma` (psi): the derivative of gammaln.
+
+    Example:
+        >>> import autodiff as ad
+        >>> float(digamma(1.0)), float(ad.grad(digamma)(1.0))  # -euler_gamma, pi^2 / 6
+        (-0.577215664902, 1.644934066848)
+    """,
+)
 psi = digamma
-expit = _fn1(expit_p, "expit", "`scipy.special.expit`: the logistic sigmoid 1 / (1 + exp(-x)).")
-logit = _fn1(logit_p, "logit", "`scipy.special.logit`: log(p / (1 - p)), the inverse of expit.")
-entr = _fn1(entr_p, "entr", "`scipy.special.entr`: -x log(x), 0 at 0 and -inf for x < 0.")
+expit = _fn1(
+    expit_p,
+    "expit",
+    """`scipy.special.expit`: the logistic sigmoid 1 / (1 + exp(-x)).
+
+    Example:
+        >>> import autodiff as ad
+        >>> float(expit(0.0)), float(ad.grad(expit)(0.0))  # expit' = expit (1 - expit)
+        (0.5, 0.25)
+    """,
+)
+logit = _fn1(
+    logit_p,
+    "logit",
+    """`scipy.special.logit`: log(p / (1 - p)), the inverse of expit.
+
+    Example:
+        >>> import autodiff as ad
+        >>> float(logit(expit(2.0))), float(ad.grad(logit)(0.5))  # 1 / (p (1 - p))
+        (2.0, 4.0)
+    """,
+)
+entr = _fn1(
+    entr_p,
+    "entr",
+    """`scipy.special.entr`: -x log(x), 0 at 0 and -inf for x < 0.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> np.round(entr(np.array([0.0, 0.5, -1.0])), 4)
+        array([0.    , 0.3466,   -inf])
+        >>> float(ad.grad(entr)(1.0))  # -log(x) - 1
+        -1.0
+    """,
+)
 
 
 def gammaln(x):
