@@ -5,6 +5,7 @@ Prints the first-call cost of the kernel (compile, or load from Numba's cache), 
 best-of-N milliseconds per case for np.add.at, our NumPy impl and the Numba kernel,
 and the end-to-end gradient of x[idx] through autodiff.vjp.
 """
+
 from __future__ import annotations
 
 import time
@@ -54,12 +55,16 @@ def main() -> None:
             t_at = best_ms(lambda: add_at(rows, values, n_rows))
             t_np = best_ms(lambda: scatter_add_rows_numpy(rows, values, n_rows))
             t_nb = best_ms(lambda: scatter_add_rows_numba(rows, values, n_rows))
-            print(f"{label:34s} {np.dtype(dtype).name:10s} {t_at:9.3f} {t_np:9.3f} {t_nb:9.3f} "
-                  f"{t_np / t_nb:7.1f}x")
+            print(
+                f"{label:34s} {np.dtype(dtype).name:10s} {t_at:9.3f} {t_np:9.3f} {t_nb:9.3f} "
+                f"{t_np / t_nb:7.1f}x"
+            )
 
     print("\nend to end: pullback of x[idx] (autodiff.vjp), default dispatch")
-    for label, shape, n in (("x (1e5,), idx 1e6", (10**5,), 10**6),
-                            ("x (1e4, 64), idx 1e5", (10**4, 64), 10**5)):
+    for label, shape, n in (
+        ("x (1e5,), idx 1e6", (10**5,), 10**6),
+        ("x (1e4, 64), idx 1e5", (10**4, 64), 10**5),
+    ):
         x = rng.standard_normal(shape)
         idx = rng.integers(0, shape[0], n)
         out, pullback = vjp(lambda x: x[idx], x)

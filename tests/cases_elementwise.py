@@ -164,3 +164,22 @@ CASES += [
         ref=lambda x: -abs(x) + (+x),
     ),
 ]
+
+# The fused backward primitives (their own rules are checked like any op).
+from autodiff.ops.elementwise import log1p_backward, tanh_backward  # noqa: E402
+
+CASES += [
+    OpCase(
+        "tanh_backward",
+        tanh_backward,
+        (arr(3, 4), arr(3, 4, low=-0.9, high=0.9)),
+        ref=lambda g, y: g * (1 - y * y),
+    ),
+    OpCase(
+        "tanh_backward_bcast",
+        tanh_backward,
+        (arr(4), arr(3, 4, low=-0.9, high=0.9)),
+        ref=lambda g, y: g * (1 - y * y),
+    ),
+    OpCase("log1p_backward", log1p_backward, (arr(5), pos(5)), ref=lambda g, x: g / (1 + x)),
+]

@@ -1,10 +1,11 @@
 """Elementwise primitives: arithmetic, exp/log, trig and hyperbolic, comparisons, where, casts.
 
 Each primitive's impl is a NumPy ufunc (NumPy broadcasting and NEP 50 dtype rules
-apply as they are). Derivative rules use the functions of this module, so they
-differentiate again. Binary rules reduce cotangents to each input's shape and
-dtype with `unbroadcast`; Python-number arguments are constants and get no
-cotangent at all.
+apply as they are), except the fused derivative formulas `tanh_backward` and
+`log1p_backward`, whose impls run a Numba kernel on large arrays. Derivative rules
+use the functions of this module, so they differentiate again. Binary rules reduce
+cotangents to each input's shape and dtype with `unbroadcast`; Python-number
+arguments are constants and get no cotangent at all.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import numpy as np
 
 from autodiff.core.dtypes import is_inexact
 from autodiff.core.primitive import Primitive, bind
+from autodiff.kernels import elementwise as kernels
 from autodiff.ops.batching import broadcasting_batch_rule, unary_batch_rule
 from autodiff.ops.broadcast import broadcast_to, shape_of, sum_to_shape
 
@@ -86,7 +88,10 @@ expm1_p = _unary("expm1", np.expm1, lambda x, out: out + 1.0)
 log_p = _unary("log", np.log, lambda x, out: reciprocal(x))
 log2_p = _unary("log2", np.log2, lambda x, out: reciprocal(x * _LN2))
 log10_p = _unary("log10", np.log10, lambda x, out: reciprocal(x * _LN10))
-log1p_p = _unary("log1p", np.log1p, lambda x, out: reciprocal(x + 1.0))
+log1p_p = Primitive("log1p")
+log1p_p.impl = np.log1p
+log1p_p.jvp = lambda primals, tangents, *, out: log1p_backward(tangents[0], primals[0])
+log1p_p.vjp = lambda g, x, *, out: (log1p_backward(g, x),)
 log1p_p.node_name = "Log1PBackward0"
 sqrt_p = _unary("sqrt", np.sqrt, lambda x, out: 0.5 / out)
 cbrt_p = _unary("cbrt", np.cbrt, lambda x, out: reciprocal(3.0 * out * out))
@@ -100,7 +105,10 @@ arccos_p = _unary("acos", np.arccos, lambda x, out: negative(reciprocal(sqrt(1.0
 arctan_p = _unary("atan", np.arctan, lambda x, out: reciprocal(1.0 + x * x))
 sinh_p = _unary("sinh", np.sinh, lambda x, out: cosh(x))
 cosh_p = _unary("cosh", np.cosh, lambda x, out: sinh(x))
-tanh_p = _unary("tanh", np.tanh, lambda x, out: 1.0 - out * out)
+tanh_p = Primitive("tanh")
+tanh_p.impl = np.tanh
+tanh_p.jvp = lambda primals, tangents, *, out: tanh_backward(tangents[0], out)
+tanh_p.vjp = lambda g, x, *, out: (tanh_backward(g, out),)
 arcsinh_p = _unary("asinh", np.arcsinh, lambda x, out: reciprocal(sqrt(x * x + 1.0)))
 arccosh_p = _unary("acosh", np.arccosh, lambda x, out: reciprocal(sqrt(x * x - 1.0)))
 arctanh_p = _unary("atanh", np.arctanh, lambda x, out: reciprocal(1.0 - x * x))
@@ -171,15 +179,28 @@ subtract_p.vjp = lambda g, x, y, *, out: (
 
 multiply_p = Primitive("mul")
 multiply_p.impl = np.multiply
-multiply_p.jvp = lambda primals, tangents, *, out: _sum_tangents(
-    None if tangents[0] is None else tangents[0] * primals[1],
-    None if tangents[1] is None else primals[0] * tangents[1],
-    out,
-)
-multiply_p.vjp = lambda g, x, y, *, out: (
-    None if _const(x) else unbroadcast(g * y, x),
-    None if _const(y) else unbroadcast(g * x, y),
-)
+
+
+# x * x: both terms of the jvp, and both cotangents, are computed once.
+def _multiply_jvp(primals, tangents, *, out):
+    (x, y), (tx, ty) = primals, tangents
+    dx = None if tx is None else tx * y
+    dy = dx if x is y and tx is ty else None if ty is None else x * ty
+    return _sum_tangents(dx, dy, out)
+
+
+def _multiply_vjp(g, x, y, *, out):
+    if x is y and not _const(x):
+        ct = unbroadcast(g * x, x)
+        return ct, ct
+    return (
+        None if _const(x) else unbroadcast(g * y, x),
+        None if _const(y) else unbroadcast(g * x, y),
+    )
+
+
+multiply_p.jvp = _multiply_jvp
+multiply_p.vjp = _multiply_vjp
 
 divide_p = Primitive("div")
 divide_p.impl = np.true_divide
@@ -287,6 +308,36 @@ fmod_p = _binary(
 )
 
 # ---------------------------------------------------------------------------------------------
+# Fused derivative formulas: one pass and no temporaries on large arrays (Numba kernels,
+# autodiff/kernels/elementwise.py). Primitives, so that derivatives of derivatives work.
+
+# tanh_backward(g, y) = g * (1 - y*y)
+tanh_backward_p = Primitive("tanh_backward")
+tanh_backward_p.impl = kernels.tanh_backward
+tanh_backward_p.jvp = lambda primals, tangents, *, out: _sum_tangents(
+    None if tangents[0] is None else tanh_backward(tangents[0], primals[1]),
+    None if tangents[1] is None else -2.0 * primals[0] * primals[1] * tangents[1],
+    out,
+)
+tanh_backward_p.vjp = lambda ct, g, y, *, out: (
+    None if _const(g) else unbroadcast(tanh_backward(ct, y), g),
+    None if _const(y) else unbroadcast(-2.0 * ct * g * y, y),
+)
+
+# log1p_backward(g, x) = g / (1 + x); its derivative in x is -out / (1 + x).
+log1p_backward_p = Primitive("log1p_backward")
+log1p_backward_p.impl = kernels.log1p_backward
+log1p_backward_p.jvp = lambda primals, tangents, *, out: _sum_tangents(
+    None if tangents[0] is None else log1p_backward(tangents[0], primals[1]),
+    None if tangents[1] is None else negative(log1p_backward(out * tangents[1], primals[1])),
+    out,
+)
+log1p_backward_p.vjp = lambda ct, g, x, *, out: (
+    None if _const(g) else unbroadcast(log1p_backward(ct, x), g),
+    None if _const(x) else unbroadcast(negative(log1p_backward(ct * out, x)), x),
+)
+
+# ---------------------------------------------------------------------------------------------
 # Selection and casts.
 
 
@@ -354,12 +405,41 @@ for _p in (astype_p, round_p, stop_gradient_p, real_p, imag_p, conj_p):
 # The functions. NumPy names; `autodiff.numpy` re-exports them.
 
 
+_EXAMPLE_1 = """
+
+    Example:
+        >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+        >>> x = np.array({sample})
+        >>> bool(np.allclose(anp.{name}(x), np.{doc}(x), equal_nan=True))
+        True
+"""
+_EXAMPLE_2 = """
+
+    Example:
+        >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+        >>> x1, x2 = np.array([0.25, 0.5]), np.array([1.5, 2.0])
+        >>> bool(np.allclose(anp.{name}(x1, x2), np.{doc}(x1, x2), equal_nan=True))
+        True
+"""
+_GRAD_1 = """        >>> ad.grad(lambda x: anp.sum(anp.{name}(x)))(x).shape
+        (2,)
+"""
+_GRAD_2 = """        >>> grads = ad.grad(lambda a, b: anp.sum(anp.{name}(a, b)), (0, 1))(x1, x2)
+        >>> [g.shape for g in grads]
+        [(2,), (2,)]
+"""
+
+
 def _fn1(p, name, doc):
     def f(x):
         return bind(p, x)
 
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"`numpy.{doc}`, differentiable."
+    example = _EXAMPLE_1 + (_GRAD_1 if p.differentiable else "")
+    sample = "[1.25, 1.5]" if name == "arccosh" else "[0.25, 0.5]"  # inside the domain
+    f.__doc__ = f"`numpy.{doc}`, differentiable." + example.format(
+        name=name, doc=doc, sample=sample
+    )
     return f
 
 
@@ -368,7 +448,10 @@ def _fn2(p, name, doc):
         return bind(p, x1, x2)
 
     f.__name__ = f.__qualname__ = name
-    f.__doc__ = f"`numpy.{doc}`, differentiable (broadcasting)."
+    example = _EXAMPLE_2 + (_GRAD_2 if p.differentiable else "")
+    f.__doc__ = f"`numpy.{doc}`, differentiable (broadcasting)." + example.format(
+        name=name, doc=doc
+    )
     return f
 
 
@@ -462,9 +545,32 @@ divide = _fn2(divide_p, "divide", "divide")
 power = _fn2(power_p, "power", "power")
 floor_divide = _fn2(floor_divide_p, "floor_divide", "floor_divide")
 
+
+def tanh_backward(g, y):
+    """`g * (1 - y*y)`: the derivative of tanh at output `y` applied to `g`, in one pass.
+
+    Example:
+        >>> import numpy as np
+        >>> tanh_backward(np.array([2.0, 2.0]), np.array([0.0, 0.5]))
+        array([2. , 1.5])
+    """
+    return bind(tanh_backward_p, g, y)
+
+
+def log1p_backward(g, x):
+    """`g / (1 + x)`: the derivative of log1p at `x` applied to `g`, in one pass.
+
+    Example:
+        >>> import numpy as np
+        >>> log1p_backward(np.array([2.0, 2.0]), np.array([0.0, 3.0]))
+        array([2. , 0.5])
+    """
+    return bind(log1p_backward_p, g, x)
+
+
 for _p in UNARY.values():
     _p.batch = _p.batch or unary_batch_rule(_p)
-for _p in (*BINARY.values(), where_p):
+for _p in (*BINARY.values(), where_p, tanh_backward_p, log1p_backward_p):
     _p.batch = broadcasting_batch_rule(_p)
 
 FUNCTIONS = {name: _fn1(p, name, name) for name, p in UNARY.items()}

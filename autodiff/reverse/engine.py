@@ -167,6 +167,7 @@ def backward_pass(
     # residuals or recorded (create_graph) pass. Everything else goes through `run.node`.
     fast = not (st.anomaly or run.sink_outputs or create_graph)
     pop, get = cts.pop, cts.get
+    owned: set = set()  # nodes whose pending cotangent is a sum created by this pass
     try:
         for node in order:  # leaves that are roots themselves (x.backward() on a leaf)
             if node.prim is None and node not in deps:
@@ -196,9 +197,18 @@ def backward_pass(
                             pprim = parent.prim
                             if pprim is not None and pprim.multiple_results:
                                 _accumulate(cts, parent, edge[1], in_ct)
+                                continue
+                            prev = get(parent)
+                            if prev is None:
+                                cts[parent] = in_ct
+                            elif parent in owned and _same_array_kind(prev, in_ct):
+                                np.add(prev, in_ct, out=prev)
                             else:
-                                prev = get(parent)
-                                cts[parent] = in_ct if prev is None else add(prev, in_ct)
+                                total = cts[parent] = add(prev, in_ct)
+                                # A sum the engine made is seen by no one else until its
+                                # node runs: later contributions may be added in place.
+                                if type(total) is np.ndarray:
+                                    owned.add(parent)
                 if not retain_graph:
                     node.primals = node.out = None
             else:
@@ -445,6 +455,16 @@ def _dual_residuals(dual, values, out, multi):
     elif t_out is not None:
         out = ForwardTracer(out, trace, t_out)
     return values, out
+
+
+def _same_array_kind(total, ct) -> bool:
+    """Can `ct` be added into `total` in place (same shape and dtype, plain arrays)?"""
+    return (
+        type(ct) is np.ndarray
+        and type(total) is np.ndarray
+        and ct.shape == total.shape
+        and ct.dtype == total.dtype
+    )
 
 
 def _as_tensor(g):
