@@ -19,6 +19,21 @@ def move_to_front(x, bdim: int):
     return shape_ops["moveaxis"](x, bdim, 0)
 
 
+def move_batch_axis(x, bdim: int | None, dest: int, size: int):
+    """`x` with its batch axis at `dest`; an unbatched `x` is broadcast along a new axis there."""
+    from autodiff.ops.broadcast import broadcast_to
+    from autodiff.ops.shape import FUNCTIONS as shape_ops
+
+    if bdim is None:
+        x = shape_ops["expand_dims"](x, dest)
+        shape = list(shape_of(x))
+        shape[dest] = size
+        return broadcast_to(x, tuple(shape))
+    if bdim == dest:
+        return x
+    return shape_ops["moveaxis"](x, bdim, dest)
+
+
 def batch_size(values, dims) -> int:
     for v, d in zip(values, dims):
         if d is not None:

@@ -22,11 +22,11 @@ from autodiff.core.primitive import Primitive, bind
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE
 from autodiff.kernels.scatter import scatter_add_rows
-from autodiff.ops.batching import batch_size, move_to_front
+from autodiff.ops.batching import batch_size, move_batch_axis, move_to_front
 from autodiff.ops.broadcast import broadcast_to, shape_of
 from autodiff.ops.elementwise import FUNCTIONS as ELEMENTWISE
 from autodiff.ops.elementwise import astype, clip, where
-from autodiff.ops.shape import expand_dims, moveaxis, ravel, reshape, stack
+from autodiff.ops.shape import ravel, reshape, stack
 
 equal, remainder = ELEMENTWISE["equal"], ELEMENTWISE["remainder"]
 _BASIC_TYPES = (int, np.integer, slice, type(Ellipsis), type(None))
@@ -403,16 +403,6 @@ def _batched_axis(index: tuple, ndim: int) -> int:
     return batch[(slice(None),) + tuple(probe(p) for p in index)].shape.index(2)
 
 
-def _batch_axis_at(x, bdim: int | None, dest: int, size: int):
-    """`x` with its batch axis at `dest`; an unbatched `x` is broadcast along a new axis there."""
-    if bdim is None:
-        x = expand_dims(x, dest)
-        shape = list(shape_of(x))
-        shape[dest] = size
-        return broadcast_to(x, tuple(shape))
-    return x if bdim == dest else moveaxis(x, bdim, dest)
-
-
 def _batch_index(index: tuple, arrays, dims, size: int, batched_x: bool) -> tuple[tuple, tuple]:
     """A canonical `index` and its arguments, applied example by example to a batch.
 
@@ -440,12 +430,12 @@ def _getitem_batch(values, dims, *, index):
     x, arrays = values[0], values[1:]
     size = batch_size(values, dims)
     if not arrays:
-        x = _batch_axis_at(x, dims[0], 0, size)
+        x = move_batch_axis(x, dims[0], 0, size)
         return gather(x, (slice(None),) + index), _batched_axis(index, len(shape_of(x)) - 1)
     # An unbatched x (a table read per example) is not broadcast: only the arrays carry the batch.
     index_b, arrays = _batch_index(index, arrays, dims[1:], size, dims[0] is not None)
     if dims[0] is not None:
-        x = _batch_axis_at(x, dims[0], _first_indexed_axis(index), size)
+        x = move_batch_axis(x, dims[0], _first_indexed_axis(index), size)
     return gather(x, index_b, arrays), _block_position(index)
 
 
@@ -453,10 +443,10 @@ def _scatter_add_batch(values, dims, *, shape, index):
     v, arrays = values[0], values[1:]
     size = batch_size(values, dims)
     if not arrays:
-        v = _batch_axis_at(v, dims[0], _batched_axis(index, len(shape)), size)
+        v = move_batch_axis(v, dims[0], _batched_axis(index, len(shape)), size)
         return scatter(v, (size,) + shape, (slice(None),) + index), 0
     index_b, arrays = _batch_index(index, arrays, dims[1:], size, True)
-    v = _batch_axis_at(v, dims[0], _block_position(index), size)
+    v = move_batch_axis(v, dims[0], _block_position(index), size)
     axis = _first_indexed_axis(index)
     return scatter(v, shape[:axis] + (size,) + shape[axis:], index_b, arrays), axis
 
@@ -474,8 +464,8 @@ def update_batch_rule(prim: Primitive):
         else:
             ndim = len(shape_of(x)) - (dims[0] is not None)
             index_b, x_axis, value_axis = (slice(None),) + index, 0, _batched_axis(index, ndim)
-        x = _batch_axis_at(x, dims[0], x_axis, size)
-        value = _batch_axis_at(value, dims[1], value_axis, size)
+        x = move_batch_axis(x, dims[0], x_axis, size)
+        value = move_batch_axis(value, dims[1], value_axis, size)
         return bind(prim, x, value, *arrays, index=index_b), x_axis
 
     return rule

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import Trace
+from autodiff.ops.batching import move_batch_axis  # noqa: F401  (re-exported)
 
 
 class BatchTracer(Tensor):
@@ -65,18 +66,3 @@ class BatchTrace(Trace):
         if prim.multiple_results:
             return tuple(o if d is None else BatchTracer(o, self, d) for o, d in zip(out, out_dim))
         return out if out_dim is None else BatchTracer(out, self, out_dim)
-
-
-def move_batch_axis(x, bdim: int | None, dest: int, size: int):
-    """`x` with its batch axis at `dest`; an unbatched `x` is broadcast along a new axis there."""
-    from autodiff.ops.broadcast import broadcast_to
-    from autodiff.ops.shape import FUNCTIONS as shape_ops
-
-    if bdim is None:
-        x = shape_ops["expand_dims"](x, dest)
-        shape = list(_shape(x))
-        shape[dest] = size
-        return broadcast_to(x, tuple(shape))
-    if bdim == dest:
-        return x
-    return shape_ops["moveaxis"](x, bdim, dest)
