@@ -31,8 +31,7 @@ class Trace:
         """What a tracer of this trace becomes once the trace is dead."""
         raise EscapedTracerError(
             f"A tracer from a finished {type(self).__name__} (level {self.level}) was used in a "
-            "new "
-            "computation. Values computed inside a transform must be returned from the "
+            "new computation. Values computed inside a transform must be returned from the "
             "transformed function, not stored outside it."
         )
 
