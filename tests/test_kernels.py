@@ -71,10 +71,11 @@ def test_dispatch_uses_numpy_when_disabled_small_or_mixed(name, monkeypatch):
     calls = []
     monkeypatch.setattr(kernels, "fused_numba", lambda *args: calls.append(args))
     a = sample(N)
-    kernel(RNG.standard_normal(N), a)
-    assert len(calls) == 1
-    previous = _numba.set_numba_enabled(False)
+    previous = _numba.set_numba_enabled(True)  # also when the suite runs with Numba disabled
     try:
+        kernel(RNG.standard_normal(N), a)
+        assert len(calls) == 1
+        _numba.set_numba_enabled(False)
         kernel(RNG.standard_normal(N), a)
     finally:
         _numba.set_numba_enabled(previous)
