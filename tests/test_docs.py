@@ -80,3 +80,15 @@ def test_reference_covers_public_names():
     reference = "\n".join(p.read_text() for p in (DOCS / "api").glob("*.md"))
     missing = [name for name in autodiff.__all__ if not re.search(rf"\b{name}\b", reference)]
     assert not missing, f"not in docs/api: {missing}"
+
+
+def test_readme_python_blocks_run():
+    """The README's code blocks are what a newcomer copies first: they must run."""
+    import re
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert blocks
+    for block in blocks:
+        exec(compile(block, "README.md", "exec"), {})
