@@ -135,11 +135,13 @@ def backward_pass(
     create_graph: bool | None = None,
     sinks: Sinks | None = None,
     prune: bool = False,
+    order: list | None = None,
 ) -> dict:
     """Propagate cotangents from `roots` (a list of `(node, index)` edges).
 
     Without `sinks`, returns a dict mapping each reached leaf node to its summed
-    cotangent (the functional transforms' use). With `sinks`, gradients are
+    cotangent (the functional transforms' use; they pass their trace's `order`, every
+    node in increasing sequence number, which spares the graph walk). With `sinks`, gradients are
     captured into `sinks.captured` (keyed by edge) and/or accumulated into `.grad`.
     `create_graph` (torch API only) sets grad mode for the pass and makes rules
     run on Tensors so that the pass is recorded; `None` leaves grad mode alone.
@@ -148,8 +150,11 @@ def backward_pass(
     for (node, index), ct in zip(roots, root_cts):
         if ct is not None:
             _accumulate(cts, node, index, ct)
-    # Functional transforms (no sinks) collect leaves' cotangents at the end: no counts.
-    order, deps = _collect([edge[0] for edge in roots], count=sinks is not None)
+    if order is not None:  # a functional trace's tape: all its nodes, in sequence order
+        deps: dict = {}
+    else:
+        # Functional transforms (no sinks) collect leaves' cotangents at the end: no counts.
+        order, deps = _collect([edge[0] for edge in roots], count=sinks is not None)
     ends = frozenset()
     if prune and sinks is not None:
         captured = {e[0] for e in sinks.capture}

@@ -27,16 +27,21 @@ class ReverseTracer(Tensor):
 class ReverseTrace(Trace):
     """Records a Node for every differentiable primitive applied to its tracers."""
 
-    __slots__ = ("_seq",)
+    __slots__ = ("_seq", "nodes")
 
     def __init__(self, level: int):
         super().__init__(level)
         self._seq = 0
+        # Every node, in creation (= sequence) order: already a topological order, so the
+        # backward pass needs no graph walk or sort (see backward_pass's `order`).
+        self.nodes: list = []
 
     def new_leaf(self, value) -> ReverseTracer:
         """A tracer for an input to differentiate with respect to."""
         self._seq += 1
-        return ReverseTracer(value, self, (Node(None, None, (), None, (), self._seq), 0))
+        node = Node(None, None, (), None, (), self._seq)
+        self.nodes.append(node)
+        return ReverseTracer(value, self, (node, 0))
 
     def process(self, prim, args, params):
         primals = []
@@ -60,6 +65,7 @@ class ReverseTrace(Trace):
             return out
         self._seq = seq = self._seq + 1
         node = Node(prim, params, primals, out, parents, seq)
+        self.nodes.append(node)
         if prim.multiple_results:
             return tuple(ReverseTracer(o, self, (node, i)) for i, o in enumerate(out))
         return ReverseTracer(out, self, (node, 0))

@@ -200,7 +200,8 @@ def value_and_grad(
         if isinstance(out, Tensor) and out._trace is trace:
             value = out._value
             seed = np.ones((), dtype_of(value))
-            cts = backward_pass([out._edge], [seed])
+            cts = backward_pass([out._edge], [seed], order=trace.nodes)
+            trace.nodes = []  # the tape is spent: free the graph now
         else:
             value = out
         grads = leaves.gradients(cts, conjugate=not holomorphic)
@@ -268,6 +269,7 @@ def pullback(fun: Callable, primals, has_aux: bool, conjugate: bool) -> tuple:
         out, aux = _split_aux(result, has_aux, fname)
     out_flat, out_def = tree_flatten(out)
     out_primal = _primal_of(out, trace)
+    tape = trace.nodes
     edges = [v._edge if isinstance(v, Tensor) and v._trace is trace else None for v in out_flat]
     shapes = [(tuple(np.shape(v)) if not isinstance(v, Tensor) else v.shape) for v in out_flat]
     dtypes = [dtype_of(v) for v in out_flat]
@@ -292,7 +294,7 @@ def pullback(fun: Callable, primals, has_aux: bool, conjugate: bool) -> tuple:
             if edge is not None:
                 roots.append(edge)
                 seeds.append(conj_complex(c) if conjugate else c)
-        cts = backward_pass(roots, seeds, retain_graph=True) if roots else {}
+        cts = backward_pass(roots, seeds, retain_graph=True, order=tape) if roots else {}
         return tuple(leaves.gradients(cts, conjugate))
 
     if has_aux:
