@@ -153,24 +153,36 @@ def _tie_weights_batch(values, dims, *, axes, keepdims):
 tie_weights_p.batch = _tie_weights_batch
 
 
-def _extremum(name: str, impl):
+def weighted_reduction(name: str, impl, weights) -> Primitive:
+    """A reduction over `axes` whose derivative is elementwise weights `weights(x, out, axes,
+    keepdims)` (same shape as x): jvp = sum(t * w), vjp = expand(g) * w. Max/min (tie weights),
+    prod (product of the others) and logsumexp (softmax) are all of this form."""
     p = Primitive(name)
-    p.impl = lambda x, *, axes, keepdims: impl(x, axis=axes, keepdims=keepdims)
+    p.impl = impl
 
     def jvp(primals, tangents, *, out, axes, keepdims):
         if tangents[0] is None:
             return None
-        w = bind(tie_weights_p, primals[0], out, axes=axes, keepdims=keepdims)
-        return reduce_sum(tangents[0] * w, axes, keepdims)
+        return reduce_sum(tangents[0] * weights(primals[0], out, axes, keepdims), axes, keepdims)
 
     def vjp(g, x, *, out, axes, keepdims):
-        w = bind(tie_weights_p, x, out, axes=axes, keepdims=keepdims)
+        w = weights(x, out, axes, keepdims)
         return (expand_reduced(g, axes, keepdims, shape_of(x)) * w,)
 
     p.jvp = jvp
     p.vjp = vjp
     p.batch = _reduction_batch(p)
     return p
+
+
+def _tie_weights(x, out, axes, keepdims):
+    return bind(tie_weights_p, x, out, axes=axes, keepdims=keepdims)
+
+
+def _extremum(name: str, impl):
+    return weighted_reduction(
+        name, lambda x, *, axes, keepdims: impl(x, axis=axes, keepdims=keepdims), _tie_weights
+    )
 
 
 reduce_max_p = _extremum("reduce_max", np.maximum.reduce)
@@ -203,18 +215,12 @@ def reduce_prod(x, axes: tuple, keepdims: bool):
     return bind(reduce_prod_p, x, axes=axes, keepdims=keepdims)
 
 
-reduce_prod_p = Primitive("reduce_prod")
+reduce_prod_p = weighted_reduction(
+    "reduce_prod",
+    lambda x, *, axes, keepdims: np.multiply.reduce(x, axes, None, None, keepdims),
+    _prod_others,
+)
 reduce_prod_p.node_name = "ProdBackward0"
-reduce_prod_p.impl = lambda x, *, axes, keepdims: np.multiply.reduce(x, axes, None, None, keepdims)
-reduce_prod_p.jvp = lambda primals, tangents, *, out, axes, keepdims: (
-    None
-    if tangents[0] is None
-    else reduce_sum(tangents[0] * _prod_others(primals[0], out, axes, keepdims), axes, keepdims)
-)
-reduce_prod_p.vjp = lambda g, x, *, out, axes, keepdims: (
-    expand_reduced(g, axes, keepdims, shape_of(x)) * _prod_others(x, out, axes, keepdims),
-)
-reduce_prod_p.batch = _reduction_batch(reduce_prod_p)
 
 # ---------------------------------------------------------------------------------------------
 # Non-differentiable reductions: integer or boolean results.

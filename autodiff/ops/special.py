@@ -29,11 +29,11 @@ from autodiff.ops.broadcast import broadcast_to, shape_of
 from autodiff.ops.elementwise import FUNCTIONS as ELEMENTWISE
 from autodiff.ops.elementwise import _binary, _unary, astype, stop_gradient, unbroadcast, where
 from autodiff.ops.reduce import (
-    _reduction_batch,
     expand_reduced,
     normalize_axes,
     reduce_max_p,
     reduce_sum,
+    weighted_reduction,
 )
 from autodiff.ops.shape import FUNCTIONS as SHAPE
 
@@ -726,17 +726,7 @@ def _softmax_of(a, out, axes, keepdims):
     return exp(a - where(isfinite(out), out, 0.0))
 
 
-logsumexp_p = Primitive("logsumexp")
-logsumexp_p.impl = _logsumexp_impl
-logsumexp_p.jvp = lambda primals, tangents, *, out, axes, keepdims: (
-    None
-    if tangents[0] is None
-    else reduce_sum(tangents[0] * _softmax_of(primals[0], out, axes, keepdims), axes, keepdims)
-)
-logsumexp_p.vjp = lambda g, a, *, out, axes, keepdims: (
-    expand_reduced(g, axes, keepdims, shape_of(a)) * _softmax_of(a, out, axes, keepdims),
-)
-logsumexp_p.batch = _reduction_batch(logsumexp_p)
+logsumexp_p = weighted_reduction("logsumexp", _logsumexp_impl, _softmax_of)  # weights: softmax
 
 for _p in (
     erf_p,
