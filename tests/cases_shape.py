@@ -6,30 +6,12 @@ second-order check would only see zeros.
 """
 
 import numpy as np
-from optable import OpCase, arr
+from optable import arr, dispatched_case, squared_case
 
-import autodiff.numpy as anp
-
-
-def _square(out):
-    if isinstance(out, (tuple, list)):
-        return tuple(o * o for o in out)
-    return out * out
+case = squared_case
 
 
-def case(name, f, *args, **kwargs):
-    return OpCase(
-        name,
-        lambda *xs: _square(f(anp, *xs)),
-        args,
-        ref=lambda *xs: _square(f(np, *xs)),
-        **kwargs,
-    )
-
-
-def dispatched(name, f, *args):
-    """Plain `numpy` code on tracers: NumPy dispatches to autodiff.numpy."""
-    return OpCase(name, lambda *xs: _square(f(*xs)), args, ref=lambda *xs: _square(f(*xs)))
+dispatched = dispatched_case
 
 
 CONST = np.linspace(-1.0, 1.0, 6).reshape(2, 3)

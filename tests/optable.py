@@ -50,3 +50,44 @@ def distinct(*shape, spread: float = 1.0) -> np.ndarray:
     n = int(np.prod(shape)) if shape else 1
     vals = _rng.permutation(n).astype(np.float64) * spread / max(n, 1) * 4 - 2
     return vals.reshape(shape)
+
+
+def _square(out):
+    if isinstance(out, (tuple, list)):
+        return tuple(o * o for o in out)
+    return out * out
+
+
+def squared_case(name, f, *args, **kwargs) -> OpCase:
+    """A case written once as `f(m, *arrays)`, run with `m = autodiff.numpy` and with `m = numpy`
+    for the reference. The output is squared: most shape-like functions are linear, and
+    without it the second-order checks would only see zeros."""
+    import autodiff.numpy as anp
+
+    return OpCase(
+        name,
+        lambda *xs: _square(f(anp, *xs)),
+        args,
+        ref=lambda *xs: _square(f(np, *xs)),
+        **kwargs,
+    )
+
+
+def dispatched_case(name, f, *args, **kwargs) -> OpCase:
+    """A case of plain `numpy` code: on tracers NumPy dispatches it to autodiff.numpy."""
+    return OpCase(
+        name, lambda *xs: _square(f(*xs)), args, ref=lambda *xs: _square(f(*xs)), **kwargs
+    )
+
+
+def assert_same_as_numpy(got, want) -> None:
+    """Same type, shape, dtype and values as NumPy's result (recursing into lists/tuples)."""
+    if isinstance(want, (list, tuple)):
+        assert type(got) is type(want) and len(got) == len(want)
+        for g, w in zip(got, want):
+            assert_same_as_numpy(g, w)
+        return
+    assert type(got) is type(want), f"type {type(got)}, NumPy gives {type(want)}"
+    assert np.shape(got) == np.shape(want)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)

@@ -2,6 +2,7 @@
 
 import numpy as np
 import pytest
+from optable import assert_same_as_numpy
 
 import autodiff as ad
 import autodiff.numpy as anp
@@ -108,21 +109,9 @@ RAW_CALLS = [
 ]
 
 
-def _same(got, want):
-    if isinstance(want, (list, tuple)):
-        assert type(got) is type(want) and len(got) == len(want)
-        for g, w in zip(got, want):
-            _same(g, w)
-        return
-    assert type(got) is type(want), f"type {type(got)}, NumPy gives {type(want)}"
-    assert np.shape(got) == np.shape(want)
-    assert got.dtype == want.dtype
-    np.testing.assert_array_equal(got, want)
-
-
 @pytest.mark.parametrize("name, args, kwargs", RAW_CALLS, ids=[c[0] for c in RAW_CALLS])
 def test_raw_results_are_numpys(name, args, kwargs):
-    _same(getattr(anp, name)(*args, **kwargs), getattr(np, name)(*args, **kwargs))
+    assert_same_as_numpy(getattr(anp, name)(*args, **kwargs), getattr(np, name)(*args, **kwargs))
 
 
 def test_views_on_raw_arrays():
