@@ -141,8 +141,9 @@ def backward_pass(
 
     Without `sinks`, returns a dict mapping each reached leaf node to its summed
     cotangent (the functional transforms' use; they pass their trace's `order`, every
-    node in increasing sequence number, which spares the graph walk). With `sinks`, gradients are
-    captured into `sinks.captured` (keyed by edge) and/or accumulated into `.grad`.
+    node in increasing sequence number, which spares the graph walk); leaves are read at
+    the end. With `sinks`, gradients are captured into `sinks.captured` (keyed by edge)
+    and/or accumulated into `.grad`, leaves running as soon as they are ready.
     `create_graph` (torch API only) sets grad mode for the pass and makes rules
     run on Tensors so that the pass is recorded; `None` leaves grad mode alone.
     """
@@ -174,9 +175,10 @@ def backward_pass(
     pop, get = cts.pop, cts.get
     owned: set = set()  # nodes whose pending cotangent is a sum created by this pass
     try:
-        for node in order:  # leaves that are roots themselves (x.backward() on a leaf)
-            if node.prim is None and node not in deps:
-                run.leaf(node)
+        if sinks is not None:  # leaves that are roots themselves (x.backward() on a leaf)
+            for node in order:
+                if node.prim is None and node not in deps:
+                    run.leaf(node)
         for node in reversed(order):
             prim = node.prim
             if prim is None:
