@@ -14,6 +14,8 @@ in canonical form (one entry per dimension, no Ellipsis, boolean masks as their
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
@@ -301,7 +303,7 @@ def conform_value(value, x, shape: tuple):
 def _scatter_add_impl(values, *arrays, shape, index):
     index = fill_index(index, arrays)
     values = np.asarray(values)
-    size = int(np.prod(shape, dtype=np.int64))
+    size = math.prod(shape)
     if size == 0 or _is_basic(index):
         out = np.zeros(shape, values.dtype)
         out[index] = values  # a basic index selects each position at most once
@@ -516,6 +518,8 @@ def getitem(x, index):
         >>> ad.vmap(lambda row, i: row[i])(np.arange(6.0).reshape(2, 3), np.array([2, 0]))
         array([2., 3.])
     """
+    if type(index) is int:  # the most common index: one position along the first axis
+        return bind(getitem_p, x, index=(index,))
     return gather(x, *split_index(shape_of(x), index))
 
 

@@ -169,6 +169,56 @@ split_p.jvp = lambda primals, tangents, *, out, ranges, axis: (
 split_p.vjp = _split_vjp
 
 
+# stack and unstack are each other's transpose: one node for `np.stack([...])` (a concatenate
+# of expanded arrays would record one node per array more, and ODE right-hand sides stack).
+def _stack_jvp(primals, tangents, *, out, axis, dtype, casting):
+    if all(t is None for t in tangents):
+        return None
+    dt = dtype_of(out)  # zeros in the output dtype promote exactly like the primals did
+    filled = [np.zeros(shape_of(p), dt) if t is None else t for p, t in zip(primals, tangents)]
+    return bind(stack_p, *filled, axis=axis, dtype=dtype, casting=casting)
+
+
+def _stack_vjp(g, *arrays, out, axis, dtype, casting):
+    pieces = bind(unstack_p, g, axis=axis)
+    return tuple(_cast_like(p, a) for p, a in zip(pieces, arrays))
+
+
+stack_p = Primitive("stack")
+stack_p.saves_inputs = False  # its vjp reads only dtypes
+stack_p.impl = lambda *arrays, axis, dtype, casting: np.stack(
+    arrays, axis=axis, dtype=dtype, casting=casting
+)
+stack_p.jvp = _stack_jvp
+stack_p.vjp = _stack_vjp
+
+
+def _unstack_impl(x, axis):
+    if axis == 0:
+        return tuple(x)  # an ndarray iterates over views of its rows
+    lead = (slice(None),) * axis
+    return tuple(x[lead + (i,)] for i in range(x.shape[axis]))
+
+
+def _unstack_vjp(cts, x, *, out, axis):
+    if all(ct is None for ct in cts):
+        return (None,)
+    shape, dt = shape_of(x), dtype_of(x)
+    piece = shape[:axis] + shape[axis + 1 :]
+    filled = [np.zeros(piece, dt) if ct is None else ct for ct in cts]
+    return (bind(stack_p, *filled, axis=axis, dtype=None, casting="same_kind"),)
+
+
+unstack_p = Primitive("unstack", multiple_results=True)
+unstack_p.node_name = "UnbindBackward0"
+unstack_p.saves_inputs = False  # its vjp reads only shapes and dtypes
+unstack_p.impl = _unstack_impl
+unstack_p.jvp = lambda primals, tangents, *, out, axis: (
+    None if tangents[0] is None else bind(unstack_p, tangents[0], axis=axis)
+)
+unstack_p.vjp = _unstack_vjp
+
+
 def _repeat_counts(repeats, n: int) -> tuple:
     """Per-element repeat counts along an axis of length n, exactly as np.repeat reads `repeats`."""
     if isinstance(repeats, int):
@@ -266,6 +316,26 @@ def _concatenate_batch(values, dims, *, axis, dtype, casting):
     return bind(concatenate_p, *front, axis=axis, dtype=dtype, casting=casting), 0
 
 
+def _stack_batch(values, dims, *, axis, dtype, casting):
+    size = batch_size(values, dims)
+    front = []
+    for v, d in zip(values, dims):
+        if d is None:  # an unbatched operand is the same for every example
+            v = _operand(v)
+            s = shape_of(v)
+            front.append(_broadcast.broadcast_to(_reshape(v, (1,) + s), (size,) + s))
+        else:
+            front.append(move_to_front(v, d))
+    return bind(stack_p, *front, axis=axis + 1, dtype=dtype, casting=casting), 0
+
+
+def _unstack_batch(values, dims, *, axis):
+    bdim = dims[0]
+    x = values[0]
+    n = shape_of(x)[_shift(axis, bdim)]
+    return bind(unstack_p, x, axis=_shift(axis, bdim)), (bdim - (axis < bdim),) * n
+
+
 def _split_batch(values, dims, *, ranges, axis):
     bdim = dims[0]
     return bind(split_p, values[0], ranges=ranges, axis=_shift(axis, bdim)), (bdim,) * len(ranges)
@@ -277,6 +347,8 @@ flip_p.batch = _flip_batch
 copy_p.batch = lambda values, dims: (bind(copy_p, values[0]), dims[0])
 concatenate_p.batch = _concatenate_batch
 split_p.batch = _split_batch
+stack_p.batch = _stack_batch
+unstack_p.batch = _unstack_batch
 repeat_p.batch = lambda values, dims, *, repeats, axis: (
     _repeat(values[0], repeats, _shift(axis, dims[0])),
     dims[0],
@@ -568,15 +640,36 @@ def stack(arrays, axis: int = 0, out=None, *, dtype=None, casting: str = "same_k
         >>> stack([np.zeros(3), np.ones(3)], axis=1).shape
         (3, 2)
     """
+    if out is not None:
+        raise NotImplementedError("autodiff.numpy.stack does not support out=")
     arrays = [_operand(a) for a in arrays]
     if not arrays:
         raise ValueError("need at least one array to stack")
-    shapes = {shape_of(a) for a in arrays}
-    if len(shapes) != 1:
+    shape = shape_of(arrays[0])
+    if any(shape_of(a) != shape for a in arrays):
         raise ValueError("all input arrays must have the same shape")
-    axis = normalize_axis_index(axis, len(shapes.pop()) + 1)
-    expanded = [expand_dims(a, axis) for a in arrays]
-    return concatenate(expanded, axis, out, dtype=dtype, casting=casting)
+    axis = normalize_axis_index(axis, len(shape) + 1)
+    if dtype is not None:
+        dtype = np.dtype(dtype)
+        if not is_inexact(dtype):  # an integer result carries no derivative
+            arrays = [stop_gradient(a) if isinstance(a, Tensor) else a for a in arrays]
+    return bind(stack_p, *arrays, axis=axis, dtype=dtype, casting=casting)
+
+
+def unstack(x, /, *, axis: int = 0):
+    """`numpy.unstack`: the arrays along `axis`, as a tuple; differentiable (its transpose
+    is `stack`).
+
+    Example:
+        >>> import numpy as np
+        >>> [a.tolist() for a in unstack(np.arange(4.0).reshape(2, 2), axis=1)]
+        [[0.0, 2.0], [1.0, 3.0]]
+    """
+    x = _operand(x)
+    shape = shape_of(x)
+    if not shape:
+        raise ValueError("Input array must be at least 1-d.")
+    return bind(unstack_p, x, axis=normalize_axis_index(axis, len(shape)))
 
 
 def hstack(tup, *, dtype=None, casting: str = "same_kind"):
@@ -961,6 +1054,7 @@ FUNCTIONS = {
         broadcast_arrays,
         concatenate,
         stack,
+        unstack,
         hstack,
         vstack,
         dstack,

@@ -961,6 +961,10 @@ def betaln(a, b):
         -0.6931471805599453
     """
     a, b = _typed_numbers(a, b)
+    dt = np.result_type(dtype_of(a), dtype_of(b))
+    if dt == np.float32:  # the sum cancels where betaln is near 0: add in float64, as SciPy
+        a, b = astype(a, np.float64), astype(b, np.float64)
+        return astype(gammaln(a) + gammaln(b) - gammaln(a + b), np.float32)
     return gammaln(a) + gammaln(b) - gammaln(a + b)
 
 
