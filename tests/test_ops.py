@@ -139,3 +139,56 @@ def test_vmap_of_vjp_matches_loop(case):
     ]
     for g, w in zip(got, want):
         np.testing.assert_allclose(np.asarray(g), w, rtol=1e-12, atol=1e-14)
+
+
+# --------------------------------------------------------------------------- NumPy vjp rules
+
+
+def _primitives_with_numpy_rules():
+    import sys
+
+    from autodiff.core.primitive import Primitive
+
+    found = {}
+    for module in list(sys.modules.values()):
+        if getattr(module, "__name__", "").startswith("autodiff."):
+            for value in list(vars(module).values()):
+                if isinstance(value, Primitive) and value.vjp_numpy is not None:
+                    found[value.name] = value
+    assert len(found) >= 10
+    return list(found.values())
+
+
+@pytest.mark.parametrize("case, dtype", PARAMS)
+def test_numpy_vjp_rules_match_the_vjp_rules(case, dtype):
+    """`Primitive.vjp_numpy` (used on plain NumPy residuals) gives exactly what `vjp` gives."""
+    import autodiff as ad
+
+    args = _cast(case.args, dtype)
+    out = case.fun(*args)
+    rng = np.random.default_rng(1)
+    leaves, tree = tree_flatten(out)
+    if not all(np.issubdtype(np.asarray(o).dtype, np.inexact) for o in leaves):
+        pytest.skip("a non-float output")
+    ct = tree_unflatten(
+        tree, [rng.standard_normal(np.shape(o)).astype(np.asarray(o).dtype) for o in leaves]
+    )
+
+    def cotangents():
+        _, pullback = ad.vjp(case.fun, *args)
+        return tree_flatten(pullback(ct))[0]
+
+    with_rules = cotangents()
+    prims = _primitives_with_numpy_rules()
+    saved = [p.vjp_numpy for p in prims]
+    try:
+        for p in prims:
+            p.vjp_numpy = None
+        without = cotangents()
+    finally:
+        for p, rule in zip(prims, saved):
+            p.vjp_numpy = rule
+    assert len(with_rules) == len(without)
+    for a, b in zip(with_rules, without):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+        assert np.asarray(a).dtype == np.asarray(b).dtype

@@ -73,6 +73,10 @@ class _RemovableHandle:
         self.remove()
 
 
+# The params of every node recorded without any (most of them): one shared, never mutated.
+NO_PARAMS: dict = {}
+
+
 class Node:
     """A recorded primitive application (or, with `prim=None`, a leaf's gradient accumulator).
 
@@ -93,10 +97,11 @@ class Node:
         "seq",
         "versions",
         "extra",
+        "raw",
         "__weakref__",
     )
 
-    def __init__(self, prim, params, primals, out, parents, seq):
+    def __init__(self, prim, params, primals, out, parents, seq, raw=False):
         self.prim = prim
         self.params = params
         self.primals = primals
@@ -105,6 +110,9 @@ class Node:
         self.seq = seq
         self.versions = None
         self.extra = None
+        # Are the residuals plain NumPy values? (Then a pass nobody records may run the
+        # primitive's `vjp_numpy` rule.)
+        self.raw = raw
 
     # ---- torch.autograd.graph.Node API ----
     def name(self) -> str:
@@ -211,7 +219,15 @@ def record(prim, args: tuple, params: dict, out):
             parents.append(None)
             versions.append(None)
             primals.append(a)
-    node = Node(prim, params, primals, out, tuple(parents), next_sequence_number())
+    node = Node(
+        prim,
+        params or NO_PARAMS,
+        tuple(primals),
+        out,
+        tuple(parents),
+        next_sequence_number(),
+        hooks is None,
+    )
     node.versions = versions
     if hooks is not None:
         node._extra()  # packed residuals take the engine's general path

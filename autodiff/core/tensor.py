@@ -156,19 +156,27 @@ class Tensor:
         return (self._accumulator, 0)
 
     # ---- array metadata (read through to the primal, however deeply nested) ----
+    # A loop down the levels rather than a property call per level (nested transforms ask
+    # often: every broadcasting rule compares shapes).
     @property
     def shape(self) -> tuple:
-        try:  # arrays, NumPy scalars and lower-level Tensors
-            return self._value.shape
+        v = self._value
+        while isinstance(v, Tensor) and type(v).shape is _TENSOR_SHAPE:  # (vmap's differs)
+            v = v._value
+        try:  # arrays and NumPy scalars
+            return v.shape
         except AttributeError:
-            return np.shape(self._value)
+            return np.shape(v)
 
     @property
     def dtype(self) -> np.dtype:
+        v = self._value
+        while isinstance(v, Tensor):
+            v = v._value
         try:
-            return self._value.dtype
+            return v.dtype
         except AttributeError:
-            return np.asarray(self._value).dtype
+            return np.asarray(v).dtype
 
     @property
     def ndim(self) -> int:
@@ -299,3 +307,6 @@ class Tensor:
         return f"{type(self).__name__}<level {self._trace.level}>({body})"
 
     __str__ = __repr__
+
+
+_TENSOR_SHAPE = Tensor.__dict__["shape"]

@@ -16,7 +16,7 @@ from autodiff.core.dtypes import is_inexact
 from autodiff.core.primitive import Primitive, bind
 from autodiff.kernels import elementwise as kernels
 from autodiff.ops.batching import broadcasting_batch_rule, unary_batch_rule
-from autodiff.ops.broadcast import broadcast_to, shape_of, sum_to_shape
+from autodiff.ops.broadcast import _sum_to_shape_impl, broadcast_to, shape_of, sum_to_shape
 
 _NUMBER = frozenset((int, float, complex, bool))
 
@@ -453,6 +453,73 @@ def _fn2(p, name, doc):
         name=name, doc=doc
     )
     return f
+
+
+# ---------------------------------------------------------------------------------------------
+# NumPy vjp rules (Primitive.vjp_numpy) of the most common primitives: the same results as
+# their vjp rules above, for plain NumPy residuals and cotangents, without dispatching each
+# op inside the rule. Python numbers are constants and get no cotangent, as above.
+
+
+def _reduce_numpy(g, x):
+    """`unbroadcast` for NumPy values: `g` summed to the shape of `x`, in its dtype."""
+    try:
+        shape, dt = x.shape, x.dtype
+        reduce = g.shape != shape
+    except AttributeError:  # a list or other array-like operand
+        return unbroadcast(g, x)
+    if reduce:
+        g = _sum_to_shape_impl(g, shape)
+    if g.dtype != dt and dt.kind in "fc":
+        g = _astype_impl(g, dt)
+    return g
+
+
+def _add_vjp_numpy(g, x, y, *, out):
+    return (
+        None if type(x) in _NUMBER else _reduce_numpy(g, x),
+        None if type(y) in _NUMBER else _reduce_numpy(g, y),
+    )
+
+
+def _subtract_vjp_numpy(g, x, y, *, out):
+    return (
+        None if type(x) in _NUMBER else _reduce_numpy(g, x),
+        None if type(y) in _NUMBER else _reduce_numpy(-g, y),
+    )
+
+
+def _multiply_vjp_numpy(g, x, y, *, out):
+    cx, cy = type(x) in _NUMBER, type(y) in _NUMBER
+    if x is y and not cx:
+        ct = _reduce_numpy(g * x, x)
+        return ct, ct
+    return (
+        None if cx else _reduce_numpy(g * y, x),
+        None if cy else _reduce_numpy(g * x, y),
+    )
+
+
+def _divide_vjp_numpy(g, x, y, *, out):
+    return (
+        None if type(x) in _NUMBER else _reduce_numpy(g / y, x),
+        None if type(y) in _NUMBER else _reduce_numpy(-(g * out / y), y),
+    )
+
+
+add_p.vjp_numpy = _add_vjp_numpy
+subtract_p.vjp_numpy = _subtract_vjp_numpy
+multiply_p.vjp_numpy = _multiply_vjp_numpy
+divide_p.vjp_numpy = _divide_vjp_numpy
+negative_p.vjp_numpy = lambda g, x, *, out: (-g,)
+sin_p.vjp_numpy = lambda g, x, *, out: (g * np.cos(x),)
+cos_p.vjp_numpy = lambda g, x, *, out: (g * -np.sin(x),)
+exp_p.vjp_numpy = lambda g, x, *, out: (g * out,)
+log_p.vjp_numpy = lambda g, x, *, out: (g * np.reciprocal(x),)
+sqrt_p.vjp_numpy = lambda g, x, *, out: (g * (0.5 / out),)
+square_p.vjp_numpy = lambda g, x, *, out: (g * (2.0 * x),)
+tanh_p.vjp_numpy = lambda g, x, *, out: (kernels.tanh_backward(g, out),)
+log1p_p.vjp_numpy = lambda g, x, *, out: (kernels.log1p_backward(g, x),)
 
 
 UNARY = {

@@ -325,6 +325,10 @@ getitem_p.vjp = lambda g, x, *arrays, out, index: (
     (scatter(g, shape_of(x), index, arrays),) + (None,) * len(arrays)
 )
 
+getitem_p.vjp_numpy = lambda g, x, *arrays, out, index: (
+    (_scatter_add_impl(g, *arrays, shape=np.shape(x), index=index),) + (None,) * len(arrays)
+)
+
 scatter_add_p = Primitive("scatter_add")
 scatter_add_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 scatter_add_p.impl = _scatter_add_impl

@@ -83,6 +83,16 @@ reduce_sum_p.vjp = lambda g, x, *, out, axes, keepdims: (
     expand_reduced(g, axes, keepdims, shape_of(x)),
 )
 
+
+def _reduce_sum_vjp_numpy(g, x, *, out, axes, keepdims):
+    shape = np.shape(x)
+    if not (keepdims or len(axes) == len(shape)):
+        g = np.expand_dims(g, axes)
+    return (np.broadcast_to(g, shape),)
+
+
+reduce_sum_p.vjp_numpy = _reduce_sum_vjp_numpy
+
 expand_reduced_p = Primitive("expand_reduced")
 expand_reduced_p.node_name = "ExpandBackward0"
 expand_reduced_p.saves_inputs = False  # its vjp reads only shapes and dtypes

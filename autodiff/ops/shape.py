@@ -23,7 +23,7 @@ from autodiff.core.tensor import Tensor
 from autodiff.ops import broadcast as _broadcast
 from autodiff.ops.batching import batch_size, move_to_front
 from autodiff.ops.broadcast import shape_of
-from autodiff.ops.elementwise import add, astype, stop_gradient
+from autodiff.ops.elementwise import _astype_impl, add, astype, stop_gradient
 
 
 def _maybe(f, t, *args, **kwargs):
@@ -52,6 +52,7 @@ reshape_p.jvp = lambda primals, tangents, *, out, shape, order: _maybe(
     _reshape, tangents[0], shape_of(out), order
 )
 reshape_p.vjp = lambda g, x, *, out, shape, order: (_reshape(g, shape_of(x), order),)
+reshape_p.vjp_numpy = lambda g, x, *, out, shape, order: (np.reshape(g, np.shape(x), order=order),)
 
 
 def _inverse_axes(axes, ndim: int):
@@ -193,6 +194,14 @@ stack_p.jvp = _stack_jvp
 stack_p.vjp = _stack_vjp
 
 
+def _stack_vjp_numpy(g, *arrays, out, axis, dtype, casting):
+    pieces = _unstack_impl(g, axis)
+    return tuple(
+        (p if p.dtype == a.dtype else _astype_impl(p, a.dtype)) if a.dtype.kind in "fc" else None
+        for p, a in zip(pieces, arrays)
+    )
+
+
 def _unstack_impl(x, axis):
     if axis == 0:
         return tuple(x)  # an ndarray iterates over views of its rows
@@ -208,6 +217,8 @@ def _unstack_vjp(cts, x, *, out, axis):
     filled = [np.zeros(piece, dt) if ct is None else ct for ct in cts]
     return (bind(stack_p, *filled, axis=axis, dtype=None, casting="same_kind"),)
 
+
+stack_p.vjp_numpy = _stack_vjp_numpy
 
 unstack_p = Primitive("unstack", multiple_results=True)
 unstack_p.node_name = "UnbindBackward0"

@@ -192,11 +192,15 @@ def backward_pass(
                         raise RuntimeError(RELEASED_MESSAGE)
                     if node.versions is not None:
                         _check_versions(node)
-                    rule = prim.vjp or prim.rule("vjp")
-                    if prim.vjp_takes_needs:
+                    rule = prim.vjp_numpy
+                    if rule is not None and node.raw and not isinstance(ct, Tensor):
+                        in_cts = rule(ct, *primals, out=node.out, **node.params)
+                    elif prim.vjp_takes_needs:
                         needs = tuple(edge is not None for edge in parents)
+                        rule = prim.vjp or prim.rule("vjp")
                         in_cts = rule(ct, *primals, out=node.out, needs=needs, **node.params)
                     else:
+                        rule = prim.vjp or prim.rule("vjp")
                         in_cts = rule(ct, *primals, out=node.out, **node.params)
                     for edge, in_ct in zip(parents, in_cts):
                         if edge is not None and in_ct is not None:

@@ -7,7 +7,7 @@ pass is seen — and differentiated — by any enclosing level.
 
 from __future__ import annotations
 
-from autodiff.core.graph import Node
+from autodiff.core.graph import NO_PARAMS, Node
 from autodiff.core.primitive import bind
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import Trace
@@ -64,7 +64,9 @@ class ReverseTrace(Trace):
         if not prim.differentiable:
             return out
         self._seq = seq = self._seq + 1
-        node = Node(prim, params, primals, out, parents, seq)
+        # Tuples and a shared empty dict: a recorded graph lives until the backward pass, and
+        # each object less per node is memory the next op does not have to fault in.
+        node = Node(prim, params or NO_PARAMS, tuple(primals), out, tuple(parents), seq, not lower)
         self.nodes.append(node)
         if prim.multiple_results:
             return tuple(ReverseTracer(o, self, (node, i)) for i, o in enumerate(out))
