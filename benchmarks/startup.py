@@ -4,10 +4,13 @@ Every measurement runs in a fresh Python process, bound to the children's CPU
 with their thread settings, and prints one JSON line:
 
 - the wall time of `import numpy` and of `import autodiff` (which imports NumPy);
-- the latency of the first `grad` call of a function whose backward runs the
-  Numba scatter kernel, with an empty Numba cache (`NUMBA_CACHE_DIR` a fresh
-  directory: Numba compiles), with a warm one (a second process, same directory:
-  Numba loads the compiled kernel), and with Numba disabled (`AUTODIFF_DISABLE_NUMBA=1`);
+- the latency of the first `grad` call of a function whose backward is large enough
+  for the Numba kernels (a scatter-add and tanh's derivative): by default (kernels are
+  tiered, autodiff/kernels/_numba.py: the first calls run NumPy), with Numba eager
+  (`AUTODIFF_NUMBA_EAGER=1`: the first call loads the kernels) with an empty Numba cache
+  (`NUMBA_CACHE_DIR` a fresh directory: Numba compiles) and a warm one (a second
+  process, same directory), and with Numba disabled (`AUTODIFF_DISABLE_NUMBA=1`); and,
+  by default, how many calls run before the kernels are loaded and what that call costs;
 - the peak resident memory (`ru_maxrss`) of one `elementwise` gradient, per framework.
 
 Python's own bytecode caches and the OS file cache are warm in every case: each
@@ -54,12 +57,21 @@ first = time.perf_counter() - start
 start = time.perf_counter()
 gradient(x)
 second = time.perf_counter() - start
+numba_after_first = "numba" in sys.modules
+calls, tier_up = 2, None
+while UNTIL_TIER_UP and "numba" not in sys.modules and calls < 10**4:
+    start = time.perf_counter()
+    gradient(x)
+    tier_up = time.perf_counter() - start
+    calls += 1
 expected = np.zeros_like(x)
 np.add.at(expected, index, 1.0 - np.tanh(x[index]) ** 2)
 print(json.dumps({{
     "first": first,
     "second": second,
-    "numba": "numba" in sys.modules,
+    "numba": numba_after_first,
+    "calls": calls,
+    "tier_up": tier_up,
     "error": float(np.max(np.abs(g - expected)) / np.max(np.abs(expected))),
 }}))
 """
@@ -112,15 +124,28 @@ def _min_median(seconds: list[float]) -> list[str]:
 
 
 def _first_grad_runs(repeat: int) -> dict[str, list[dict]]:
-    """Per cache state, `repeat` probes; each empty-cache probe gets a new cache directory."""
-    runs: dict[str, list[dict]] = {"empty": [], "warm": [], "disabled": [], "files": []}
+    """Per mode and cache state, `repeat` probes; each empty cache is a new directory."""
+    runs: dict[str, list[dict]] = {
+        "tiered": [],
+        "empty": [],
+        "warm": [],
+        "disabled": [],
+        "files": [],
+    }
+    once = FIRST_GRAD_PROBE.replace("UNTIL_TIER_UP", "False")
     for _ in range(repeat):
         with tempfile.TemporaryDirectory(prefix="autodiff-numba-") as cache:
-            runs["empty"].append(probe(FIRST_GRAD_PROBE, NUMBA_CACHE_DIR=cache))
+            runs["empty"].append(probe(once, NUMBA_CACHE_DIR=cache, AUTODIFF_NUMBA_EAGER="1"))
             runs["files"].append(sum(len(files) for *_, files in os.walk(cache)))
-            runs["warm"].append(probe(FIRST_GRAD_PROBE, NUMBA_CACHE_DIR=cache))
-        runs["disabled"].append(probe(FIRST_GRAD_PROBE, AUTODIFF_DISABLE_NUMBA="1"))
+            runs["warm"].append(probe(once, NUMBA_CACHE_DIR=cache, AUTODIFF_NUMBA_EAGER="1"))
+            tiered = FIRST_GRAD_PROBE.replace("UNTIL_TIER_UP", "True")
+            runs["tiered"].append(probe(tiered, NUMBA_CACHE_DIR=cache))
+        runs["disabled"].append(probe(once, AUTODIFF_DISABLE_NUMBA="1"))
     return runs
+
+
+def _col(runs: dict, state: str, key: str) -> list:
+    return [r[key] for r in runs[state] if r[key] is not None] or [float("nan")]
 
 
 def _mib(n_bytes: float) -> str:
@@ -130,7 +155,10 @@ def _mib(n_bytes: float) -> str:
 def _peak_memory_table(frameworks: list[str]) -> str:
     cases = [(name, name, {}) for name in frameworks]
     if "autodiff" in frameworks:
-        cases.insert(1, ("autodiff, Numba disabled", "autodiff", {"AUTODIFF_DISABLE_NUMBA": "1"}))
+        cases[1:1] = [
+            ("autodiff, Numba eager", "autodiff", {"AUTODIFF_NUMBA_EAGER": "1"}),
+            ("autodiff, Numba disabled", "autodiff", {"AUTODIFF_DISABLE_NUMBA": "1"}),
+        ]
     rows = []
     for label, name, env in cases:
         try:
@@ -166,25 +194,33 @@ def startup_report(repeat: int, frameworks: list[str]) -> str:
         ["import numpy", *_min_median(imports["numpy"])],
         ["import numba (NumPy included; autodiff defers it)", *_min_median(imports["numba"])],
         ["import autodiff (NumPy included)", *_min_median(imports["autodiff"])],
-        ["first grad call, Numba cache empty", *_min_median([r["first"] for r in runs["empty"]])],
-        ["first grad call, Numba cache warm", *_min_median([r["first"] for r in runs["warm"]])],
-        ["first grad call, Numba disabled", *_min_median([r["first"] for r in runs["disabled"]])],
-        ["second grad call (cache warm)", *_min_median([r["second"] for r in runs["warm"]])],
+        ["first grad call (default: tiered kernels)", *_min_median(_col(runs, "tiered", "first"))],
+        ["first grad call, Numba eager, cache empty", *_min_median(_col(runs, "empty", "first"))],
+        ["first grad call, Numba eager, cache warm", *_min_median(_col(runs, "warm", "first"))],
+        ["first grad call, Numba disabled", *_min_median(_col(runs, "disabled", "first"))],
         [
-            "second grad call (Numba disabled)",
-            *_min_median([r["second"] for r in runs["disabled"]]),
+            "second grad call (default, before tier-up)",
+            *_min_median(_col(runs, "tiered", "second")),
         ],
+        ["second grad call (Numba eager, cache warm)", *_min_median(_col(runs, "warm", "second"))],
+        ["second grad call (Numba disabled)", *_min_median(_col(runs, "disabled", "second"))],
+        ["default: the call that loads the kernels", *_min_median(_col(runs, "tiered", "tier_up"))],
     ]
-    compiled = runs["empty"] + runs["warm"]
-    worst = max(r["error"] for state in ("empty", "warm", "disabled") for r in runs[state])
+    eager = runs["empty"] + runs["warm"]
+    worst = max(
+        r["error"] for state in ("tiered", "empty", "warm", "disabled") for r in runs[state]
+    )
     notes = [
         f"grad call: autodiff.grad of sum(tanh(x[index])), x of {ROWS}x{COLUMNS}, {GATHERED} "
         f"random rows gathered; its backward runs tanh's derivative on {GATHERED * COLUMNS:,} "
         "values and scatter-adds them, large enough for autodiff's Numba kernels "
-        "(autodiff/kernels/). Numba is imported, and the kernels compiled or loaded, in the "
-        "first call.",
-        f"Numba imported in {sum(r['numba'] for r in compiled)} of {len(compiled)} processes "
-        f"with Numba enabled, in {sum(r['numba'] for r in runs['disabled'])} of "
+        "(autodiff/kernels/). By default the first calls run NumPy and count what the kernels "
+        "would have saved; Numba is loaded once that reaches the cost of loading it (here at "
+        f"call {sorted(set(_col(runs, 'tiered', 'calls')))}, with a warm cache). With "
+        "AUTODIFF_NUMBA_EAGER=1 the first call loads it.",
+        f"Numba imported by the first call in {sum(r['numba'] for r in runs['tiered'])} of "
+        f"{len(runs['tiered'])} default processes, {sum(r['numba'] for r in eager)} of "
+        f"{len(eager)} eager ones, {sum(r['numba'] for r in runs['disabled'])} of "
         f"{len(runs['disabled'])} with it disabled; files written to each fresh cache directory "
         f"(an index and a data file per compiled kernel): {sorted(set(runs['files']))}; worst "
         f"relative error of the gradient {worst:.1e}.",
@@ -192,7 +228,8 @@ def startup_report(repeat: int, frameworks: list[str]) -> str:
     memory = (
         "Peak memory of the elementwise gradient, x of 2**21 float64 (16 MiB), one process per "
         "row. RSS (ru_maxrss): before = after the import and the input, peak = after the first "
-        "gradient call (any lazy import, Numba's included); warm call: the peak of NumPy "
+        "gradient call (any lazy import; Numba's only where eager: by default one call does "
+        "not load it); warm call: the peak of NumPy "
         "buffers alive during a second call (tracemalloc). (Nx) = N times the input's size:\n"
         + _peak_memory_table(frameworks)
     )

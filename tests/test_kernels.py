@@ -151,6 +151,45 @@ def test_small_problems_never_import_numba():
     assert result.stdout.split() == ["False"]
 
 
+def test_kernels_tier_up_once_they_would_have_paid_for_numba():
+    """Large problems run NumPy first, then load Numba once the kernels' savings reach
+    TIER_UP_NS; AUTODIFF_NUMBA_EAGER=1 loads it on the first eligible call."""
+    code = (
+        "import sys, numpy as np, autodiff as ad, autodiff.numpy as anp\n"
+        "from autodiff.kernels import _numba\n"
+        "_numba.TIER_UP_NS = 4e6\n"  # (the default would take about 2,300 calls here)
+        "x = np.linspace(-3, 3, 1 << 17)\n"
+        "f = ad.grad(lambda x: anp.sum(anp.tanh(x) * anp.log1p(x * x)))\n"
+        "first = f(x)\n"
+        "print('numba' in sys.modules)\n"
+        "calls = 1\n"
+        "while 'numba' not in sys.modules and calls < 10**4:\n"
+        "    assert np.array_equal(f(x), first)\n"
+        "    calls += 1\n"
+        "print('numba' in sys.modules, _numba.tiered_up())\n"
+        "np.testing.assert_array_max_ulp(f(x), first, maxulp=1)\n"
+        "per_call = 2 * x.size * 0.5\n"  # two fused formulas, 0.5 ns saved per value
+        "print(abs(calls - _numba.TIER_UP_NS / per_call) <= 1)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AUTODIFF_")}
+    result = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False", "True", "True", "True"]
+    eager = (
+        "import sys, numpy as np, autodiff as ad, autodiff.numpy as anp\n"
+        + code.split("\n", 1)[1].split("first = f(x)")[0]
+        + "f(x)\nprint('numba' in sys.modules)\n"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", eager],
+        env=dict(env, AUTODIFF_NUMBA_EAGER="1"),
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True"]
+
+
 @pytest.mark.parametrize("enabled", [True, False])
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 def test_large_gradient_both_paths(enabled, dtype):

@@ -1,4 +1,9 @@
 """Numba kernels: pure ndarray functions that are the impls of primitives where a benchmark says so.
 
-Numba is imported lazily, on a kernel's first call (`_numba.njit_lazy`), never at `import autodiff`.
+Numba is imported lazily and tiered (`_numba.kernels_ready`): never at `import autodiff`, and
+only once the kernels would have saved what loading it costs (`tier_up()` loads it at once).
 """
+
+from autodiff.kernels._numba import set_numba_enabled, tier_up, tiered_up
+
+__all__ = ["set_numba_enabled", "tier_up", "tiered_up"]

@@ -19,13 +19,17 @@ from __future__ import annotations
 
 import numpy as np
 
-from autodiff.kernels._numba import njit_lazy, numba_enabled
+from autodiff.kernels._numba import kernels_ready, njit_lazy
 
 # The kernels beat NumPy from about 4K (float64) / 8K (float32) elements, but the first
 # kernel call in a process costs ~0.5 s (importing Numba and its set-up, even with a warm
 # cache): below 64K elements the whole gradient would rarely win that back.
 KERNEL_MIN_SIZE = 1 << 16
 _KERNEL_DTYPES = frozenset(map(np.dtype, (np.float32, np.float64)))
+# What a kernel saves against the in-place NumPy formula (benchmarks/bench_kernels.py:
+# ~1.4 ms against ~2.5 ms on 2**21 float64 values), for tiering (kernels_ready).
+_NS_SAVED_PER_ELEMENT = 0.5
+_IN_PLACE_MIN_SIZE = 1 << 12
 
 
 def tanh_backward(g, y):
@@ -39,8 +43,12 @@ def tanh_backward(g, y):
 
 
 def tanh_backward_numpy(g, y):
-    """`tanh_backward` in NumPy."""
-    return g * (1 - y * y)
+    """`tanh_backward` in NumPy (one new array when `g` fits `y`'s shape and dtype)."""
+    if not _fits(g, y):
+        return g * (1 - y * y)
+    out = np.multiply(y, y)  # the same operations in the same order: bitwise the same
+    np.subtract(1, out, out=out)
+    return np.multiply(g, out, out=out)
 
 
 def log1p_backward(g, x):
@@ -54,8 +62,23 @@ def log1p_backward(g, x):
 
 
 def log1p_backward_numpy(g, x):
-    """`log1p_backward` in NumPy."""
-    return g / (1 + x)
+    """`log1p_backward` in NumPy (one new array when `g` fits `x`'s shape and dtype)."""
+    if not _fits(g, x):
+        return g / (1 + x)
+    out = np.add(1, x)
+    return np.divide(g, out, out=out)
+
+
+def _fits(g, a) -> bool:
+    """Can `a`-shaped temporaries of `a`'s dtype hold the result of `g` combined with `a`?
+    (Large arrays only: below that, temporaries are cheap and the plain formula is faster.)"""
+    return (
+        type(a) is np.ndarray
+        and a.size >= _IN_PLACE_MIN_SIZE
+        and type(g) is np.ndarray
+        and g.dtype == a.dtype
+        and g.shape == a.shape
+    )
 
 
 def _fused(loop, scalar_loop, numpy_impl, g, a):
@@ -67,7 +90,7 @@ def _fused(loop, scalar_loop, numpy_impl, g, a):
         or g.shape != a.shape
         or g.dtype != a.dtype
         or a.dtype not in _KERNEL_DTYPES
-        or not numba_enabled()
+        or not kernels_ready(a.size, _NS_SAVED_PER_ELEMENT)
     ):
         return numpy_impl(g, a)
     return fused_numba(loop, scalar_loop, g, a)

@@ -23,7 +23,7 @@ import numpy as np
 
 from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.primitive import Primitive, bind
-from autodiff.kernels._numba import numba_enabled
+from autodiff.kernels._numba import kernels_ready
 from autodiff.ops.batching import broadcasting_batch_rule, unary_batch_rule
 from autodiff.ops.broadcast import broadcast_to, shape_of
 from autodiff.ops.elementwise import FUNCTIONS as ELEMENTWISE
@@ -533,6 +533,9 @@ _HELPERS = (
     _polygamma_series,
 )
 _compile_lock = threading.Lock()
+# What a compiled ufunc saves against np.vectorize of the same Python code, per element
+# (about a microsecond), for tiering (kernels_ready).
+_NS_SAVED_PER_ELEMENT = 1000.0
 _helpers_registered = False
 
 
@@ -559,7 +562,7 @@ class _Kernel:
         args = [np.asarray(a, dtype=np.float64) for a in args]
         # Like SciPy's ufuncs, poles and domain errors give inf and nan silently.
         with np.errstate(all="ignore"):
-            if numba_enabled():
+            if kernels_ready(max(a.size for a in args), _NS_SAVED_PER_ELEMENT):
                 out = (self.ufunc or self._compile())(*args)
             else:
                 out = self.vectorized(*args)
