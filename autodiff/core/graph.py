@@ -13,6 +13,8 @@ from __future__ import annotations
 import traceback
 import weakref
 
+import numpy as np
+
 # Imported once here, not inside record(): record runs once per recorded operation.
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import next_sequence_number, state
@@ -75,6 +77,27 @@ class _RemovableHandle:
 
 # The params of every node recorded without any (most of them): one shared, never mutated.
 NO_PARAMS: dict = {}
+
+# Residuals a rule reads only the shape and dtype of (Primitive.saves_inputs/saves_output
+# False) are kept as stand-ins from this size on: a graph then holds the memory its backward
+# pass needs, as torch's saved variables do, and no more.
+STAND_IN_MIN_SIZE = 1 << 14
+
+
+def stand_in(value):
+    """For a large float array: a read-only zero-strided array of its shape and dtype (which is
+    all a shape-reading rule needs), holding one element of memory. Anything else: itself."""
+    if (
+        type(value) is not np.ndarray
+        or value.size < STAND_IN_MIN_SIZE
+        or value.dtype.kind not in "fc"
+    ):
+        return value  # small, or not differentiable (index arrays are read by their rules)
+    out = np.ndarray(
+        value.shape, value.dtype, buffer=np.zeros(1, value.dtype), strides=(0,) * value.ndim
+    )
+    out.flags.writeable = False
+    return out
 
 
 class Node:

@@ -47,6 +47,7 @@ class Primitive:
         "vjp_takes_needs",
         "jvp_computes_primal",
         "saves_inputs",
+        "saves_output",
     )
 
     def __init__(self, name: str, *, multiple_results: bool = False, differentiable: bool = True):
@@ -69,6 +70,10 @@ class Primitive:
         # False for primitives whose vjp reads only its inputs' shapes and dtypes: the
         # level-0 graph then neither version-checks nor packs (saved_tensors_hooks) them.
         self.saves_inputs = True
+        # False for primitives whose vjp reads only its output's shape and dtype: reverse
+        # mode then keeps a large output's shape and dtype, not its memory (see saves_inputs
+        # for the inputs).
+        self.saves_output = True
         # torch-style node name: "sin" -> "SinBackward0"
         self.node_name = "".join(p.capitalize() for p in name.split("_")) + "Backward0"
 

@@ -103,6 +103,7 @@ def _cumsum_impl(x, *, axis, reverse, dtype):
 cumsum_p = Primitive("cumsum")
 cumsum_p.node_name = "CumsumBackward0"
 cumsum_p.saves_inputs = False  # its vjp reads only shapes and dtypes
+cumsum_p.saves_output = False
 cumsum_p.impl = _cumsum_impl
 cumsum_p.jvp = lambda primals, tangents, *, out, axis, reverse, dtype: _maybe(
     _cumsum, tangents[0], axis, reverse

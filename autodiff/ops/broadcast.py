@@ -29,12 +29,14 @@ def _sum_to_shape_impl(x, shape):
 broadcast_to_p = Primitive("broadcast_to")
 broadcast_to_p.node_name = "ExpandBackward0"
 broadcast_to_p.saves_inputs = False
+broadcast_to_p.saves_output = False
 broadcast_to_p.impl = lambda x, shape: np.broadcast_to(x, shape)
 broadcast_to_p.jvp = lambda primals, tangents, *, out, shape: broadcast_to(tangents[0], shape)
 broadcast_to_p.vjp = lambda g, x, *, out, shape: (sum_to_shape(g, shape_of(x)),)
 
 sum_to_shape_p = Primitive("sum_to_shape")
 sum_to_shape_p.saves_inputs = False
+sum_to_shape_p.saves_output = False
 sum_to_shape_p.impl = _sum_to_shape_impl
 sum_to_shape_p.jvp = lambda primals, tangents, *, out, shape: sum_to_shape(tangents[0], shape)
 sum_to_shape_p.vjp = lambda g, x, *, out, shape: (broadcast_to(g, shape_of(x)),)

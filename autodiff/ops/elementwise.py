@@ -393,6 +393,13 @@ conj_p.vjp = lambda g, x, *, out: (conj(g),)
 # do not invalidate a recorded graph (as in PyTorch).
 for _p in (negative_p, add_p, subtract_p, astype_p, real_p, imag_p, conj_p):
     _p.saves_inputs = False
+# Rules that read their output only (as torch's saved result), and rules that never read it.
+for _p in (exp_p, tanh_p, sqrt_p):
+    _p.saves_inputs = False
+for _p in (negative_p, add_p, subtract_p, astype_p, real_p, imag_p, conj_p, multiply_p):
+    _p.saves_output = False
+for _p in (sin_p, cos_p, log_p, log1p_p, square_p, where_p):
+    _p.saves_output = False
 astype_p.node_name = "ToCopyBackward0"
 
 # ---------------------------------------------------------------------------------------------

@@ -316,6 +316,7 @@ def _scatter_add_impl(values, *arrays, shape, index):
 
 getitem_p = Primitive("getitem")
 getitem_p.saves_inputs = False  # its vjp reads only shapes and dtypes
+getitem_p.saves_output = False
 getitem_p.node_name = "IndexBackward0"
 getitem_p.impl = lambda x, *arrays, index: x[fill_index(index, arrays) if arrays else index]
 getitem_p.jvp = lambda primals, tangents, *, out, index: (
@@ -331,6 +332,7 @@ getitem_p.vjp_numpy = lambda g, x, *arrays, out, index: (
 
 scatter_add_p = Primitive("scatter_add")
 scatter_add_p.saves_inputs = False  # its vjp reads only shapes and dtypes
+scatter_add_p.saves_output = False
 scatter_add_p.impl = _scatter_add_impl
 scatter_add_p.jvp = lambda primals, tangents, *, out, shape, index: (
     None if tangents[0] is None else scatter(tangents[0], shape, index, primals[1:])

@@ -74,6 +74,7 @@ def expand_reduced(g, axes: tuple, keepdims: bool, shape: tuple):
 reduce_sum_p = Primitive("reduce_sum")
 reduce_sum_p.node_name = "SumBackward0"
 reduce_sum_p.saves_inputs = False  # its vjp reads only shapes and dtypes
+reduce_sum_p.saves_output = False
 # ufunc.reduce is numpy.sum minus its Python-level dispatch (same result types and values).
 reduce_sum_p.impl = lambda x, *, axes, keepdims: np.add.reduce(x, axes, None, None, keepdims)
 reduce_sum_p.jvp = lambda primals, tangents, *, out, axes, keepdims: (
@@ -96,6 +97,7 @@ reduce_sum_p.vjp_numpy = _reduce_sum_vjp_numpy
 expand_reduced_p = Primitive("expand_reduced")
 expand_reduced_p.node_name = "ExpandBackward0"
 expand_reduced_p.saves_inputs = False  # its vjp reads only shapes and dtypes
+expand_reduced_p.saves_output = False
 expand_reduced_p.impl = lambda g, *, axes, shape: np.broadcast_to(np.expand_dims(g, axes), shape)
 expand_reduced_p.jvp = lambda primals, tangents, *, out, axes, shape: (
     None if tangents[0] is None else expand_reduced(tangents[0], axes, False, shape)

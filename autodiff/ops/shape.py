@@ -45,6 +45,7 @@ def _cast_like(g, x):
 reshape_p = Primitive("reshape")
 reshape_p.node_name = "ViewBackward0"
 reshape_p.saves_inputs = False  # its vjp reads only shapes and dtypes
+reshape_p.saves_output = False
 reshape_p.impl = lambda x, shape, order: (  # the ndarray method skips np.reshape's dispatch
     x.reshape(shape, order=order) if type(x) is np.ndarray else np.reshape(x, shape, order=order)
 )
@@ -64,6 +65,7 @@ def _inverse_axes(axes, ndim: int):
 transpose_p = Primitive("transpose")
 transpose_p.node_name = "PermuteBackward0"
 transpose_p.saves_inputs = False  # its vjp reads only shapes and dtypes
+transpose_p.saves_output = False
 transpose_p.impl = lambda x, axes: (
     x.transpose(axes) if type(x) is np.ndarray else np.transpose(x, axes)
 )
@@ -73,6 +75,7 @@ transpose_p.vjp = lambda g, x, *, out, axes: (_transpose(g, _inverse_axes(axes, 
 flip_p = Primitive("flip")
 flip_p.node_name = "FlipBackward0"
 flip_p.saves_inputs = False  # its vjp reads only shapes and dtypes
+flip_p.saves_output = False
 flip_p.impl = lambda x, axis: np.flip(x, axis)
 flip_p.jvp = lambda primals, tangents, *, out, axis: _maybe(_flip, tangents[0], axis)
 flip_p.vjp = lambda g, x, *, out, axis: (_flip(g, axis),)
@@ -80,6 +83,7 @@ flip_p.vjp = lambda g, x, *, out, axis: (_flip(g, axis),)
 copy_p = Primitive("copy")  # the identity, as a fresh array
 copy_p.node_name = "CloneBackward0"
 copy_p.saves_inputs = False  # its vjp reads only shapes and dtypes
+copy_p.saves_output = False
 copy_p.impl = np.copy
 copy_p.jvp = lambda primals, tangents, *, out: tangents[0]
 copy_p.vjp = lambda g, x, *, out: (g,)
@@ -110,6 +114,7 @@ def _concatenate_vjp(g, *arrays, out, axis, dtype, casting):
 concatenate_p = Primitive("cat")
 concatenate_p.node_name = "CatBackward0"
 concatenate_p.saves_inputs = False  # its vjp reads only shapes and dtypes
+concatenate_p.saves_output = False
 concatenate_p.impl = lambda *arrays, axis, dtype, casting: np.concatenate(
     arrays, axis=axis, dtype=dtype, casting=casting
 )
@@ -187,6 +192,7 @@ def _stack_vjp(g, *arrays, out, axis, dtype, casting):
 
 stack_p = Primitive("stack")
 stack_p.saves_inputs = False  # its vjp reads only dtypes
+stack_p.saves_output = False
 stack_p.impl = lambda *arrays, axis, dtype, casting: np.stack(
     arrays, axis=axis, dtype=dtype, casting=casting
 )
@@ -255,6 +261,7 @@ def _segment_sum_impl(x, counts, axis):
 repeat_p = Primitive("repeat")
 repeat_p.node_name = "RepeatInterleaveBackward0"
 repeat_p.saves_inputs = False  # its vjp reads only shapes and dtypes
+repeat_p.saves_output = False
 repeat_p.impl = lambda x, repeats, axis: np.repeat(x, repeats, axis)
 repeat_p.jvp = lambda primals, tangents, *, out, repeats, axis: _maybe(
     _repeat, tangents[0], repeats, axis
@@ -265,6 +272,7 @@ repeat_p.vjp = lambda g, x, *, out, repeats, axis: (
 
 segment_sum_p = Primitive("segment_sum")  # the transpose of repeat: sums consecutive runs
 segment_sum_p.saves_inputs = False  # its vjp reads only shapes and dtypes
+segment_sum_p.saves_output = False
 segment_sum_p.impl = _segment_sum_impl
 segment_sum_p.jvp = lambda primals, tangents, *, out, counts, axis: _maybe(
     _segment_sum, tangents[0], counts, axis

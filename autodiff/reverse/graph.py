@@ -7,7 +7,7 @@ pass is seen — and differentiated — by any enclosing level.
 
 from __future__ import annotations
 
-from autodiff.core.graph import NO_PARAMS, Node
+from autodiff.core.graph import NO_PARAMS, Node, stand_in
 from autodiff.core.primitive import bind
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import Trace
@@ -63,10 +63,17 @@ class ReverseTrace(Trace):
         out = bind(prim, *primals, **params) if lower else prim.impl(*primals, **params)
         if not prim.differentiable:
             return out
+        if not prim.saves_inputs and not lower:
+            primals = [stand_in(p) for p in primals]
+        residual_out = out
+        if not prim.saves_output and not lower and not prim.multiple_results:
+            residual_out = stand_in(out)
         self._seq = seq = self._seq + 1
         # Tuples and a shared empty dict: a recorded graph lives until the backward pass, and
         # each object less per node is memory the next op does not have to fault in.
-        node = Node(prim, params or NO_PARAMS, tuple(primals), out, tuple(parents), seq, not lower)
+        node = Node(
+            prim, params or NO_PARAMS, tuple(primals), residual_out, tuple(parents), seq, not lower
+        )
         self.nodes.append(node)
         if prim.multiple_results:
             return tuple(ReverseTracer(o, self, (node, i)) for i, o in enumerate(out))
