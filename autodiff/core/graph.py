@@ -84,6 +84,16 @@ NO_PARAMS: dict = {}
 STAND_IN_MIN_SIZE = 1 << 14
 
 
+def lean_residuals(prim, primals, out) -> tuple:
+    """`(primals, out)` as a node of `prim` keeps them: stand-ins for what its rule reads only
+    the shape and dtype of."""
+    if not prim.saves_inputs:
+        primals = [stand_in(p) for p in primals]
+    if not prim.saves_output and not prim.multiple_results:
+        out = stand_in(out)
+    return primals, out
+
+
 def stand_in(value):
     """For a large float array: a read-only zero-strided array of its shape and dtype (which is
     all a shape-reading rule needs), holding one element of memory. Anything else: itself."""

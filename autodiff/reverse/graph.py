@@ -7,7 +7,10 @@ pass is seen — and differentiated — by any enclosing level.
 
 from __future__ import annotations
 
-from autodiff.core.graph import NO_PARAMS, Node, stand_in
+from numpy import ndarray
+
+from autodiff.core import graph
+from autodiff.core.graph import NO_PARAMS, Node
 from autodiff.core.primitive import bind
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import Trace
@@ -63,11 +66,15 @@ class ReverseTrace(Trace):
         out = bind(prim, *primals, **params) if lower else prim.impl(*primals, **params)
         if not prim.differentiable:
             return out
-        if not prim.saves_inputs and not lower:
-            primals = [stand_in(p) for p in primals]
         residual_out = out
-        if not prim.saves_output and not lower and not prim.multiple_results:
-            residual_out = stand_in(out)
+        if not lower and not (prim.saves_inputs and prim.saves_output):
+            # Only large arrays get stand-ins: test the output and the first input (the
+            # large one of a reduction) inline, the rest in `lean_residuals`.
+            first = primals[0] if primals else None
+            if (type(out) is ndarray and out.size >= graph.STAND_IN_MIN_SIZE) or (
+                type(first) is ndarray and first.size >= graph.STAND_IN_MIN_SIZE
+            ):
+                primals, residual_out = graph.lean_residuals(prim, primals, out)
         self._seq = seq = self._seq + 1
         # Tuples and a shared empty dict: a recorded graph lives until the backward pass, and
         # each object less per node is memory the next op does not have to fault in.
