@@ -30,7 +30,7 @@ from operator import attrgetter
 
 import numpy as np
 
-from autodiff.core.graph import _Packed
+from autodiff.core.graph import NO_PARAMS, _Packed
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import state
 from autodiff.ops.elementwise import add, conj_complex
@@ -194,7 +194,11 @@ def backward_pass(
                         _check_versions(node)
                     rule = prim.vjp_numpy
                     if rule is not None and node.raw and not isinstance(ct, Tensor):
-                        in_cts = rule(ct, *primals, out=node.out, **node.params)
+                        params = node.params
+                        if params is NO_PARAMS:  # (a call without ** builds no kwargs dict)
+                            in_cts = rule(ct, *primals, out=node.out)
+                        else:
+                            in_cts = rule(ct, *primals, out=node.out, **params)
                     elif prim.vjp_takes_needs:
                         needs = tuple(edge is not None for edge in parents)
                         rule = prim.vjp or prim.rule("vjp")
@@ -215,7 +219,11 @@ def backward_pass(
                             elif parent in owned and _same_array_kind(prev, in_ct):
                                 np.add(prev, in_ct, out=prev)
                             else:
-                                total = cts[parent] = add(prev, in_ct)
+                                if type(prev) is np.ndarray and type(in_ct) is np.ndarray:
+                                    total = np.add(prev, in_ct)  # (what `add` binds to)
+                                else:
+                                    total = add(prev, in_ct)
+                                cts[parent] = total
                                 # A sum the engine made is seen by no one else until its
                                 # node runs: later contributions may be added in place.
                                 if type(total) is np.ndarray:
