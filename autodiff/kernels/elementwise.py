@@ -1,18 +1,19 @@
 """Fused elementwise backward formulas: one pass over memory, no temporaries.
 
 `tanh_backward(g, y) = g * (1 - y*y)` and `log1p_backward(g, x) = g / (1 + x)` are
-three NumPy passes (and two temporary arrays) each; the Numba loops read their
-inputs once and write one new array. On 2**21 float64 values that is 4-8x
-faster (benchmarks/bench_kernels.py), mostly because every temporary of that
-size is fresh memory the OS has to fault in and zero.
+three NumPy passes each. Written plainly they also make two temporary arrays, and
+every temporary of that size is fresh memory the OS has to fault in and zero; the
+NumPy implementations here therefore work in place in their one result array
+(about 3x faster on 2**21 float64 values), and the Numba loops read their inputs
+once and write that array in one pass (about 2x faster again; bench_kernels.py).
 
 The loops take C-contiguous 1-d arrays of one float dtype (float32 stays
 float32: the constant 1 is passed in that dtype, since Numba would otherwise
 promote to float64), and a cotangent that is a broadcast scalar (the gradient
 of a `sum`) as a scalar, never materialised. Everything else — small arrays
 (below KERNEL_MIN_SIZE, so that small problems never import Numba or load its
-cache), other dtypes, broadcasting operands, Numba disabled — runs the NumPy
-formula.
+cache), other dtypes, broadcasting operands, Numba disabled or not yet loaded
+(tiering: autodiff/kernels/_numba.py) — runs the NumPy formula.
 """
 
 from __future__ import annotations
@@ -21,9 +22,9 @@ import numpy as np
 
 from autodiff.kernels._numba import kernels_ready, njit_lazy
 
-# The kernels beat NumPy from about 4K (float64) / 8K (float32) elements, but the first
-# kernel call in a process costs ~0.5 s (importing Numba and its set-up, even with a warm
-# cache): below 64K elements the whole gradient would rarely win that back.
+# The kernels beat NumPy from about 4K (float64) / 8K (float32) elements, but loading Numba
+# costs ~0.5 s even with a warm cache: smaller arrays neither run them nor count towards
+# tiering up (kernels_ready), so that small problems never load Numba.
 KERNEL_MIN_SIZE = 1 << 16
 _KERNEL_DTYPES = frozenset(map(np.dtype, (np.float32, np.float64)))
 # What a kernel saves against the in-place NumPy formula (benchmarks/bench_kernels.py:

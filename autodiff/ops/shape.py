@@ -89,12 +89,19 @@ copy_p.jvp = lambda primals, tangents, *, out: tangents[0]
 copy_p.vjp = lambda g, x, *, out: (g,)
 
 
-def _concatenate_jvp(primals, tangents, *, out, axis, dtype, casting):
+def _zero_filled(primals, tangents, out) -> list | None:
+    """The tangents with symbolic zeros as zeros in the output dtype (which promote exactly
+    like the primals did); None when all are zero."""
     if all(t is None for t in tangents):
         return None
-    # zeros in the output dtype make the tangents promote exactly like the primals did
     dt = dtype_of(out)
-    filled = [np.zeros(shape_of(p), dt) if t is None else t for p, t in zip(primals, tangents)]
+    return [np.zeros(shape_of(p), dt) if t is None else t for p, t in zip(primals, tangents)]
+
+
+def _concatenate_jvp(primals, tangents, *, out, axis, dtype, casting):
+    filled = _zero_filled(primals, tangents, out)
+    if filled is None:
+        return None
     return bind(concatenate_p, *filled, axis=axis, dtype=dtype, casting=casting)
 
 
@@ -178,10 +185,9 @@ split_p.vjp = _split_vjp
 # stack and unstack are each other's transpose: one node for `np.stack([...])` (a concatenate
 # of expanded arrays would record one node per array more, and ODE right-hand sides stack).
 def _stack_jvp(primals, tangents, *, out, axis, dtype, casting):
-    if all(t is None for t in tangents):
+    filled = _zero_filled(primals, tangents, out)
+    if filled is None:
         return None
-    dt = dtype_of(out)  # zeros in the output dtype promote exactly like the primals did
-    filled = [np.zeros(shape_of(p), dt) if t is None else t for p, t in zip(primals, tangents)]
     return bind(stack_p, *filled, axis=axis, dtype=dtype, casting=casting)
 
 
@@ -321,7 +327,8 @@ def _flip_batch(values, dims, *, axis):
     return _flip(x, tuple(_shift(a, bdim) for a in axes)), bdim
 
 
-def _concatenate_batch(values, dims, *, axis, dtype, casting):
+def _batch_in_front(values, dims) -> list:
+    """Every operand with its batch axis first (unbatched ones broadcast along it)."""
     size = batch_size(values, dims)
     front = []
     for v, d in zip(values, dims):
@@ -331,20 +338,17 @@ def _concatenate_batch(values, dims, *, axis, dtype, casting):
             front.append(_broadcast.broadcast_to(_reshape(v, (1,) + s), (size,) + s))
         else:
             front.append(move_to_front(v, d))
+    return front
+
+
+def _concatenate_batch(values, dims, *, axis, dtype, casting):
+    front = _batch_in_front(values, dims)
     axis = normalize_axis_index(axis, len(shape_of(front[0])) - 1) + 1
     return bind(concatenate_p, *front, axis=axis, dtype=dtype, casting=casting), 0
 
 
 def _stack_batch(values, dims, *, axis, dtype, casting):
-    size = batch_size(values, dims)
-    front = []
-    for v, d in zip(values, dims):
-        if d is None:  # an unbatched operand is the same for every example
-            v = _operand(v)
-            s = shape_of(v)
-            front.append(_broadcast.broadcast_to(_reshape(v, (1,) + s), (size,) + s))
-        else:
-            front.append(move_to_front(v, d))
+    front = _batch_in_front(values, dims)
     return bind(stack_p, *front, axis=axis + 1, dtype=dtype, casting=casting), 0
 
 
@@ -630,6 +634,17 @@ def broadcast_arrays(*args, subok: bool = False) -> tuple:
     return tuple(_broadcast.broadcast_to(a, shape) for a in arrays)
 
 
+def _result_dtype(dtype, arrays: list) -> tuple:
+    """`(dtype, arrays)` for concatenate and stack's `dtype=`: an integer result carries no
+    derivative, so its inputs become constants."""
+    if dtype is None:
+        return None, arrays
+    dtype = np.dtype(dtype)
+    if not is_inexact(dtype):
+        arrays = [stop_gradient(a) if isinstance(a, Tensor) else a for a in arrays]
+    return dtype, arrays
+
+
 def concatenate(arrays, axis=0, out=None, *, dtype=None, casting: str = "same_kind"):
     """`numpy.concatenate` (`axis=None` flattens first), differentiable in every array.
 
@@ -644,10 +659,7 @@ def concatenate(arrays, axis=0, out=None, *, dtype=None, casting: str = "same_ki
     if axis is None:
         arrays = [ravel(a) for a in arrays]
         axis = 0
-    if dtype is not None:
-        dtype = np.dtype(dtype)
-        if not is_inexact(dtype):  # an integer result carries no derivative
-            arrays = [stop_gradient(a) if isinstance(a, Tensor) else a for a in arrays]
+    dtype, arrays = _result_dtype(dtype, arrays)
     return bind(concatenate_p, *arrays, axis=operator.index(axis), dtype=dtype, casting=casting)
 
 
@@ -668,10 +680,7 @@ def stack(arrays, axis: int = 0, out=None, *, dtype=None, casting: str = "same_k
     if any(shape_of(a) != shape for a in arrays):
         raise ValueError("all input arrays must have the same shape")
     axis = normalize_axis_index(axis, len(shape) + 1)
-    if dtype is not None:
-        dtype = np.dtype(dtype)
-        if not is_inexact(dtype):  # an integer result carries no derivative
-            arrays = [stop_gradient(a) if isinstance(a, Tensor) else a for a in arrays]
+    dtype, arrays = _result_dtype(dtype, arrays)
     return bind(stack_p, *arrays, axis=axis, dtype=dtype, casting=casting)
 
 
