@@ -59,6 +59,11 @@ def stack(tensors, dim: int = 0):
     return anp.stack(tensors, axis=dim)
 
 
+def unbind(x, dim: int = 0) -> tuple:
+    """`torch.unbind`: the slices along `dim`, as a tuple (one UnbindBackward0 node)."""
+    return anp.unstack(x, axis=dim)
+
+
 def mm(a, b):
     """`torch.mm`."""
     return anp.matmul(a, b)
@@ -82,6 +87,7 @@ FUNCTIONS.update(
     clamp=clamp,
     cat=cat,
     stack=stack,
+    unbind=unbind,
     mm=mm,
     matmul=anp.matmul,
     where=anp.where,
@@ -115,6 +121,7 @@ def install() -> None:
         setattr(Tensor, name + "_", _inplace(f))
     Tensor.pow = anp.power
     Tensor.mm = mm
+    Tensor.unbind = unbind
     Tensor.matmul = anp.matmul
     Tensor.clamp = clamp
     Tensor.view = _view

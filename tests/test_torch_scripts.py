@@ -87,3 +87,14 @@ def test_torch_style_functions_and_methods():
     assert w.tolist() == [6.0, 6.0] and w._version == 2
     assert torch.cat([x, x]).view(2, 2).t().shape == (2, 2)
     assert torch.sum(x * x, dim=0).item() == 5.0 and x.unsqueeze(0).dim() == 2
+
+
+def test_stack_and_unbind_are_one_node_each():
+    x = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+    a, b, c = x.unbind(1)
+    assert a.grad_fn.name() == "UnbindBackward0" and a.tolist() == [1.0, 4.0]
+    s = torch.stack([a, c * 3.0], dim=1)
+    assert s.grad_fn.name() == "StackBackward0" and s.shape == (2, 2)
+    (s * s).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), [[2.0, 0.0, 54.0], [8.0, 0.0, 108.0]])
+    assert [t.tolist() for t in torch.unbind(x.detach())] == [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]
