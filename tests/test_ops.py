@@ -159,17 +159,16 @@ def _primitives_with_numpy_rules():
     return list(found.values())
 
 
-@pytest.mark.parametrize("case, dtype", PARAMS)
-def test_numpy_vjp_rules_match_the_vjp_rules(case, dtype):
-    """`Primitive.vjp_numpy` (used on plain NumPy residuals) gives exactly what `vjp` gives."""
+def _pullback_of_random_cotangent(case, dtype, seed: int):
+    """A function computing the case's input cotangents (a flat list) for one fixed random
+    output cotangent; skips cases with a non-float output."""
     import autodiff as ad
 
     args = _cast(case.args, dtype)
-    out = case.fun(*args)
-    rng = np.random.default_rng(1)
-    leaves, tree = tree_flatten(out)
+    leaves, tree = tree_flatten(case.fun(*args))
     if not all(np.issubdtype(np.asarray(o).dtype, np.inexact) for o in leaves):
         pytest.skip("a non-float output")
+    rng = np.random.default_rng(seed)
     ct = tree_unflatten(
         tree, [rng.standard_normal(np.shape(o)).astype(np.asarray(o).dtype) for o in leaves]
     )
@@ -178,6 +177,13 @@ def test_numpy_vjp_rules_match_the_vjp_rules(case, dtype):
         _, pullback = ad.vjp(case.fun, *args)
         return tree_flatten(pullback(ct))[0]
 
+    return cotangents
+
+
+@pytest.mark.parametrize("case, dtype", PARAMS)
+def test_numpy_vjp_rules_match_the_vjp_rules(case, dtype):
+    """`Primitive.vjp_numpy` (used on plain NumPy residuals) gives exactly what `vjp` gives."""
+    cotangents = _pullback_of_random_cotangent(case, dtype, seed=1)
     with_rules = cotangents()
     prims = _primitives_with_numpy_rules()
     saved = [p.vjp_numpy for p in prims]
@@ -198,23 +204,9 @@ def test_numpy_vjp_rules_match_the_vjp_rules(case, dtype):
 def test_residual_stand_ins_match(case, dtype, monkeypatch):
     """Residuals that rules read only the shape and dtype of (saves_inputs / saves_output
     False) may be replaced by stand-ins: with every float array replaced, the same results."""
-    import autodiff as ad
     from autodiff.core import graph
 
-    args = _cast(case.args, dtype)
-    out = case.fun(*args)
-    leaves, tree = tree_flatten(out)
-    if not all(np.issubdtype(np.asarray(o).dtype, np.inexact) for o in leaves):
-        pytest.skip("a non-float output")
-    rng = np.random.default_rng(2)
-    ct = tree_unflatten(
-        tree, [rng.standard_normal(np.shape(o)).astype(np.asarray(o).dtype) for o in leaves]
-    )
-
-    def cotangents():
-        _, pullback = ad.vjp(case.fun, *args)
-        return tree_flatten(pullback(ct))[0]
-
+    cotangents = _pullback_of_random_cotangent(case, dtype, seed=2)
     want = cotangents()
     monkeypatch.setattr(graph, "STAND_IN_MIN_SIZE", 0)
     got = cotangents()

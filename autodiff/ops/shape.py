@@ -89,20 +89,18 @@ copy_p.jvp = lambda primals, tangents, *, out: tangents[0]
 copy_p.vjp = lambda g, x, *, out: (g,)
 
 
-def _zero_filled(primals, tangents, out) -> list | None:
-    """The tangents with symbolic zeros as zeros in the output dtype (which promote exactly
-    like the primals did); None when all are zero."""
-    if all(t is None for t in tangents):
-        return None
-    dt = dtype_of(out)
-    return [np.zeros(shape_of(p), dt) if t is None else t for p, t in zip(primals, tangents)]
+def _linear_jvp(p):
+    """The jvp of concatenate or stack, linear in every operand: the op on the tangents, with
+    symbolic zeros as zeros in the output dtype (which promote exactly like the primals)."""
 
+    def jvp(primals, tangents, *, out, **params):
+        if all(t is None for t in tangents):
+            return None
+        dt = dtype_of(out)
+        filled = [np.zeros(shape_of(x), dt) if t is None else t for x, t in zip(primals, tangents)]
+        return bind(p, *filled, **params)
 
-def _concatenate_jvp(primals, tangents, *, out, axis, dtype, casting):
-    filled = _zero_filled(primals, tangents, out)
-    if filled is None:
-        return None
-    return bind(concatenate_p, *filled, axis=axis, dtype=dtype, casting=casting)
+    return jvp
 
 
 def _concatenate_vjp(g, *arrays, out, axis, dtype, casting):
@@ -125,7 +123,7 @@ concatenate_p.saves_output = False
 concatenate_p.impl = lambda *arrays, axis, dtype, casting: np.concatenate(
     arrays, axis=axis, dtype=dtype, casting=casting
 )
-concatenate_p.jvp = _concatenate_jvp
+concatenate_p.jvp = _linear_jvp(concatenate_p)
 concatenate_p.vjp = _concatenate_vjp
 
 
@@ -184,11 +182,6 @@ split_p.vjp = _split_vjp
 
 # stack and unstack are each other's transpose: one node for `np.stack([...])` (a concatenate
 # of expanded arrays would record one node per array more, and ODE right-hand sides stack).
-def _stack_jvp(primals, tangents, *, out, axis, dtype, casting):
-    filled = _zero_filled(primals, tangents, out)
-    if filled is None:
-        return None
-    return bind(stack_p, *filled, axis=axis, dtype=dtype, casting=casting)
 
 
 def _stack_vjp(g, *arrays, out, axis, dtype, casting):
@@ -202,7 +195,7 @@ stack_p.saves_output = False
 stack_p.impl = lambda *arrays, axis, dtype, casting: np.stack(
     arrays, axis=axis, dtype=dtype, casting=casting
 )
-stack_p.jvp = _stack_jvp
+stack_p.jvp = _linear_jvp(stack_p)
 stack_p.vjp = _stack_vjp
 
 
