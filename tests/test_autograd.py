@@ -768,6 +768,19 @@ class TestGraphUtilities:
         assert log == [("pack", True)] * 2 + [("unpack", True)] * 2
         assert x.grad.tolist() == [4.0, 8.0]
 
+    def test_saved_tensors_hooks_pack_what_the_rule_reads(self):
+        # As in torch: exp saves its result (packed once), add saves nothing.
+        x = leaf(1.0, 2.0)
+        packed = []
+        with autograd.graph.saved_tensors_hooks(
+            lambda t: packed.append(t.tolist()) or t.detach() * 1, lambda p: p
+        ):
+            y = x.exp() + x
+        assert packed == [np.exp([1.0, 2.0]).tolist()]
+        (g,) = autograd.grad(y.sum(), x, create_graph=True)
+        g.sum().backward()
+        np.testing.assert_allclose(x.grad.numpy(), np.exp([1.0, 2.0]))
+
     def test_increment_version_invalidates_saved_tensors(self):
         x = leaf(1.0, 2.0)
         y = x * 1

@@ -238,7 +238,12 @@ def record(prim, args: tuple, params: dict, out):
     st = state()
     hooks = st.saved_tensors_hooks[-1] if st.saved_tensors_hooks else None
     saves = prim.saves_inputs
+    # A rule that reads only its output (exp, tanh, sqrt) saves the output, as torch does:
+    # that is what saved_tensors_hooks pack.
+    out_hooks = None
     if not saves:
+        if hooks is not None and prim.saves_output and not prim.multiple_results:
+            out_hooks = hooks
         hooks = None
     primals = []
     parents = []
@@ -268,7 +273,12 @@ def record(prim, args: tuple, params: dict, out):
         node._extra().anomaly_trace = "".join(traceback.format_stack()[:-3])
     if prim.multiple_results:
         return tuple(Tensor._from(o, (node, i)) for i, o in enumerate(out))
-    return Tensor._from(out, (node, 0))
+    result = Tensor._from(out, (node, 0))
+    if out_hooks is not None:
+        node.out = _Packed(out_hooks[0](result), out_hooks[1])
+        node.raw = False
+        node._extra()
+    return result
 
 
 class _Packed:

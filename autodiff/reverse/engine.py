@@ -371,6 +371,9 @@ class _Runner:
             return primals, out
         _check_versions(node)
         create = self.create_graph
+        if isinstance(out, _Packed):  # a saved output (see record)
+            out = out.unpack(out.packed)
+            out = out._value if isinstance(out, Tensor) else out
         values = []
         for p, edge in zip(primals, node.parents):
             if isinstance(p, _Packed):
