@@ -63,19 +63,20 @@ def numba_enabled() -> bool:
     return _enabled and _import_numba() is not None
 
 
-def kernels_ready(elements: int, ns_per_element: float) -> bool:
+def kernels_ready(elements: int, ns_per_element: float, ns_per_call: float = 0.0) -> bool:
     """Should a kernel-eligible call on `elements` values run its Numba kernel?
 
     True once Numba is loaded (and enabled). Before that, the call counts what the kernel
-    would have saved (`ns_per_element` each, measured against the NumPy impl) and returns
-    False, until the savings reach TIER_UP_NS: then Numba is imported here, and True.
+    would have saved (`ns_per_call` plus `ns_per_element` each, measured against the NumPy
+    impl) and returns False, until the savings reach TIER_UP_NS: then Numba is imported
+    here, and True.
     """
     if not _enabled:
         return False
     if _numba is not None:
         return _numba is not False
     if not _eager:
-        total = _savings.ns + elements * ns_per_element
+        total = _savings.ns + ns_per_call + elements * ns_per_element
         _savings.ns = total
         if total < TIER_UP_NS:
             return False
