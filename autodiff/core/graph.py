@@ -16,6 +16,7 @@ import weakref
 import numpy as np
 
 # Imported once here, not inside record(): record runs once per recorded operation.
+from autodiff.core.primitive import NO_PARAMS
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import next_sequence_number, state
 
@@ -74,9 +75,6 @@ class _RemovableHandle:
     def __exit__(self, *exc):
         self.remove()
 
-
-# The params of every node recorded without any (most of them): one shared, never mutated.
-NO_PARAMS: dict = {}
 
 # Residuals a rule reads only the shape and dtype of (Primitive.saves_inputs/saves_output
 # False) are kept as stand-ins from this size on: a graph then holds the memory its backward

@@ -17,6 +17,10 @@ A primitive's rules (all optional except `impl`):
   Tensor, no tracer) and the pass is not recorded. A few hot primitives have one:
   it spares the dispatch of each op inside the rule (a large share of a small op's
   backward time).
+- `vjp_numpy_donated(ct, *primals, out, **params)`: optional, `vjp_numpy` for a
+  cotangent the engine donates (a large array nothing else refers to): it may write its
+  result into `ct`, with the same operations in the same order (bitwise the same result).
+  One large array less to allocate per node of a large elementwise backward pass.
 - `batch(values, batch_dims, **params)`: `(value_out, batch_dim_out)` under vmap.
 
 Rules are written with autodiff ops so they differentiate, batch and nest again.
@@ -39,6 +43,7 @@ class Primitive:
         "jvp",
         "vjp",
         "vjp_numpy",
+        "vjp_numpy_donated",
         "batch",
         "transpose",
         "multiple_results",
@@ -57,6 +62,7 @@ class Primitive:
         self.jvp = None
         self.vjp = None
         self.vjp_numpy = None
+        self.vjp_numpy_donated = None
         self.batch = None
         self.transpose = None
         self.multiple_results = multiple_results
@@ -98,6 +104,10 @@ class Primitive:
         return bind(self, *args, **params)
 
 
+# The params of every application without any (most of them): one shared dict, never mutated.
+NO_PARAMS: dict = {}
+
+
 def bind(prim: Primitive, *args, **params):
     """Apply `prim` to `args`: directly on raw values, else through the highest-level trace.
 
@@ -120,3 +130,32 @@ def bind(prim: Primitive, *args, **params):
     if not top.alive:
         return top.process_dead(prim, args, params)
     return top.process(prim, args, params)
+
+
+# `bind` for one and two arguments, the calls of every unary function and binary operator:
+# the same dispatch without packing *args and **params (a tuple and a dict per call).
+
+
+def bind_unary(prim: Primitive, x):
+    """`bind(prim, x)`."""
+    if not isinstance(x, Tensor):
+        return prim.impl(x)
+    top = x._trace
+    if top.alive:
+        return top.process(prim, (x,), NO_PARAMS)
+    return top.process_dead(prim, (x,), NO_PARAMS)
+
+
+def bind_binary(prim: Primitive, x, y):
+    """`bind(prim, x, y)`."""
+    if isinstance(x, Tensor):
+        top = x._trace
+        if isinstance(y, Tensor) and y._trace.level > top.level:
+            top = y._trace
+    elif isinstance(y, Tensor):
+        top = y._trace
+    else:
+        return prim.impl(x, y)
+    if top.alive:
+        return top.process(prim, (x, y), NO_PARAMS)
+    return top.process_dead(prim, (x, y), NO_PARAMS)

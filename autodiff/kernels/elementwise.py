@@ -33,41 +33,46 @@ _NS_SAVED_PER_ELEMENT = 0.5
 _IN_PLACE_MIN_SIZE = 1 << 12
 
 
-def tanh_backward(g, y):
-    """`g * (1 - y*y)`: the derivative of tanh at output `y`, applied to `g`.
+def tanh_backward(g, y, into=None):
+    """`g * (1 - y*y)`: the derivative of tanh at output `y`, applied to `g`. With `into`
+    (an array that may be overwritten, of the result's shape and dtype: a donated `g`), the
+    result is written there.
 
     Example:
         >>> tanh_backward(np.array([2.0, 2.0]), np.array([0.0, 0.5]))
         array([2. , 1.5])
     """
-    return _fused(_tanh_backward_loop, _tanh_backward_scalar_loop, tanh_backward_numpy, g, y)
+    return _fused(_tanh_backward_loop, _tanh_backward_scalar_loop, tanh_backward_numpy, g, y, into)
 
 
-def tanh_backward_numpy(g, y):
+def tanh_backward_numpy(g, y, into=None):
     """`tanh_backward` in NumPy (one new array when `g` fits `y`'s shape and dtype)."""
     if not _fits(g, y):
         return g * (1 - y * y)
     out = np.multiply(y, y)  # the same operations in the same order: bitwise the same
     np.subtract(1, out, out=out)
-    return np.multiply(g, out, out=out)
+    return np.multiply(g, out, out=out if into is None else into)
 
 
-def log1p_backward(g, x):
-    """`g / (1 + x)`: the derivative of log1p at `x`, applied to `g`.
+def log1p_backward(g, x, into=None):
+    """`g / (1 + x)`: the derivative of log1p at `x`, applied to `g` (`into`: as in
+    `tanh_backward`).
 
     Example:
         >>> log1p_backward(np.array([2.0, 2.0]), np.array([0.0, 3.0]))
         array([2. , 0.5])
     """
-    return _fused(_log1p_backward_loop, _log1p_backward_scalar_loop, log1p_backward_numpy, g, x)
+    return _fused(
+        _log1p_backward_loop, _log1p_backward_scalar_loop, log1p_backward_numpy, g, x, into
+    )
 
 
-def log1p_backward_numpy(g, x):
+def log1p_backward_numpy(g, x, into=None):
     """`log1p_backward` in NumPy (one new array when `g` fits `x`'s shape and dtype)."""
     if not _fits(g, x):
         return g / (1 + x)
     out = np.add(1, x)
-    return np.divide(g, out, out=out)
+    return np.divide(g, out, out=out if into is None else into)
 
 
 def _fits(g, a) -> bool:
@@ -82,8 +87,9 @@ def _fits(g, a) -> bool:
     )
 
 
-def _fused(loop, scalar_loop, numpy_impl, g, a):
-    """Run `loop(out, g, a, one)` (or `scalar_loop` for a broadcast scalar `g`) where it pays."""
+def _fused(loop, scalar_loop, numpy_impl, g, a, into=None):
+    """Run `loop(out, g, a, one)` (or `scalar_loop` for a broadcast scalar `g`) where it pays;
+    `out` is `into` when given."""
     if (
         type(a) is not np.ndarray
         or a.size < KERNEL_MIN_SIZE
@@ -93,15 +99,17 @@ def _fused(loop, scalar_loop, numpy_impl, g, a):
         or a.dtype not in _KERNEL_DTYPES
         or not kernels_ready(a.size, _NS_SAVED_PER_ELEMENT)
     ):
-        return numpy_impl(g, a)
-    return fused_numba(loop, scalar_loop, g, a)
+        return numpy_impl(g, a, into)
+    return fused_numba(loop, scalar_loop, g, a, into)
 
 
-def fused_numba(loop, scalar_loop, g, a):
+def fused_numba(loop, scalar_loop, g, a, into=None):
     """The Numba path of `_fused`, for arrays `g` and `a` of one shape and float dtype."""
+    if into is not None and not into.flags.c_contiguous:
+        into = None
     if a.flags.f_contiguous and not a.flags.c_contiguous:  # transposes are C-contiguous
         return fused_numba(loop, scalar_loop, g.T, a.T).T
-    out = np.empty(a.shape, a.dtype)
+    out = np.empty(a.shape, a.dtype) if into is None else into
     one = a.dtype.type(1)
     flat_a = np.ascontiguousarray(a).reshape(-1)
     if not any(g.strides):  # every element is the same one: a broadcast scalar

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autodiff.core.primitive import bind
+from autodiff.core.primitive import bind_binary
 from autodiff.core.pytree import tree_map
 from autodiff.core.tensor import Tensor
 from autodiff.ops.at import at
@@ -26,10 +26,10 @@ def _binary(name):
     if prim is not None:  # elementwise operators bind their primitive directly (hot path)
 
         def op(self, other):
-            return bind(prim, self, other)
+            return bind_binary(prim, self, other)
 
         def rop(self, other):
-            return bind(prim, other, self)
+            return bind_binary(prim, other, self)
 
         return op, rop
     f = _ns().FUNCTIONS[name]

@@ -24,13 +24,16 @@ for real dtypes); the seeds are conjugated on entry by autograd.backward/grad.
 from __future__ import annotations
 
 import re
+import sys
 import threading
 import warnings
 from operator import attrgetter
 
 import numpy as np
+from numpy import ndarray
 
-from autodiff.core.graph import NO_PARAMS, _Packed
+from autodiff.core.graph import _Packed
+from autodiff.core.primitive import NO_PARAMS
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import state
 from autodiff.ops.elementwise import add, conj_complex
@@ -44,6 +47,11 @@ RELEASED_MESSAGE = (
 )
 
 _by_seq = attrgetter("seq")
+# Cotangents of this many elements and more are donated to rules that can write into them
+# (Primitive.vjp_numpy_donated) when nothing else refers to them: a count of references
+# tells, where CPython keeps exact counts (3.14 may leave stack references uncounted).
+DONATE_MIN_SIZE = 1 << 12
+_EXACT_REFCOUNTS = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
 # Accumulation into `.grad` is atomic, as torch's AccumulateGrad (one lock: it is held only
 # for the read-add-write of a leaf's gradient).
 _GRAD_LOCK = threading.Lock()
@@ -194,6 +202,13 @@ def backward_pass(
                         _check_versions(node)
                     rule = prim.vjp_numpy
                     if rule is not None and node.raw and not isinstance(ct, Tensor):
+                        if (
+                            type(ct) is ndarray
+                            and ct.size >= DONATE_MIN_SIZE
+                            and prim.vjp_numpy_donated is not None
+                            and _donatable(ct)
+                        ):
+                            rule = prim.vjp_numpy_donated
                         params = node.params
                         if params is NO_PARAMS:  # (a call without ** builds no kwargs dict)
                             in_cts = rule(ct, *primals, out=node.out)
@@ -228,6 +243,8 @@ def backward_pass(
                                 # node runs: later contributions may be added in place.
                                 if type(total) is np.ndarray:
                                     owned.add(parent)
+                    # (No stale reference may keep a cotangent from being donated.)
+                    in_cts = in_ct = prev = total = None
                 if not retain_graph:
                     node.primals = node.out = None
             else:
@@ -477,6 +494,12 @@ def _dual_residuals(dual, values, out, multi):
     elif t_out is not None:
         out = ForwardTracer(out, trace, t_out)
     return values, out
+
+
+def _donatable(ct) -> bool:
+    """Is `ct` an array the engine alone refers to, owning its memory (not a view), writable?
+    (Two references: the engine's local variable and this function's argument.)"""
+    return _EXACT_REFCOUNTS and ct.base is None and sys.getrefcount(ct) == 3 and ct.flags.writeable
 
 
 def _same_array_kind(total, ct) -> bool:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from numpy import ndarray
 
 from autodiff.core import graph
-from autodiff.core.graph import NO_PARAMS, Node
-from autodiff.core.primitive import bind
+from autodiff.core.graph import Node
+from autodiff.core.primitive import NO_PARAMS, bind
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import Trace
 
@@ -51,17 +51,13 @@ class ReverseTrace(Trace):
         parents = []
         lower = False  # does any primal belong to a lower trace?
         for a in args:
-            if isinstance(a, Tensor):
-                if a._trace is self:
-                    parents.append(a._edge)
-                    a = a._value
-                    if not lower and isinstance(a, Tensor):
-                        lower = True
-                else:
-                    parents.append(None)
-                    lower = True
+            if isinstance(a, Tensor) and a._trace is self:
+                parents.append(a._edge)
+                a = a._value
             else:
                 parents.append(None)
+            if isinstance(a, Tensor):
+                lower = True
             primals.append(a)
         out = bind(prim, *primals, **params) if lower else prim.impl(*primals, **params)
         if not prim.differentiable:
