@@ -11,13 +11,13 @@ A primitive's rules (all optional except `impl`):
   primal; `ct` is a tuple for `multiple_results` primitives. With
   `vjp_takes_needs`, it also gets `needs` (a bool per primal) and may return None
   where a cotangent is not needed.
-- `vjp_numpy(ct, *primals, out, **params)`: optional, the same result as `vjp`
+- `vjp_numpy(ct, out, *primals, **params)`: optional, the same result as `vjp`
   computed with NumPy directly. The engine calls it instead of `vjp` when nothing
   watches the pass: the cotangent and every residual are plain NumPy values (no
   Tensor, no tracer) and the pass is not recorded. A few hot primitives have one:
   it spares the dispatch of each op inside the rule (a large share of a small op's
-  backward time).
-- `vjp_numpy_donated(ct, *primals, out, **params)`: optional, `vjp_numpy` for a
+  backward time). `out` comes positionally, so that calling it builds no keyword dict.
+- `vjp_numpy_donated(ct, out, *primals, **params)`: optional, `vjp_numpy` for a
   cotangent the engine donates (a large array nothing else refers to): it may write its
   result into `ct`, with the same operations in the same order (bitwise the same result).
   One large array less to allocate per node of a large elementwise backward pass.
@@ -117,6 +117,12 @@ def bind(prim: Primitive, *args, **params):
         >>> float(bind(sin_p, np.float64(0.0)))
         0.0
     """
+    return dispatch(prim, args, params)
+
+
+def dispatch(prim: Primitive, args: tuple, params: dict):
+    """`bind(prim, *args, **params)` for arguments already in a sequence and a dict (the
+    traces' own re-dispatch one level down: nothing to pack)."""
     top = None
     level = -1
     for a in args:

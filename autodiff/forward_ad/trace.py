@@ -6,7 +6,7 @@ autodiff ops are seen — and differentiated — by every enclosing level.
 
 from __future__ import annotations
 
-from autodiff.core.primitive import bind
+from autodiff.core.primitive import dispatch
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE, Trace, state
 
@@ -59,7 +59,7 @@ class ForwardTrace(Trace):
         ):
             out, t_out = prim.jvp(tuple(primals), tuple(tangents), **params)
             return self._wrap(prim, out, t_out)
-        out = bind(prim, *primals, **params) if lower else prim.impl(*primals, **params)
+        out = dispatch(prim, primals, params) if lower else prim.impl(*primals, **params)
         if not prim.differentiable or not any_tangent:
             return out
         if self.dual and not state().fw_grad_enabled:  # inference_mode

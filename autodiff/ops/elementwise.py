@@ -482,21 +482,21 @@ def _reduce_numpy(g, x):
     return g
 
 
-def _add_vjp_numpy(g, x, y, *, out):
+def _add_vjp_numpy(g, out, x, y):
     return (
         None if type(x) in _NUMBER else _reduce_numpy(g, x),
         None if type(y) in _NUMBER else _reduce_numpy(g, y),
     )
 
 
-def _subtract_vjp_numpy(g, x, y, *, out):
+def _subtract_vjp_numpy(g, out, x, y):
     return (
         None if type(x) in _NUMBER else _reduce_numpy(g, x),
         None if type(y) in _NUMBER else _reduce_numpy(-g, y),
     )
 
 
-def _multiply_vjp_numpy(g, x, y, *, out):
+def _multiply_vjp_numpy(g, out, x, y):
     cx, cy = type(x) in _NUMBER, type(y) in _NUMBER
     if x is y and not cx:
         ct = _reduce_numpy(g * x, x)
@@ -507,7 +507,7 @@ def _multiply_vjp_numpy(g, x, y, *, out):
     )
 
 
-def _divide_vjp_numpy(g, x, y, *, out):
+def _divide_vjp_numpy(g, out, x, y):
     return (
         None if type(x) in _NUMBER else _reduce_numpy(g / y, x),
         None if type(y) in _NUMBER else _reduce_numpy(-(g * out / y), y),
@@ -518,15 +518,15 @@ add_p.vjp_numpy = _add_vjp_numpy
 subtract_p.vjp_numpy = _subtract_vjp_numpy
 multiply_p.vjp_numpy = _multiply_vjp_numpy
 divide_p.vjp_numpy = _divide_vjp_numpy
-negative_p.vjp_numpy = lambda g, x, *, out: (-g,)
-sin_p.vjp_numpy = lambda g, x, *, out: (g * np.cos(x),)
-cos_p.vjp_numpy = lambda g, x, *, out: (g * -np.sin(x),)
-exp_p.vjp_numpy = lambda g, x, *, out: (g * out,)
-log_p.vjp_numpy = lambda g, x, *, out: (g * np.reciprocal(x),)
-sqrt_p.vjp_numpy = lambda g, x, *, out: (g * (0.5 / out),)
-square_p.vjp_numpy = lambda g, x, *, out: (g * (2.0 * x),)
-tanh_p.vjp_numpy = lambda g, x, *, out: (kernels.tanh_backward(g, out),)
-log1p_p.vjp_numpy = lambda g, x, *, out: (kernels.log1p_backward(g, x),)
+negative_p.vjp_numpy = lambda g, out, x: (-g,)
+sin_p.vjp_numpy = lambda g, out, x: (g * np.cos(x),)
+cos_p.vjp_numpy = lambda g, out, x: (g * -np.sin(x),)
+exp_p.vjp_numpy = lambda g, out, x: (g * out,)
+log_p.vjp_numpy = lambda g, out, x: (g * np.reciprocal(x),)
+sqrt_p.vjp_numpy = lambda g, out, x: (g * (0.5 / out),)
+square_p.vjp_numpy = lambda g, out, x: (g * (2.0 * x),)
+tanh_p.vjp_numpy = lambda g, out, x: (kernels.tanh_backward(g, out),)
+log1p_p.vjp_numpy = lambda g, out, x: (kernels.log1p_backward(g, x),)
 
 
 # Their donated forms (Primitive.vjp_numpy_donated): the engine passes a cotangent nothing
@@ -541,7 +541,7 @@ def _into(ufunc, g, a):
     return ufunc(g, a)
 
 
-def _multiply_vjp_numpy_donated(g, x, y, *, out):
+def _multiply_vjp_numpy_donated(g, out, x, y):
     cx, cy = type(x) in _NUMBER, type(y) in _NUMBER
     if x is y and not cx:
         ct = _reduce_numpy(_into(np.multiply, g, x), x)
@@ -550,22 +550,22 @@ def _multiply_vjp_numpy_donated(g, x, y, *, out):
     return ct_x, None if cy else _reduce_numpy(_into(np.multiply, g, x), y)
 
 
-def _divide_vjp_numpy_donated(g, x, y, *, out):
+def _divide_vjp_numpy_donated(g, out, x, y):
     ct_y = None if type(y) in _NUMBER else _reduce_numpy(-(g * out / y), y)
     return None if type(x) in _NUMBER else _reduce_numpy(_into(np.divide, g, y), x), ct_y
 
 
 multiply_p.vjp_numpy_donated = _multiply_vjp_numpy_donated
 divide_p.vjp_numpy_donated = _divide_vjp_numpy_donated
-negative_p.vjp_numpy_donated = lambda g, x, *, out: (np.negative(g, out=g),)
-sin_p.vjp_numpy_donated = lambda g, x, *, out: (_into(np.multiply, g, np.cos(x)),)
-cos_p.vjp_numpy_donated = lambda g, x, *, out: (_into(np.multiply, g, -np.sin(x)),)
-exp_p.vjp_numpy_donated = lambda g, x, *, out: (_into(np.multiply, g, out),)
-log_p.vjp_numpy_donated = lambda g, x, *, out: (_into(np.multiply, g, np.reciprocal(x)),)
-sqrt_p.vjp_numpy_donated = lambda g, x, *, out: (_into(np.multiply, g, 0.5 / out),)
-square_p.vjp_numpy_donated = lambda g, x, *, out: (_into(np.multiply, g, 2.0 * x),)
-tanh_p.vjp_numpy_donated = lambda g, x, *, out: (kernels.tanh_backward(g, out, into=g),)
-log1p_p.vjp_numpy_donated = lambda g, x, *, out: (kernels.log1p_backward(g, x, into=g),)
+negative_p.vjp_numpy_donated = lambda g, out, x: (np.negative(g, out=g),)
+sin_p.vjp_numpy_donated = lambda g, out, x: (_into(np.multiply, g, np.cos(x)),)
+cos_p.vjp_numpy_donated = lambda g, out, x: (_into(np.multiply, g, -np.sin(x)),)
+exp_p.vjp_numpy_donated = lambda g, out, x: (_into(np.multiply, g, out),)
+log_p.vjp_numpy_donated = lambda g, out, x: (_into(np.multiply, g, np.reciprocal(x)),)
+sqrt_p.vjp_numpy_donated = lambda g, out, x: (_into(np.multiply, g, 0.5 / out),)
+square_p.vjp_numpy_donated = lambda g, out, x: (_into(np.multiply, g, 2.0 * x),)
+tanh_p.vjp_numpy_donated = lambda g, out, x: (kernels.tanh_backward(g, out, into=g),)
+log1p_p.vjp_numpy_donated = lambda g, out, x: (kernels.log1p_backward(g, x, into=g),)
 
 
 UNARY = {

@@ -326,7 +326,7 @@ getitem_p.vjp = lambda g, x, *arrays, out, index: (
     (scatter(g, shape_of(x), index, arrays),) + (None,) * len(arrays)
 )
 
-getitem_p.vjp_numpy = lambda g, x, *arrays, out, index: (
+getitem_p.vjp_numpy = lambda g, out, x, *arrays, index: (
     (_scatter_add_impl(g, *arrays, shape=np.shape(x), index=index),) + (None,) * len(arrays)
 )
 

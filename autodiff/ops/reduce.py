@@ -85,7 +85,7 @@ reduce_sum_p.vjp = lambda g, x, *, out, axes, keepdims: (
 )
 
 
-def _reduce_sum_vjp_numpy(g, x, *, out, axes, keepdims):
+def _reduce_sum_vjp_numpy(g, out, x, *, axes, keepdims):
     shape = np.shape(x)
     if not (keepdims or len(axes) == len(shape)):
         g = np.expand_dims(g, axes)

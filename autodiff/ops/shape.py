@@ -53,7 +53,7 @@ reshape_p.jvp = lambda primals, tangents, *, out, shape, order: _maybe(
     _reshape, tangents[0], shape_of(out), order
 )
 reshape_p.vjp = lambda g, x, *, out, shape, order: (_reshape(g, shape_of(x), order),)
-reshape_p.vjp_numpy = lambda g, x, *, out, shape, order: (np.reshape(g, np.shape(x), order=order),)
+reshape_p.vjp_numpy = lambda g, out, x, *, shape, order: (np.reshape(g, np.shape(x), order=order),)
 
 
 def _inverse_axes(axes, ndim: int):
@@ -199,7 +199,7 @@ stack_p.jvp = _linear_jvp(stack_p)
 stack_p.vjp = _stack_vjp
 
 
-def _stack_vjp_numpy(g, *arrays, out, axis, dtype, casting):
+def _stack_vjp_numpy(g, out, *arrays, axis, dtype, casting):
     pieces = _unstack_impl(g, axis)
     return tuple(
         (p if p.dtype == a.dtype else _astype_impl(p, a.dtype)) if a.dtype.kind in "fc" else None

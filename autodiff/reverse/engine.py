@@ -210,10 +210,10 @@ def backward_pass(
                         ):
                             rule = prim.vjp_numpy_donated
                         params = node.params
-                        if params is NO_PARAMS:  # (a call without ** builds no kwargs dict)
-                            in_cts = rule(ct, *primals, out=node.out)
+                        if params is NO_PARAMS:  # (a call without keywords builds no dict)
+                            in_cts = rule(ct, node.out, *primals)
                         else:
-                            in_cts = rule(ct, *primals, out=node.out, **params)
+                            in_cts = rule(ct, node.out, *primals, **params)
                     elif prim.vjp_takes_needs:
                         needs = tuple(edge is not None for edge in parents)
                         rule = prim.vjp or prim.rule("vjp")

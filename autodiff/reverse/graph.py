@@ -11,7 +11,7 @@ from numpy import ndarray
 
 from autodiff.core import graph
 from autodiff.core.graph import Node
-from autodiff.core.primitive import NO_PARAMS, bind
+from autodiff.core.primitive import NO_PARAMS, dispatch
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import Trace
 
@@ -59,7 +59,7 @@ class ReverseTrace(Trace):
             if isinstance(a, Tensor):
                 lower = True
             primals.append(a)
-        out = bind(prim, *primals, **params) if lower else prim.impl(*primals, **params)
+        out = dispatch(prim, primals, params) if lower else prim.impl(*primals, **params)
         if not prim.differentiable:
             return out
         residual_out = out
