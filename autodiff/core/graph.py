@@ -86,7 +86,7 @@ def lean_residuals(prim, primals, out) -> tuple:
     """`(primals, out)` as a node of `prim` keeps them: stand-ins for what its rule reads only
     the shape and dtype of."""
     if not prim.saves_inputs:
-        primals = [stand_in(p) for p in primals]
+        primals = tuple([stand_in(p) for p in primals])
     if not prim.saves_output and not prim.multiple_results:
         out = stand_in(out)
     return primals, out
@@ -132,18 +132,8 @@ class Node:
         "__weakref__",
     )
 
-    def __init__(self, prim, params, primals, out, parents, seq, raw=False):
-        self.prim = prim
-        self.params = params
-        self.primals = primals
-        self.out = out
-        self.parents = parents
-        self.seq = seq
-        self.versions = None
-        self.extra = None
-        # Are the residuals plain NumPy values? (Then a pass nobody records may run the
-        # primitive's `vjp_numpy` rule.)
-        self.raw = raw
+    # No __init__: nodes are made by `new_node` (calling a class whose __init__ is written in
+    # Python costs a second interpreter frame, about twice the cost of the node's stores).
 
     # ---- torch.autograd.graph.Node API ----
     def name(self) -> str:
@@ -219,9 +209,26 @@ class Node:
         return f"<{name} object at {hex(id(self))}>"
 
 
+def new_node(prim, params, primals, out, parents, seq: int, raw: bool = False) -> Node:
+    """A node of `prim` with its residuals (`primals`, `out`, `params`), the edges of its inputs
+    (`parents`) and its sequence number; `raw`: are the residuals plain NumPy values? (Then a
+    pass nobody records may run the primitive's `vjp_numpy` rule.)"""
+    node = Node()
+    node.prim = prim
+    node.params = params
+    node.primals = primals
+    node.out = out
+    node.parents = parents
+    node.seq = seq
+    node.versions = None
+    node.extra = None
+    node.raw = raw
+    return node
+
+
 def leaf_node(tensor, seq: int) -> Node:
     """The AccumulateGrad node of a leaf tensor (held weakly: no reference cycle)."""
-    node = Node(None, None, (), None, (), seq)
+    node = new_node(None, None, (), None, (), seq)
     node._extra().variable = weakref.ref(tensor)
     return node
 
@@ -255,7 +262,7 @@ def record(prim, args: tuple, params: dict, out):
             parents.append(None)
             versions.append(None)
             primals.append(a)
-    node = Node(
+    node = new_node(
         prim,
         params or NO_PARAMS,
         tuple(primals),

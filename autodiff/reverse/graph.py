@@ -10,7 +10,7 @@ from __future__ import annotations
 from numpy import ndarray
 
 from autodiff.core import graph
-from autodiff.core.graph import Node
+from autodiff.core.graph import new_node
 from autodiff.core.primitive import NO_PARAMS, dispatch
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import Trace
@@ -42,23 +42,38 @@ class ReverseTrace(Trace):
     def new_leaf(self, value) -> ReverseTracer:
         """A tracer for an input to differentiate with respect to."""
         self._seq += 1
-        node = Node(None, None, (), None, (), self._seq)
+        node = new_node(None, None, (), None, (), self._seq)
         self.nodes.append(node)
         return ReverseTracer(value, self, (node, 0))
 
     def process(self, prim, args, params):
-        primals = []
-        parents = []
-        lower = False  # does any primal belong to a lower trace?
-        for a in args:
-            if isinstance(a, Tensor) and a._trace is self:
-                parents.append(a._edge)
-                a = a._value
-            else:
-                parents.append(None)
-            if isinstance(a, Tensor):
-                lower = True
-            primals.append(a)
+        if len(args) == 2:  # binary operators: the commonest case, unrolled (no lists)
+            x, y = args
+            parents = (
+                x._edge if isinstance(x, Tensor) and x._trace is self else None,
+                y._edge if isinstance(y, Tensor) and y._trace is self else None,
+            )
+            if parents[0] is not None:
+                x = x._value
+            if parents[1] is not None:
+                y = y._value
+            primals = (x, y)
+            lower = isinstance(x, Tensor) or isinstance(y, Tensor)
+        else:
+            primals = []
+            parents = []
+            lower = False  # does any primal belong to a lower trace?
+            for a in args:
+                if isinstance(a, Tensor) and a._trace is self:
+                    parents.append(a._edge)
+                    a = a._value
+                else:
+                    parents.append(None)
+                if isinstance(a, Tensor):
+                    lower = True
+                primals.append(a)
+            primals = tuple(primals)
+            parents = tuple(parents)
         out = dispatch(prim, primals, params) if lower else prim.impl(*primals, **params)
         if not prim.differentiable:
             return out
@@ -74,9 +89,7 @@ class ReverseTrace(Trace):
         self._seq = seq = self._seq + 1
         # Tuples and a shared empty dict: a recorded graph lives until the backward pass, and
         # each object less per node is memory the next op does not have to fault in.
-        node = Node(
-            prim, params or NO_PARAMS, tuple(primals), residual_out, tuple(parents), seq, not lower
-        )
+        node = new_node(prim, params or NO_PARAMS, primals, residual_out, parents, seq, not lower)
         self.nodes.append(node)
         if prim.multiple_results:
             return tuple(ReverseTracer(o, self, (node, i)) for i, o in enumerate(out))
