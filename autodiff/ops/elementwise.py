@@ -477,7 +477,8 @@ def _reduce_numpy(g, x):
         return unbroadcast(g, x)
     if reduce:
         g = _sum_to_shape_impl(g, shape)
-    if g.dtype != dt and dt.kind in "fc":
+    gdt = g.dtype
+    if gdt is not dt and gdt != dt and dt.kind in "fc":  # (`is`: the common case, no compare)
         g = _astype_impl(g, dt)
     return g
 

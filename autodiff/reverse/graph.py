@@ -10,21 +10,28 @@ from __future__ import annotations
 from numpy import ndarray
 
 from autodiff.core import graph
-from autodiff.core.graph import new_node
+from autodiff.core.graph import Node, new_node
 from autodiff.core.primitive import NO_PARAMS, dispatch
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import Trace
 
 
 class ReverseTracer(Tensor):
-    """A value inside a reverse-mode transform: its primal and the edge that produced it."""
+    """A value inside a reverse-mode transform: its primal and the edge that produced it.
+    Made by `reverse_tracer` (or inline in `ReverseTrace.process`)."""
 
     __slots__ = ()
+    # No __init__ written in Python: calling the class then costs no interpreter frame.
+    __init__ = object.__init__
 
-    def __init__(self, value, trace, edge):
-        self._value = value
-        self._trace = trace
-        self._edge = edge
+
+def reverse_tracer(value, trace, edge) -> ReverseTracer:
+    """A tracer of `trace` with primal `value`, produced by `edge = (node, output_index)`."""
+    tracer = ReverseTracer()
+    tracer._value = value
+    tracer._trace = trace
+    tracer._edge = edge
+    return tracer
 
 
 class ReverseTrace(Trace):
@@ -44,7 +51,7 @@ class ReverseTrace(Trace):
         self._seq += 1
         node = new_node(None, None, (), None, (), self._seq)
         self.nodes.append(node)
-        return ReverseTracer(value, self, (node, 0))
+        return reverse_tracer(value, self, (node, 0))
 
     def process(self, prim, args, params):
         if len(args) == 2:  # binary operators: the commonest case, unrolled (no lists)
@@ -89,8 +96,23 @@ class ReverseTrace(Trace):
         self._seq = seq = self._seq + 1
         # Tuples and a shared empty dict: a recorded graph lives until the backward pass, and
         # each object less per node is memory the next op does not have to fault in.
-        node = new_node(prim, params or NO_PARAMS, primals, residual_out, parents, seq, not lower)
+        # The node and the tracer are made inline, as `new_node` and `reverse_tracer` make them:
+        # this runs once per recorded operation, and a call is a large share of its cost.
+        node = Node()
+        node.prim = prim
+        node.params = params or NO_PARAMS
+        node.primals = primals
+        node.out = residual_out
+        node.parents = parents
+        node.seq = seq
+        node.versions = None
+        node.extra = None
+        node.raw = not lower
         self.nodes.append(node)
         if prim.multiple_results:
-            return tuple(ReverseTracer(o, self, (node, i)) for i, o in enumerate(out))
-        return ReverseTracer(out, self, (node, 0))
+            return tuple(reverse_tracer(o, self, (node, i)) for i, o in enumerate(out))
+        tracer = ReverseTracer()
+        tracer._value = out
+        tracer._trace = self
+        tracer._edge = (node, 0)
+        return tracer
