@@ -276,8 +276,12 @@ FRAMEWORKS: dict[str, Framework] = {
 
 
 def child_environment() -> dict[str, str]:
-    """A child process's environment: this one's, with every thread pool pinned to one thread."""
+    """A child process's environment: this one's, with every thread pool pinned to one thread,
+    and Python's bytecode cache on, as users have it (with PYTHONDONTWRITEBYTECODE set, as some
+    tools set it, every import compiles every module again: `import autodiff` then measured
+    ~0.35-0.45 s instead of ~0.18 s on the same machine)."""
     env = dict(os.environ)
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     env.update(THREAD_ENV)
     return env
 
