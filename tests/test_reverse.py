@@ -300,3 +300,24 @@ def test_donation_never_writes_into_arrays_the_caller_holds(monkeypatch):
     np.testing.assert_array_equal(first[0], second[0])
     want = seed * (-np.exp(-x) * np.sin(x) + np.exp(-x) * np.cos(x) + 1)
     np.testing.assert_allclose(first[0], want, rtol=1e-14)
+
+
+def test_donation_with_list_and_scalar_operands(monkeypatch):
+    """Donating rules handle operands that are lists, NumPy scalars or other dtypes."""
+    from autodiff.reverse import engine
+
+    x = np.linspace(0.1, 1.0, 5)
+    rows = [1.0, 2.0, 3.0, 4.0, 5.0]
+    fs = [
+        lambda x: anp.sum(anp.multiply(rows, anp.exp(x)) * 2.0),
+        lambda x: anp.sum(anp.multiply(anp.exp(x), rows) * 2.0),
+        lambda x: anp.sum(anp.divide(rows, anp.exp(x)) * 2.0),
+        lambda x: anp.sum(anp.multiply(np.float32(3.0), anp.exp(x)) * 2.0),
+        lambda x: anp.sum(anp.multiply(np.arange(5), anp.sin(x)) * 2.0),
+    ]
+    want = [ad.grad(f)(x) for f in fs]
+    monkeypatch.setattr(engine, "DONATE_MIN_SIZE", 0)
+    for f, w in zip(fs, want):
+        got = ad.grad(f)(x)
+        np.testing.assert_array_equal(got, w)
+        assert got.dtype == w.dtype

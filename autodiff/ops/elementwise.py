@@ -536,8 +536,9 @@ log1p_p.vjp_numpy = lambda g, out, x: (kernels.log1p_backward(g, x),)
 
 
 def _into(ufunc, g, a):
-    """`ufunc(g, a)`, written into the donated `g` when the result has g's dtype."""
-    if type(a) in _NUMBER or a.dtype == g.dtype:
+    """`ufunc(g, a)`, written into the donated `g` when the result has g's dtype (`a` may be
+    a Python number, a NumPy value or any array-like operand of the op)."""
+    if type(a) in _NUMBER or (isinstance(a, (np.ndarray, np.generic)) and a.dtype == g.dtype):
         return ufunc(g, a, out=g)
     return ufunc(g, a)
 
