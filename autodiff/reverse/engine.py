@@ -30,7 +30,6 @@ import warnings
 from operator import attrgetter
 
 import numpy as np
-from numpy import ndarray
 
 from autodiff.core.graph import _Packed
 from autodiff.core.primitive import NO_PARAMS
@@ -203,7 +202,7 @@ def backward_pass(
                     rule = prim.vjp_numpy
                     if rule is not None and node.raw and not isinstance(ct, Tensor):
                         if (
-                            type(ct) is ndarray
+                            type(ct) is np.ndarray
                             and ct.size >= DONATE_MIN_SIZE
                             and prim.vjp_numpy_donated is not None
                             and _donatable(ct)
