@@ -204,7 +204,7 @@ def test_numpy_vjp_rules_match_the_vjp_rules(case, dtype):
 def test_memory_savings_give_the_same_results(case, dtype, monkeypatch):
     """What reverse mode does to save memory changes no result, bitwise. With every float
     residual that rules read only the shape and dtype of (saves_inputs / saves_output False)
-    replaced by a stand-in, and every cotangent nothing else refers to donated to the rules
+    replaced by a stand-in, every cotangent nothing else refers to donated to the rules
     that write into it (`Primitive.vjp_numpy_donated`), the same cotangents and dtypes."""
     from autodiff.core import graph
     from autodiff.reverse import engine
@@ -217,3 +217,39 @@ def test_memory_savings_give_the_same_results(case, dtype, monkeypatch):
     for a, b in zip(got, want):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
         assert np.asarray(a).dtype == np.asarray(b).dtype
+
+
+@pytest.mark.parametrize("case, dtype", PARAMS)
+def test_recycled_memory_gives_the_same_results(case, dtype, monkeypatch):
+    """With every array a backward pass alone holds recycled into the next calls' recorded
+    ops and sums (core/buffers.py; grad, whose graph is not retained), on top of stand-ins and
+    donation: the same gradients and dtypes, bitwise, call after call."""
+    import autodiff as ad
+    import autodiff.numpy as anp
+    from autodiff.core import buffers, graph
+    from autodiff.reverse import engine
+
+    args = _cast(case.args, dtype)
+    outs = tree_flatten(case.fun(*args))[0]
+    if not all(np.issubdtype(np.asarray(o).dtype, np.floating) for o in outs):
+        pytest.skip("a non-real output")
+    rng = np.random.default_rng(3)
+    weights = [rng.standard_normal(np.shape(o)).astype(np.asarray(o).dtype) for o in outs]
+
+    def projection(*a):
+        return sum(anp.sum(o * w) for o, w in zip(tree_flatten(case.fun(*a))[0], weights))
+
+    gradient = ad.grad(projection, argnums=tuple(range(len(args))))
+    want = tree_flatten(gradient(*args))[0]
+    monkeypatch.setattr(graph, "STAND_IN_MIN_SIZE", 0)
+    monkeypatch.setattr(engine, "DONATE_MIN_SIZE", 0)
+    monkeypatch.setattr(buffers, "POOL_MIN_BYTES", 1)
+    buffers.clear()
+    try:
+        for _ in range(3):  # (the first call fills the pool, the next ones use it)
+            got = tree_flatten(gradient(*args))[0]
+            for a, b in zip(got, want):
+                np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+                assert np.asarray(a).dtype == np.asarray(b).dtype
+    finally:
+        buffers.clear()

@@ -302,6 +302,97 @@ def test_donation_never_writes_into_arrays_the_caller_holds(monkeypatch):
     np.testing.assert_allclose(first[0], want, rtol=1e-14)
 
 
+# ------------------------------------------------------------------------------ recycled memory
+
+
+def test_large_gradients_recycle_their_memory():
+    """The arrays a large gradient's backward pass alone holds are pooled, and the next call's
+    recorded ops write into them: the same result, and the caller's arrays never pooled."""
+    from autodiff.core import buffers
+
+    if not buffers.EXACT_REFCOUNTS:
+        pytest.skip("no exact reference counts: nothing is recycled")
+    n = buffers.POOL_MIN_BYTES // 8
+    x = np.random.default_rng(0).standard_normal(n)
+    keep = x.copy()
+    f = lambda x: anp.sum(anp.tanh(x) * anp.exp(-x * x) + anp.log1p(x * x))
+    buffers.clear()
+    try:
+        first = ad.grad(f)(x)
+        pooled = buffers.pooled_bytes()
+        assert pooled >= 3 * x.nbytes  # (at least the residuals: tanh, exp, x * x)
+        arrays = [a for stack in buffers._pool.free.values() for a in stack]
+        assert all(a is not x and a is not first for a in arrays)
+        assert len({id(a) for a in arrays}) == len(arrays)
+        second = ad.grad(f)(x)
+        np.testing.assert_array_equal(first, second)
+        assert second is not first and not np.shares_memory(first, second)
+        np.testing.assert_array_equal(x, keep)
+        assert buffers.pooled_bytes() <= pooled + x.nbytes
+    finally:
+        buffers.clear()
+    assert buffers.pooled_bytes() == 0
+
+
+def test_retained_graphs_and_held_results_are_not_recycled():
+    """A graph kept for another backward pass keeps its residuals, and an intermediate array
+    the caller still holds is never pooled (nor written into by a later call)."""
+    from autodiff.core import buffers
+
+    n = buffers.POOL_MIN_BYTES // 8
+    x0 = np.linspace(-1.0, 1.0, n)
+    buffers.clear()
+    try:
+        x = ad.tensor(x0, requires_grad=True)
+        e = anp.exp(x * x)
+        held = e.detach().numpy()
+        keep = held.copy()
+        (e * 2.0).sum().backward(retain_graph=True)
+        assert buffers.pooled_bytes() == 0
+        first = x.grad.numpy().copy()
+        x.grad = None
+        (e * 2.0).sum().backward()
+        np.testing.assert_array_equal(x.grad.numpy(), first)
+        arrays = [a for stack in buffers._pool.free.values() for a in stack]
+        assert all(not np.shares_memory(a, held) and not np.shares_memory(a, x0) for a in arrays)
+        for _ in range(2):  # later calls may use the pool: `held` stays as it was
+            ad.grad(lambda x: anp.sum(anp.exp(x * x) * 2.0))(x0)
+        np.testing.assert_array_equal(held, keep)
+    finally:
+        buffers.clear()
+
+
+def test_recycled_memory_is_per_thread():
+    """Each thread has its own pool: what one thread's gradient released, another's ops never
+    write into."""
+    import threading
+
+    from autodiff.core import buffers
+
+    n = buffers.POOL_MIN_BYTES // 8
+    x = np.linspace(-1.0, 1.0, n)
+    f = lambda x: anp.sum(anp.sin(x) * anp.cos(x))
+    want = ad.grad(f)(x)
+    seen = []
+
+    def worker():
+        for _ in range(3):
+            seen.append(ad.grad(f)(x))
+        seen.append(buffers.pooled_bytes())
+        buffers.clear()
+
+    buffers.clear()
+    threads = [threading.Thread(target=worker) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert buffers.pooled_bytes() == 0  # (this thread's pool: untouched by the workers)
+    for got in seen:
+        if isinstance(got, np.ndarray):
+            np.testing.assert_array_equal(got, want)
+
+
 def test_donation_with_list_and_scalar_operands(monkeypatch):
     """Donating rules handle operands that are lists, NumPy scalars or other dtypes."""
     from autodiff.reverse import engine

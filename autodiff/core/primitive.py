@@ -21,6 +21,9 @@ A primitive's rules (all optional except `impl`):
   cotangent the engine donates (a large array nothing else refers to): it may write its
   result into `ct`, with the same operations in the same order (bitwise the same result).
   One large array less to allocate per node of a large elementwise backward pass.
+- `vjp_numpy_large(ct, out, *primals, **params)`: optional, `vjp_numpy` for a large
+  cotangent that is not donated: it may take its results' memory from the pool of
+  recycled arrays (core/buffers.py), the same operations otherwise.
 - `batch(values, batch_dims, **params)`: `(value_out, batch_dim_out)` under vmap.
 
 Rules are written with autodiff ops so they differentiate, batch and nest again.
@@ -44,6 +47,7 @@ class Primitive:
         "vjp",
         "vjp_numpy",
         "vjp_numpy_donated",
+        "vjp_numpy_large",
         "batch",
         "transpose",
         "multiple_results",
@@ -53,6 +57,7 @@ class Primitive:
         "jvp_computes_primal",
         "saves_inputs",
         "saves_output",
+        "pooled_ufunc",
     )
 
     def __init__(self, name: str, *, multiple_results: bool = False, differentiable: bool = True):
@@ -63,6 +68,7 @@ class Primitive:
         self.vjp = None
         self.vjp_numpy = None
         self.vjp_numpy_donated = None
+        self.vjp_numpy_large = None
         self.batch = None
         self.transpose = None
         self.multiple_results = multiple_results
@@ -80,6 +86,10 @@ class Primitive:
         # mode then keeps a large output's shape and dtype, not its memory (see saves_inputs
         # for the inputs).
         self.saves_output = True
+        # The NumPy ufunc that is `impl`, when its result has the shape and float dtype of
+        # same-shaped float arguments: reverse mode's recorded applications on large arrays
+        # then write into recycled memory (autodiff/core/buffers.py).
+        self.pooled_ufunc = None
         # torch-style node name: "sin" -> "SinBackward0"
         self.node_name = "".join(p.capitalize() for p in name.split("_")) + "Backward0"
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autodiff.core import buffers
 from autodiff.kernels._numba import kernels_ready, njit_lazy
 
 # The kernels beat NumPy from about 4K (float64) / 8K (float32) elements, but loading Numba
@@ -49,9 +50,14 @@ def tanh_backward_numpy(g, y, into=None):
     """`tanh_backward` in NumPy (one new array when `g` fits `y`'s shape and dtype)."""
     if not _fits(g, y):
         return g * (1 - y * y)
-    out = np.multiply(y, y)  # the same operations in the same order: bitwise the same
+    out = buffers.empty(y.shape, y.dtype)  # (recycled memory: core/buffers.py)
+    np.multiply(y, y, out=out)  # the same operations in the same order: bitwise the same
     np.subtract(1, out, out=out)
-    return np.multiply(g, out, out=out if into is None else into)
+    if into is None:
+        return np.multiply(g, out, out=out)
+    np.multiply(g, out, out=into)
+    buffers.give(out)
+    return into
 
 
 def log1p_backward(g, x, into=None):
@@ -71,8 +77,12 @@ def log1p_backward_numpy(g, x, into=None):
     """`log1p_backward` in NumPy (one new array when `g` fits `x`'s shape and dtype)."""
     if not _fits(g, x):
         return g / (1 + x)
-    out = np.add(1, x)
-    return np.divide(g, out, out=out if into is None else into)
+    out = np.add(1, x, out=buffers.empty(x.shape, x.dtype))
+    if into is None:
+        return np.divide(g, out, out=out)
+    np.divide(g, out, out=into)
+    buffers.give(out)
+    return into
 
 
 def _fits(g, a) -> bool:

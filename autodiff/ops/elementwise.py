@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autodiff.core import buffers
 from autodiff.core.dtypes import is_inexact
 from autodiff.core.primitive import Primitive, bind, bind_binary, bind_unary
 from autodiff.kernels import elementwise as kernels
@@ -508,6 +509,25 @@ def _multiply_vjp_numpy(g, out, x, y):
     )
 
 
+def _multiply_vjp_numpy_large(g, out, x, y):
+    """`_multiply_vjp_numpy` for a large `g`: products of its shape into recycled memory."""
+    cx, cy = type(x) in _NUMBER, type(y) in _NUMBER
+    if x is y and not cx:
+        ct = _reduce_numpy(_product(g, x), x)
+        return ct, ct
+    return (
+        None if cx else _reduce_numpy(_product(g, y), x),
+        None if cy else _reduce_numpy(_product(g, x), y),
+    )
+
+
+def _product(g, a):
+    """`g * a` for a large array `g` (core/buffers.py: `ufunc_into` checks the operands)."""
+    if type(a) is np.ndarray or type(a) in _NUMBER:
+        return buffers.ufunc_into(np.multiply, (g, a))
+    return g * a
+
+
 def _divide_vjp_numpy(g, out, x, y):
     return (
         None if type(x) in _NUMBER else _reduce_numpy(g / y, x),
@@ -518,6 +538,7 @@ def _divide_vjp_numpy(g, out, x, y):
 add_p.vjp_numpy = _add_vjp_numpy
 subtract_p.vjp_numpy = _subtract_vjp_numpy
 multiply_p.vjp_numpy = _multiply_vjp_numpy
+multiply_p.vjp_numpy_large = _multiply_vjp_numpy_large
 divide_p.vjp_numpy = _divide_vjp_numpy
 negative_p.vjp_numpy = lambda g, out, x: (-g,)
 sin_p.vjp_numpy = lambda g, out, x: (g * np.cos(x),)
@@ -548,7 +569,7 @@ def _multiply_vjp_numpy_donated(g, out, x, y):
     if x is y and not cx:
         ct = _reduce_numpy(_into(np.multiply, g, x), x)
         return ct, ct
-    ct_x = None if cx else _reduce_numpy(g * y if not cy else _into(np.multiply, g, y), x)
+    ct_x = None if cx else _reduce_numpy(_product(g, y) if not cy else _into(np.multiply, g, y), x)
     return ct_x, None if cy else _reduce_numpy(_into(np.multiply, g, x), y)
 
 
@@ -568,6 +589,16 @@ sqrt_p.vjp_numpy_donated = lambda g, out, x: (_into(np.multiply, g, 0.5 / out),)
 square_p.vjp_numpy_donated = lambda g, out, x: (_into(np.multiply, g, 2.0 * x),)
 tanh_p.vjp_numpy_donated = lambda g, out, x: (kernels.tanh_backward(g, out, into=g),)
 log1p_p.vjp_numpy_donated = lambda g, out, x: (kernels.log1p_backward(g, x, into=g),)
+
+# Ufuncs whose result has the shape and float dtype of same-shaped float arguments: recorded
+# on large arrays, they write into memory the backward pass recycled (core/buffers.py).
+for _p in (
+    negative_p, exp_p, exp2_p, expm1_p, log_p, log2_p, log10_p, log1p_p, sqrt_p, cbrt_p,
+    square_p, reciprocal_p, sin_p, cos_p, tan_p, arcsin_p, arccos_p, arctan_p, sinh_p, cosh_p,
+    tanh_p, arcsinh_p, arccosh_p, arctanh_p, add_p, subtract_p, multiply_p, divide_p,
+):  # fmt: skip
+    _p.pooled_ufunc = _p.impl
+del _p
 
 
 UNARY = {

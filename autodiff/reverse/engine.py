@@ -31,6 +31,7 @@ from operator import attrgetter
 
 import numpy as np
 
+from autodiff.core import buffers
 from autodiff.core.graph import _Packed
 from autodiff.core.primitive import NO_PARAMS
 from autodiff.core.tensor import Tensor
@@ -200,14 +201,14 @@ def backward_pass(
                     if node.versions is not None:
                         _check_versions(node)
                     rule = prim.vjp_numpy
+                    large = False
                     if rule is not None and node.raw and not isinstance(ct, Tensor):
-                        if (
-                            type(ct) is np.ndarray
-                            and ct.size >= DONATE_MIN_SIZE
-                            and prim.vjp_numpy_donated is not None
-                            and _donatable(ct)
-                        ):
-                            rule = prim.vjp_numpy_donated
+                        if type(ct) is np.ndarray and ct.size >= DONATE_MIN_SIZE:
+                            large = True
+                            if prim.vjp_numpy_donated is not None and _donatable(ct):
+                                rule = prim.vjp_numpy_donated
+                            elif prim.vjp_numpy_large is not None:
+                                rule = prim.vjp_numpy_large
                         params = node.params
                         if params is NO_PARAMS:  # (a call without keywords builds no dict)
                             in_cts = rule(ct, node.out, *primals)
@@ -234,7 +235,11 @@ def backward_pass(
                                 np.add(prev, in_ct, out=prev)
                             else:
                                 if type(prev) is np.ndarray and type(in_ct) is np.ndarray:
-                                    total = np.add(prev, in_ct)  # (what `add` binds to)
+                                    # (what `add` binds to; large sums into recycled memory)
+                                    if large and prev.nbytes >= buffers.POOL_MIN_BYTES:
+                                        total = buffers.ufunc_into(np.add, (prev, in_ct))
+                                    else:
+                                        total = np.add(prev, in_ct)
                                 else:
                                     total = add(prev, in_ct)
                                 cts[parent] = total
@@ -244,6 +249,12 @@ def backward_pass(
                                     owned.add(parent)
                     # (No stale reference may keep a cotangent from being donated.)
                     in_cts = in_ct = prev = total = None
+                    if large and not retain_graph:
+                        # Large arrays this pass alone holds, the cotangent (`ct`) and the
+                        # node's residuals, are recycled (core/buffers.py).
+                        buffers.give_if_unshared(ct, 1)
+                        buffers.release_node(node)
+                    ct = None
                 if not retain_graph:
                     node.primals = node.out = None
             else:

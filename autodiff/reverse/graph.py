@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from numpy import ndarray
 
-from autodiff.core import graph
+from autodiff.core import buffers, graph
 from autodiff.core.graph import Node, new_node
 from autodiff.core.primitive import NO_PARAMS, dispatch
 from autodiff.core.tensor import Tensor
@@ -81,18 +81,26 @@ class ReverseTrace(Trace):
                 primals.append(a)
             primals = tuple(primals)
             parents = tuple(parents)
-        out = dispatch(prim, primals, params) if lower else prim.impl(*primals, **params)
+        if lower:
+            out = dispatch(prim, primals, params)
+            large = False
+        else:
+            # Large arrays (tested once, on the first input: the large one of a reduction, and
+            # of the elementwise ops that write into recycled memory, core/buffers.py) ...
+            first = primals[0] if primals else None
+            large = type(first) is ndarray and first.size >= graph.STAND_IN_MIN_SIZE
+            if large and prim.pooled_ufunc is not None:
+                out = buffers.ufunc_into(prim.pooled_ufunc, primals)
+            else:
+                out = prim.impl(*primals, **params)
         if not prim.differentiable:
             return out
         residual_out = out
-        if not lower and not (prim.saves_inputs and prim.saves_output):
-            # Only large arrays get stand-ins: test the output and the first input (the
-            # large one of a reduction) inline, the rest in `lean_residuals`.
-            first = primals[0] if primals else None
-            if (type(out) is ndarray and out.size >= graph.STAND_IN_MIN_SIZE) or (
-                type(first) is ndarray and first.size >= graph.STAND_IN_MIN_SIZE
-            ):
-                primals, residual_out = graph.lean_residuals(prim, primals, out)
+        # ... and the output get stand-ins, see `lean_residuals`.
+        if (large or (type(out) is ndarray and out.size >= graph.STAND_IN_MIN_SIZE)) and not (
+            lower or (prim.saves_inputs and prim.saves_output)
+        ):
+            primals, residual_out = graph.lean_residuals(prim, primals, out)
         self._seq = seq = self._seq + 1
         # Tuples and a shared empty dict: a recorded graph lives until the backward pass, and
         # each object less per node is memory the next op does not have to fault in.

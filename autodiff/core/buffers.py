@@ -1,0 +1,121 @@
+"""Recycled large arrays: reverse mode's cache of the memory it allocates call after call.
+
+A gradient over large arrays allocates the same arrays on every call: the forward pass's
+outputs (residuals, temporaries) and the backward pass's cotangents. Memory of that size
+comes fresh from the OS (glibc maps it, or trims its heap once large blocks are freed at
+its top), and the OS then faults in and zeroes every page of it; on a virtual machine that
+costs as much as a few passes of arithmetic over the array (benchmarks/README.md, the
+`elementwise` row). So the backward pass hands the arrays it releases, when it is their
+only holder (a count of references tells, as for donated cotangents), to a per-thread
+pool; the next recorded elementwise op of that shape and dtype writes into one of them
+(`ufunc_into`), and so do the engine's sums of cotangents.
+
+The pool holds arrays of at least POOL_MIN_BYTES, at most POOL_MAX_BYTES in all per
+thread: what one large gradient released, for the next. `clear()` empties it.
+"""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import numpy as np
+
+# Smaller arrays come from malloc's own free lists: no pages to fault in.
+POOL_MIN_BYTES = 1 << 20
+POOL_MAX_BYTES = 1 << 30
+# Where CPython keeps exact reference counts (3.14 may leave stack references uncounted).
+EXACT_REFCOUNTS = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
+_NUMBERS = (float, int)
+
+
+class _Pool(threading.local):
+    def __init__(self):
+        self.free: dict = {}  # (shape, dtype) -> [arrays]
+        self.nbytes = 0
+
+
+_pool = _Pool()
+
+
+def take(shape: tuple, dtype) -> np.ndarray | None:
+    """A pooled C-contiguous array of `shape` and `dtype` (its contents arbitrary), or None."""
+    stack = _pool.free.get((shape, dtype))
+    if not stack:
+        return None
+    a = stack.pop()
+    _pool.nbytes -= a.nbytes
+    return a
+
+
+def give(a: np.ndarray) -> None:
+    """Pool `a`, which the caller guarantees nothing else refers to (see `give_if_unshared`)."""
+    nbytes = a.nbytes
+    if nbytes < POOL_MIN_BYTES or _pool.nbytes + nbytes > POOL_MAX_BYTES:
+        return
+    _pool.free.setdefault((a.shape, a.dtype), []).append(a)
+    _pool.nbytes += nbytes
+
+
+def give_if_unshared(a, refs: int) -> None:
+    """Pool `a` if it is a large owning array and `refs` references (the caller's, counted
+    by the caller, plus this function's argument) are all there are."""
+    if (
+        EXACT_REFCOUNTS
+        and type(a) is np.ndarray
+        and a.nbytes >= POOL_MIN_BYTES
+        and a.base is None
+        and sys.getrefcount(a) == refs + 2  # (+ the argument and getrefcount's own)
+        and a.flags.c_contiguous
+        and a.flags.writeable
+    ):
+        give(a)
+
+
+def release_node(node) -> None:
+    """Drop a node's residuals (its `primals` and `out`), pooling those it alone held."""
+    out, primals = node.out, node.primals
+    node.out = node.primals = None
+    give_if_unshared(out, 1)  # (`out`)
+    out = None
+    if primals is not None:
+        for p in primals:
+            give_if_unshared(p, 2)  # (the tuple, `p`)
+        p = None  # noqa: F841
+
+
+def ufunc_into(ufunc, args: tuple):
+    """`ufunc(*args)`, written into a pooled array when there is one of the result's shape and
+    dtype: `args` are arrays of one shape and float dtype, or Python numbers (which keep the
+    array's dtype, NEP 50)."""
+    first = args[0]
+    shape, dtype = first.shape, first.dtype
+    if dtype.kind == "f" and shape and _pool.free and first.nbytes >= POOL_MIN_BYTES:
+        for a in args[1:]:
+            if not (
+                (type(a) is np.ndarray and a.shape == shape and a.dtype == dtype)
+                or type(a) in _NUMBERS
+            ):
+                return ufunc(*args)
+        out = take(shape, dtype)
+        if out is not None:
+            return ufunc(*args, out=out)
+    return ufunc(*args)
+
+
+def empty(shape: tuple, dtype) -> np.ndarray:
+    """`np.empty(shape, dtype)`, from the pool when it has one (for a temporary the caller
+    gives back, or a result)."""
+    out = take(shape, dtype) if _pool.free else None
+    return np.empty(shape, dtype) if out is None else out
+
+
+def clear() -> None:
+    """Empty this thread's pool (its memory goes back to the allocator)."""
+    _pool.free.clear()
+    _pool.nbytes = 0
+
+
+def pooled_bytes() -> int:
+    """How many bytes this thread's pool holds."""
+    return _pool.nbytes
