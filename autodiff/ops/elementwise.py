@@ -64,8 +64,8 @@ def _sum_tangents(a, b, out):
 def _unary(name: str, impl, deriv):
     p = Primitive(name)
     p.impl = impl
-    p.jvp = lambda primals, tangents, *, out: tangents[0] * deriv(primals[0], out)
-    p.vjp = lambda g, x, *, out: (g * deriv(x, out),)
+    p.jvp = lambda primals, tangents, *, out: multiply(tangents[0], deriv(primals[0], out))
+    p.vjp = lambda g, x, *, out: (multiply(g, deriv(x, out)),)
     return p
 
 
@@ -185,18 +185,18 @@ multiply_p.impl = np.multiply
 # x * x: both terms of the jvp, and both cotangents, are computed once.
 def _multiply_jvp(primals, tangents, *, out):
     (x, y), (tx, ty) = primals, tangents
-    dx = None if tx is None else tx * y
-    dy = dx if x is y and tx is ty else None if ty is None else x * ty
+    dx = None if tx is None else multiply(tx, y)
+    dy = dx if x is y and tx is ty else None if ty is None else multiply(x, ty)
     return _sum_tangents(dx, dy, out)
 
 
 def _multiply_vjp(g, x, y, *, out):
     if x is y and not _const(x):
-        ct = unbroadcast(g * x, x)
+        ct = unbroadcast(multiply(g, x), x)
         return ct, ct
     return (
-        None if _const(x) else unbroadcast(g * y, x),
-        None if _const(y) else unbroadcast(g * x, y),
+        None if _const(x) else unbroadcast(multiply(g, y), x),
+        None if _const(y) else unbroadcast(multiply(g, x), y),
     )
 
 
@@ -247,13 +247,13 @@ def _binary(name: str, impl, dx, dy):
     p = Primitive(name)
     p.impl = impl
     p.jvp = lambda primals, tangents, *, out: _sum_tangents(
-        None if tangents[0] is None else tangents[0] * dx(*primals, out),
-        None if tangents[1] is None else tangents[1] * dy(*primals, out),
+        None if tangents[0] is None else multiply(tangents[0], dx(*primals, out)),
+        None if tangents[1] is None else multiply(tangents[1], dy(*primals, out)),
         out,
     )
     p.vjp = lambda g, x, y, *, out: (
-        None if _const(x) else unbroadcast(g * dx(x, y, out), x),
-        None if _const(y) else unbroadcast(g * dy(x, y, out), y),
+        None if _const(x) else unbroadcast(multiply(g, dx(x, y, out)), x),
+        None if _const(y) else unbroadcast(multiply(g, dy(x, y, out)), y),
     )
     return p
 
@@ -317,12 +317,14 @@ tanh_backward_p = Primitive("tanh_backward")
 tanh_backward_p.impl = kernels.tanh_backward
 tanh_backward_p.jvp = lambda primals, tangents, *, out: _sum_tangents(
     None if tangents[0] is None else tanh_backward(tangents[0], primals[1]),
-    None if tangents[1] is None else -2.0 * primals[0] * primals[1] * tangents[1],
+    None
+    if tangents[1] is None
+    else multiply(multiply(multiply(-2.0, primals[0]), primals[1]), tangents[1]),
     out,
 )
 tanh_backward_p.vjp = lambda ct, g, y, *, out: (
     None if _const(g) else unbroadcast(tanh_backward(ct, y), g),
-    None if _const(y) else unbroadcast(-2.0 * ct * g * y, y),
+    None if _const(y) else unbroadcast(multiply(multiply(multiply(-2.0, ct), g), y), y),
 )
 
 # log1p_backward(g, x) = g / (1 + x); its derivative in x is -out / (1 + x).
@@ -687,6 +689,7 @@ real = _fn1(real_p, "real", "real")
 imag = _fn1(imag_p, "imag", "imag")
 conj = _fn1(conj_p, "conj", "conjugate")
 add = _fn2(add_p, "add", "add")
+multiply = _fn2(multiply_p, "multiply", "multiply")
 divide = _fn2(divide_p, "divide", "divide")
 power = _fn2(power_p, "power", "power")
 floor_divide = _fn2(floor_divide_p, "floor_divide", "floor_divide")

@@ -326,9 +326,19 @@ getitem_p.vjp = lambda g, x, *arrays, out, index: (
     (scatter(g, shape_of(x), index, arrays),) + (None,) * len(arrays)
 )
 
-getitem_p.vjp_numpy = lambda g, out, x, *arrays, index: (
-    (_scatter_add_impl(g, *arrays, shape=np.shape(x), index=index),) + (None,) * len(arrays)
-)
+
+
+def _getitem_vjp_numpy(g, out, x, *arrays, index):
+    if not arrays and len(index) == 1 and type(index[0]) is int:  # x[i]: the commonest
+        ct = np.zeros(x.shape, g.dtype if type(g) is np.ndarray else np.asarray(g).dtype)
+        ct[index] = g
+        return (ct,)
+    return (_scatter_add_impl(g, *arrays, shape=np.shape(x), index=index),) + (None,) * len(
+        arrays
+    )
+
+
+getitem_p.vjp_numpy = _getitem_vjp_numpy
 
 scatter_add_p = Primitive("scatter_add")
 scatter_add_p.saves_inputs = False  # its vjp reads only shapes and dtypes
