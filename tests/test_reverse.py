@@ -362,6 +362,38 @@ def test_retained_graphs_and_held_results_are_not_recycled():
         buffers.clear()
 
 
+def test_recycled_memory_keeps_layouts_and_results(monkeypatch):
+    """Fortran-ordered and broadcast operands: results with the pool on are bitwise those with
+    it off (an op writes into recycled memory only where NumPy's result would be C-ordered
+    too, so reductions sum in the same order)."""
+    from autodiff.core import buffers
+
+    rng = np.random.default_rng(5)
+    n = 1 << 9  # 512 x 512 float64: 2 MiB
+    xf = np.asfortranarray(rng.standard_normal((n, n)))
+    xc = np.ascontiguousarray(xf)
+    row = rng.standard_normal(n)
+
+    def f(x):
+        y = anp.exp(x * 0.1) * x + anp.sin(x) * row
+        return anp.sum(anp.sum(y * y, axis=0) * anp.tanh(anp.sum(y, axis=1)))
+
+    gradient = ad.grad(f)
+    monkeypatch.setattr(buffers, "POOL_MAX_BYTES", 0)  # nothing is pooled
+    buffers.clear()
+    want = [gradient(x) for x in (xf, xc)]
+    monkeypatch.undo()
+    try:
+        for _ in range(3):
+            for x, w in zip((xf, xc), want):
+                got = gradient(x)
+                np.testing.assert_array_equal(got, w)
+                assert got.flags.c_contiguous == w.flags.c_contiguous
+        assert buffers.pooled_bytes() > 0
+    finally:
+        buffers.clear()
+
+
 def test_recycled_memory_is_per_thread():
     """Each thread has its own pool: what one thread's gradient released, another's ops never
     write into."""

@@ -49,9 +49,15 @@ def take(shape: tuple, dtype) -> np.ndarray | None:
 
 
 def give(a: np.ndarray) -> None:
-    """Pool `a`, which the caller guarantees nothing else refers to (see `give_if_unshared`)."""
+    """Pool `a`, which the caller guarantees nothing else refers to (see `give_if_unshared`),
+    if it is large, C-contiguous and there is room."""
     nbytes = a.nbytes
-    if nbytes < POOL_MIN_BYTES or _pool.nbytes + nbytes > POOL_MAX_BYTES:
+    if (
+        nbytes < POOL_MIN_BYTES
+        or _pool.nbytes + nbytes > POOL_MAX_BYTES
+        or not a.flags.c_contiguous
+        or a.base is not None
+    ):
         return
     _pool.free.setdefault((a.shape, a.dtype), []).append(a)
     _pool.nbytes += nbytes
@@ -66,7 +72,6 @@ def give_if_unshared(a, refs: int) -> None:
         and a.nbytes >= POOL_MIN_BYTES
         and a.base is None
         and sys.getrefcount(a) == refs + 2  # (+ the argument and getrefcount's own)
-        and a.flags.c_contiguous
         and a.flags.writeable
     ):
         give(a)
@@ -78,7 +83,9 @@ def release_node(node) -> None:
     node.out = node.primals = None
     give_if_unshared(out, 1)  # (`out`)
     out = None
-    if primals is not None:
+    # (Only from a tuple nothing else holds: each of its arrays then counts one reference
+    # from it, whoever else held the tuple.)
+    if primals is not None and sys.getrefcount(primals) == 2:
         for p in primals:
             give_if_unshared(p, 2)  # (the tuple, `p`)
         p = None  # noqa: F841
@@ -87,14 +94,20 @@ def release_node(node) -> None:
 def ufunc_into(ufunc, args: tuple):
     """`ufunc(*args)`, written into a pooled array when there is one of the result's shape and
     dtype: `args` are arrays of one shape and float dtype, or Python numbers (which keep the
-    array's dtype, NEP 50)."""
+    array's dtype, NEP 50). Arrays of two or more dimensions must also be C-contiguous or
+    broadcast scalars: NumPy's result would be C-contiguous too (the layout, and so a later
+    reduction's order of summation, is the same)."""
     first = args[0]
     shape, dtype = first.shape, first.dtype
     if dtype.kind == "f" and shape and _pool.free and first.nbytes >= POOL_MIN_BYTES:
-        for a in args[1:]:
+        for a in args:
+            if type(a) in _NUMBERS:
+                continue
             if not (
-                (type(a) is np.ndarray and a.shape == shape and a.dtype == dtype)
-                or type(a) in _NUMBERS
+                type(a) is np.ndarray
+                and a.shape == shape
+                and a.dtype == dtype
+                and (len(shape) == 1 or a.flags.c_contiguous or not any(a.strides))
             ):
                 return ufunc(*args)
         out = take(shape, dtype)

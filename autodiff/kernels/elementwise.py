@@ -50,7 +50,7 @@ def tanh_backward_numpy(g, y, into=None):
     """`tanh_backward` in NumPy (one new array when `g` fits `y`'s shape and dtype)."""
     if not _fits(g, y):
         return g * (1 - y * y)
-    out = buffers.empty(y.shape, y.dtype)  # (recycled memory: core/buffers.py)
+    out = _empty_like(y)
     np.multiply(y, y, out=out)  # the same operations in the same order: bitwise the same
     np.subtract(1, out, out=out)
     if into is None:
@@ -77,12 +77,18 @@ def log1p_backward_numpy(g, x, into=None):
     """`log1p_backward` in NumPy (one new array when `g` fits `x`'s shape and dtype)."""
     if not _fits(g, x):
         return g / (1 + x)
-    out = np.add(1, x, out=buffers.empty(x.shape, x.dtype))
+    out = np.add(1, x, out=_empty_like(x))
     if into is None:
         return np.divide(g, out, out=out)
     np.divide(g, out, out=into)
     buffers.give(out)
     return into
+
+
+def _empty_like(a):
+    """An array of `a`'s shape, dtype and layout, from recycled memory (core/buffers.py) when
+    `a` is C-contiguous."""
+    return buffers.empty(a.shape, a.dtype) if a.flags.c_contiguous else np.empty_like(a)
 
 
 def _fits(g, a) -> bool:

@@ -252,6 +252,7 @@ def backward_pass(
                     if large and not retain_graph:
                         # Large arrays this pass alone holds, the cotangent (`ct`) and the
                         # node's residuals, are recycled (core/buffers.py).
+                        primals = None  # (release_node pools only from unshared tuples)
                         buffers.give_if_unshared(ct, 1)
                         buffers.release_node(node)
                     ct = None
