@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import weakref
 
 import numpy as np
 
@@ -73,6 +74,7 @@ def give_if_unshared(a, refs: int) -> None:
         and a.base is None
         and sys.getrefcount(a) == refs + 2  # (+ the argument and getrefcount's own)
         and a.flags.writeable
+        and not weakref.getweakrefcount(a)  # (nobody watches it either)
     ):
         give(a)
 
