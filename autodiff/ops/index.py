@@ -327,15 +327,12 @@ getitem_p.vjp = lambda g, x, *arrays, out, index: (
 )
 
 
-
 def _getitem_vjp_numpy(g, out, x, *arrays, index):
     if not arrays and len(index) == 1 and type(index[0]) is int:  # x[i]: the commonest
         ct = np.zeros(x.shape, g.dtype if type(g) is np.ndarray else np.asarray(g).dtype)
         ct[index] = g
         return (ct,)
-    return (_scatter_add_impl(g, *arrays, shape=np.shape(x), index=index),) + (None,) * len(
-        arrays
-    )
+    return (_scatter_add_impl(g, *arrays, shape=np.shape(x), index=index),) + (None,) * len(arrays)
 
 
 getitem_p.vjp_numpy = _getitem_vjp_numpy

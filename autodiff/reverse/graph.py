@@ -89,7 +89,7 @@ class ReverseTrace(Trace):
             # of the elementwise ops that write into recycled memory, core/buffers.py) ...
             first = primals[0] if primals else None
             large = type(first) is ndarray and first.size >= graph.STAND_IN_MIN_SIZE
-            if large and prim.pooled_ufunc is not None:
+            if large and prim.pooled_ufunc is not None and not params:
                 out = buffers.ufunc_into(prim.pooled_ufunc, primals)
             else:
                 out = prim.impl(*primals, **params)
