@@ -64,18 +64,23 @@ def give(a: np.ndarray) -> None:
     _pool.nbytes += nbytes
 
 
-def give_if_unshared(a, refs: int) -> None:
-    """Pool `a` if it is a large owning array and `refs` references (the caller's, counted
-    by the caller, plus this function's argument) are all there are."""
-    if (
+def unshared(a: np.ndarray, refs: int) -> bool:
+    """Is the array `a` writable, owning its memory, and are `refs` references (the caller's,
+    counted by the caller, its argument included) all there are? Then its memory may be
+    reused (donated cotangents, recycled arrays)."""
+    return (
         EXACT_REFCOUNTS
-        and type(a) is np.ndarray
-        and a.nbytes >= POOL_MIN_BYTES
         and a.base is None
-        and sys.getrefcount(a) == refs + 2  # (+ the argument and getrefcount's own)
+        and sys.getrefcount(a) == refs + 2  # (+ this function's argument, getrefcount's own)
         and a.flags.writeable
         and not weakref.getweakrefcount(a)  # (nobody watches it either)
-    ):
+    )
+
+
+def give_if_unshared(a, refs: int) -> None:
+    """Pool `a` if it is a large array and `refs` references (the caller's, counted by the
+    caller) plus this function's argument are all there are."""
+    if type(a) is np.ndarray and a.nbytes >= POOL_MIN_BYTES and unshared(a, refs + 1):
         give(a)
 
 

@@ -24,7 +24,6 @@ for real dtypes); the seeds are conjugated on entry by autograd.backward/grad.
 from __future__ import annotations
 
 import re
-import sys
 import threading
 import warnings
 from operator import attrgetter
@@ -51,7 +50,7 @@ _by_seq = attrgetter("seq")
 # (Primitive.vjp_numpy_donated) when nothing else refers to them: a count of references
 # tells, where CPython keeps exact counts (3.14 may leave stack references uncounted).
 DONATE_MIN_SIZE = 1 << 12
-_EXACT_REFCOUNTS = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
+_EXACT_REFCOUNTS = buffers.EXACT_REFCOUNTS
 # Accumulation into `.grad` is atomic, as torch's AccumulateGrad (one lock: it is held only
 # for the read-add-write of a leaf's gradient).
 _GRAD_LOCK = threading.Lock()
@@ -236,7 +235,7 @@ def backward_pass(
                             else:
                                 if type(prev) is np.ndarray and type(in_ct) is np.ndarray:
                                     # (what `add` binds to; large sums into recycled memory)
-                                    if large and prev.nbytes >= buffers.POOL_MIN_BYTES:
+                                    if large:
                                         total = buffers.ufunc_into(np.add, (prev, in_ct))
                                     else:
                                         total = np.add(prev, in_ct)
@@ -510,7 +509,7 @@ def _dual_residuals(dual, values, out, multi):
 def _donatable(ct) -> bool:
     """Is `ct` an array the engine alone refers to, owning its memory (not a view), writable?
     (Two references: the engine's local variable and this function's argument.)"""
-    return _EXACT_REFCOUNTS and ct.base is None and sys.getrefcount(ct) == 3 and ct.flags.writeable
+    return buffers.unshared(ct, 2)
 
 
 def _same_array_kind(total, ct) -> bool:
