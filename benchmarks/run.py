@@ -3,7 +3,7 @@
 The parent imports no framework. Each child sets up its one framework (threads
 pinned to 1, float64), then for every workload (and every alternative API the
 workload lists for that framework): builds the call, times its first call, warms
-up, finds how many calls take at least `min_time`, and keeps the minimum
+up (at least 3 calls and 2.5 s, a loop's steady state), finds how many calls take at least `min_time`, and keeps the minimum
 per-call time over `repeat` such loops (timeit-style, garbage collector on). The
 first result is compared with the workload's float64 reference; the child writes
 its results as JSON to a file the parent reads. Last, the startup section
@@ -55,7 +55,8 @@ class Settings:
 
     repeat: int  # timed loops; the minimum is reported
     min_time: float  # seconds each timed loop lasts at least
-    warmup: int  # untimed calls after the first
+    warmup: int  # untimed calls after the first, at least
+    warmup_time: float  # seconds those untimed calls last, at least (a loop's steady state)
     child_timeout: float  # seconds a child process may take in all
     startup_repeat: int  # fresh processes per row of the startup section
     rounds: int = 1  # processes per framework, run round-robin; each cell keeps its best
@@ -63,8 +64,8 @@ class Settings:
     @classmethod
     def of(cls, quick: bool, repeat: int | None, rounds: int | None = None) -> Settings:
         if quick:
-            return cls(repeat or 2, 0.01, 0, 120.0, repeat or 1, rounds or 1)
-        return cls(repeat or 5, 0.2, 3, 3600.0, repeat or 5, rounds or 2)
+            return cls(repeat or 2, 0.01, 0, 0.0, 120.0, repeat or 1, rounds or 1)
+        return cls(repeat or 5, 0.2, 3, 2.5, 3600.0, repeat or 5, rounds or 2)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -88,8 +89,12 @@ def measure(call, settings: Settings) -> dict:
     start = time.perf_counter()
     result = call()
     first = time.perf_counter() - start
-    for _ in range(settings.warmup):
+    # Warm up like a loop of calls would: caches, JIT compilers, and autodiff's tiered
+    # kernels (which load Numba, and compile a hot fused program, once they have paid).
+    warm, calls = time.perf_counter(), 0
+    while calls < settings.warmup or time.perf_counter() - warm < settings.warmup_time:
         call()
+        calls += 1
     number = 1
     while (elapsed := _loop(call, number, collect=False)[0]) < settings.min_time:
         number = max(2 * number, math.ceil(1.2 * number * settings.min_time / max(elapsed, 1e-9)))

@@ -24,6 +24,11 @@ A primitive's rules (all optional except `impl`):
 - `vjp_numpy_large(ct, out, *primals, **params)`: optional, `vjp_numpy` for a large
   cotangent that is not donated: it may take its results' memory from the pool of
   recycled arrays (core/buffers.py), the same operations otherwise.
+- `vjp_fused(ct, out, *primals)`: optional, `vjp_numpy` as lazy arithmetic
+  (kernels/fused.py) for an elementwise primitive bound without params: the engine calls
+  it when the cotangent, `out` and every primal are large float arrays of one shape and
+  dtype (or numbers), so that chains of such rules and their sums run as one pass over
+  memory. The same operations in the same order as `vjp_numpy` (bitwise the same result).
 - `batch(values, batch_dims, **params)`: `(value_out, batch_dim_out)` under vmap.
 
 Rules are written with autodiff ops so they differentiate, batch and nest again.
@@ -48,6 +53,7 @@ class Primitive:
         "vjp_numpy",
         "vjp_numpy_donated",
         "vjp_numpy_large",
+        "vjp_fused",
         "batch",
         "transpose",
         "multiple_results",
@@ -69,6 +75,7 @@ class Primitive:
         self.vjp_numpy = None
         self.vjp_numpy_donated = None
         self.vjp_numpy_large = None
+        self.vjp_fused = None
         self.batch = None
         self.transpose = None
         self.multiple_results = multiple_results

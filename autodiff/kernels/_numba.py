@@ -93,7 +93,8 @@ def tiered_up() -> bool:
     return bool(_numba)
 
 
-def _user_cache_dir() -> str:
+def user_cache_dir() -> str:
+    """autodiff's cache directory for compiled code (made if missing)."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     path = os.path.join(base, "autodiff", "numba")
     try:
@@ -113,7 +114,7 @@ def _fallback_cache_dir() -> str | None:
     if os.access(pycache if os.path.isdir(pycache) else here, os.W_OK):
         return None
     try:
-        return _user_cache_dir()
+        return user_cache_dir()
     except OSError:
         return None
 

@@ -16,6 +16,7 @@ from autodiff.core import buffers
 from autodiff.core.dtypes import is_inexact
 from autodiff.core.primitive import Primitive, bind, bind_binary, bind_unary
 from autodiff.kernels import elementwise as kernels
+from autodiff.kernels import fused as lazy
 from autodiff.ops.batching import broadcasting_batch_rule, unary_batch_rule
 from autodiff.ops.broadcast import _sum_to_shape_impl, broadcast_to, shape_of, sum_to_shape
 
@@ -591,6 +592,76 @@ sqrt_p.vjp_numpy_donated = lambda g, out, x: (_into(np.multiply, g, 0.5 / out),)
 square_p.vjp_numpy_donated = lambda g, out, x: (_into(np.multiply, g, 2.0 * x),)
 tanh_p.vjp_numpy_donated = lambda g, out, x: (kernels.tanh_backward(g, out, into=g),)
 log1p_p.vjp_numpy_donated = lambda g, out, x: (kernels.log1p_backward(g, x, into=g),)
+
+# Their fused forms (Primitive.vjp_fused): the same arithmetic, lazily, so that a large
+# backward pass computes whole chains of these rules, and the sums of their results, in one
+# pass over memory (kernels/fused.py). Transcendental factors (cos for sin) are computed at
+# once by NumPy. A cotangent going to two parents is `lazy.shared`.
+
+
+def _add_vjp_fused(g, out, x, y):
+    cx, cy = type(x) in _NUMBER, type(y) in _NUMBER
+    if not (cx or cy):
+        g = lazy.shared(g)
+    return None if cx else g, None if cy else g
+
+
+def _subtract_vjp_fused(g, out, x, y):
+    cx, cy = type(x) in _NUMBER, type(y) in _NUMBER
+    if not (cx or cy):
+        g = lazy.shared(g)
+    return None if cx else g, None if cy else lazy.negative(g)
+
+
+def _multiply_vjp_fused(g, out, x, y):
+    cx, cy = type(x) in _NUMBER, type(y) in _NUMBER
+    if x is y and not cx:
+        ct = lazy.multiply(g, x)
+        return ct, ct
+    if not (cx or cy):
+        g = lazy.shared(g)
+    return None if cx else lazy.multiply(g, y), None if cy else lazy.multiply(g, x)
+
+
+def _divide_vjp_fused(g, out, x, y):
+    cx, cy = type(x) in _NUMBER, type(y) in _NUMBER
+    if not (cx or cy):
+        g = lazy.shared(g)
+    return (
+        None if cx else lazy.divide(g, y),
+        None if cy else lazy.negative(lazy.divide(lazy.multiply(g, out), y)),
+    )
+
+
+def _pooled(ufunc, x):
+    """`ufunc(x)` for a large array `x`, into recycled memory when there is some."""
+    return buffers.ufunc_into(ufunc, (x,))
+
+
+add_p.vjp_fused = _add_vjp_fused
+subtract_p.vjp_fused = _subtract_vjp_fused
+multiply_p.vjp_fused = _multiply_vjp_fused
+divide_p.vjp_fused = _divide_vjp_fused
+negative_p.vjp_fused = lambda g, out, x: (lazy.negative(g),)
+sin_p.vjp_fused = lambda g, out, x: (lazy.multiply(g, _pooled(np.cos, x)),)
+cos_p.vjp_fused = lambda g, out, x: (lazy.multiply(g, lazy.negative(_pooled(np.sin, x))),)
+exp_p.vjp_fused = lambda g, out, x: (lazy.multiply(g, out),)
+exp2_p.vjp_fused = lambda g, out, x: (lazy.multiply(g, lazy.multiply(out, _LN2)),)
+expm1_p.vjp_fused = lambda g, out, x: (lazy.multiply(g, lazy.add(out, 1.0)),)
+log_p.vjp_fused = lambda g, out, x: (lazy.multiply(g, lazy.divide(1.0, x)),)
+sqrt_p.vjp_fused = lambda g, out, x: (lazy.multiply(g, lazy.divide(0.5, out)),)
+square_p.vjp_fused = lambda g, out, x: (lazy.multiply(g, lazy.multiply(2.0, x)),)
+reciprocal_p.vjp_fused = lambda g, out, x: (
+    lazy.multiply(g, lazy.negative(lazy.multiply(out, out))),
+)
+tan_p.vjp_fused = lambda g, out, x: (lazy.multiply(g, lazy.add(1.0, lazy.multiply(out, out))),)
+arctan_p.vjp_fused = lambda g, out, x: (
+    lazy.multiply(g, lazy.divide(1.0, lazy.add(1.0, lazy.multiply(x, x)))),
+)
+tanh_p.vjp_fused = lambda g, out, x: (
+    lazy.multiply(g, lazy.subtract(1.0, lazy.multiply(out, out))),
+)
+log1p_p.vjp_fused = lambda g, out, x: (lazy.divide(g, lazy.add(1.0, x)),)
 
 # Ufuncs whose result has the shape and float dtype of same-shaped float arguments: recorded
 # on large arrays, they write into memory the backward pass recycled (core/buffers.py).

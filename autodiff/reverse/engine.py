@@ -35,6 +35,8 @@ from autodiff.core.graph import _Packed
 from autodiff.core.primitive import NO_PARAMS
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import state
+from autodiff.kernels import fused
+from autodiff.kernels.fused import Lazy
 from autodiff.ops.elementwise import add, conj_complex
 
 RELEASED_MESSAGE = (
@@ -201,7 +203,19 @@ def backward_pass(
                         _check_versions(node)
                     rule = prim.vjp_numpy
                     large = False
-                    if rule is not None and node.raw and not isinstance(ct, Tensor):
+                    if (
+                        prim.vjp_fused is not None
+                        and node.raw
+                        and node.params is NO_PARAMS
+                        and fused.fusable(ct, node.out, primals)
+                    ):
+                        # Lazy arithmetic: chains of these rules, and their sums, are
+                        # computed in one pass when a cotangent leaves them (kernels/fused.py).
+                        large = True
+                        in_cts = prim.vjp_fused(ct, node.out, *primals)
+                    elif rule is not None and node.raw and not isinstance(ct, Tensor):
+                        if type(ct) is Lazy:
+                            ct = fused.evaluate(ct, 1)
                         if type(ct) is np.ndarray and ct.size >= DONATE_MIN_SIZE:
                             large = True
                             if prim.vjp_numpy_donated is not None and _donatable(ct):
@@ -213,23 +227,27 @@ def backward_pass(
                             in_cts = rule(ct, node.out, *primals)
                         else:
                             in_cts = rule(ct, node.out, *primals, **params)
-                    elif prim.vjp_takes_needs:
-                        needs = tuple(edge is not None for edge in parents)
-                        rule = prim.vjp or prim.rule("vjp")
-                        in_cts = rule(ct, *primals, out=node.out, needs=needs, **node.params)
                     else:
+                        if type(ct) is Lazy:
+                            ct = fused.evaluate(ct, 1)
                         rule = prim.vjp or prim.rule("vjp")
-                        in_cts = rule(ct, *primals, out=node.out, **node.params)
+                        if prim.vjp_takes_needs:
+                            needs = tuple(edge is not None for edge in parents)
+                            in_cts = rule(ct, *primals, out=node.out, needs=needs, **node.params)
+                        else:
+                            in_cts = rule(ct, *primals, out=node.out, **node.params)
                     for edge, in_ct in zip(parents, in_cts):
                         if edge is not None and in_ct is not None:
                             parent = edge[0]
                             pprim = parent.prim
                             if pprim is not None and pprim.multiple_results:
-                                _accumulate(cts, parent, edge[1], in_ct)
+                                _accumulate(cts, parent, edge[1], fused.materialize(in_ct))
                                 continue
                             prev = get(parent)
                             if prev is None:
                                 cts[parent] = in_ct
+                            elif type(prev) is Lazy or type(in_ct) is Lazy:
+                                cts[parent] = fused.accumulate(prev, in_ct)
                             elif parent in owned and _same_array_kind(prev, in_ct):
                                 np.add(prev, in_ct, out=prev)
                             else:
@@ -309,6 +327,8 @@ class _Runner:
         ct = self.cts.pop(node, None)
         if ct is None:
             return
+        if type(ct) is Lazy:
+            ct = fused.evaluate(ct, 1)
         extra = node.extra
         if extra is not None:
             ct = self._tensor_pre_hooks(node, [ct])[0]
@@ -350,6 +370,8 @@ class _Runner:
             if not self.retain:
                 node.release()
             return
+        if type(ct) is Lazy:
+            ct = fused.evaluate(ct, 1)
         extra = node.extra
         sinks = self.sink_outputs
         if extra is not None or sinks:
