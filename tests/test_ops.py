@@ -220,6 +220,37 @@ def test_memory_savings_give_the_same_results(case, dtype, monkeypatch):
 
 
 @pytest.mark.parametrize("case, dtype", PARAMS)
+def test_fused_cotangents_give_the_same_results(case, dtype, monkeypatch):
+    """With every elementwise cotangent fused (kernels/fused.py: lazy rules and sums, then
+    NumPy blocks of 5 elements, so that blocks end mid-array), on top of stand-ins: the same
+    gradients and dtypes as rule by rule, bitwise."""
+    import autodiff as ad
+    import autodiff.numpy as anp
+    from autodiff.core import graph
+    from autodiff.kernels import fused
+
+    args = _cast(case.args, dtype)
+    outs = tree_flatten(case.fun(*args))[0]
+    if not all(np.issubdtype(np.asarray(o).dtype, np.floating) for o in outs):
+        pytest.skip("a non-real output")
+    rng = np.random.default_rng(3)
+    weights = [rng.standard_normal(np.shape(o)).astype(np.asarray(o).dtype) for o in outs]
+
+    def projection(*a):
+        return sum(anp.sum(o * w) for o, w in zip(tree_flatten(case.fun(*a))[0], weights))
+
+    gradient = ad.grad(projection, argnums=tuple(range(len(args))))
+    want = tree_flatten(gradient(*args))[0]
+    monkeypatch.setattr(graph, "STAND_IN_MIN_SIZE", 0)
+    monkeypatch.setattr(fused, "FUSE_MIN_SIZE", 0)
+    monkeypatch.setattr(fused, "NUMPY_BLOCK", 5)
+    got = tree_flatten(gradient(*args))[0]
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+        assert np.asarray(a).dtype == np.asarray(b).dtype
+
+
+@pytest.mark.parametrize("case, dtype", PARAMS)
 def test_recycled_memory_gives_the_same_results(case, dtype, monkeypatch):
     """With every array a backward pass alone holds recycled into the next calls' recorded
     ops and sums (core/buffers.py; grad, whose graph is not retained), on top of stand-ins and

@@ -41,7 +41,7 @@ from autodiff.kernels._numba import kernels_ready, user_cache_dir
 
 # Cotangents from this many elements on are fused: below it, a NumPy pass is cheap and the
 # bookkeeping of an expression is not.
-FUSE_MIN_SIZE = 1 << 15
+FUSE_MIN_SIZE = 1 << 16
 MAX_INPUTS = 8
 MAX_OPS = 64
 # A lazy cotangent passed to two parents may be evaluated twice (once in each of their
@@ -115,7 +115,12 @@ def fusable(ct, out, primals) -> bool:
     """May a rule combine `ct` (a cotangent, lazy or not) with `out` and `primals` lazily? All
     must be float arrays of one large shape and dtype, C-contiguous or broadcast scalars
     (every stride 0: a stand-in, or the cotangent of a sum), or numbers."""
-    if type(out) is not np.ndarray or out.size < FUSE_MIN_SIZE or out.dtype not in _FLOATS:
+    if (
+        type(out) is not np.ndarray
+        or out.size < FUSE_MIN_SIZE
+        or not out.size
+        or out.dtype not in _FLOATS
+    ):
         return False
     shape, dtype = out.shape, out.dtype
     if not _operand_fits(ct, shape, dtype):
@@ -126,12 +131,13 @@ def fusable(ct, out, primals) -> bool:
     return True
 
 
-def accumulate(total, ct):
-    """`total + ct` for cotangents of one node, one of them lazy: lazily when both fit."""
+def accumulate(total, ct) -> Lazy | None:
+    """`total + ct` for cotangents of one node, one of them lazy, lazily; None when they do not
+    fit together (a number, another shape or dtype: the caller adds their values)."""
     lazy = total if type(total) is Lazy else ct
     if _operand_fits(total, lazy.shape, lazy.dtype) and _operand_fits(ct, lazy.shape, lazy.dtype):
         return add(total, ct)
-    return np.add(materialize(total), materialize(ct))
+    return None
 
 
 def materialize(ct):
@@ -203,7 +209,7 @@ def evaluate(root: Lazy, refs: int | None = None) -> np.ndarray:
     out = buffers.empty(root.shape, root.dtype)
     flat_out = out.reshape(-1)
     inputs = [a.reshape(-1) for a in root.inputs]
-    key = (program.tobytes(), len(inputs), len(constants), root.dtype.char)
+    key = (program, len(inputs), len(constants), root.dtype.char)
     kernel = _compiled_kernel(key, program, len(inputs), len(constants), root.size)
     if kernel is not None:
         kernel(flat_out, *[_read_only(a) for a in inputs], *constants)
@@ -237,8 +243,8 @@ def _take_apart(nodes: list, refs: int) -> None:
 def _compile(root: Lazy, nodes: list):
     """The register program of `root`'s expression (`nodes`: its postorder): rows
     `(op, dest, a, b)` in an order where operands come first (root last), registers 0..k-1
-    being the k input arrays, then the constants, then temporaries reused once their last
-    reader has run."""
+    being the k input arrays, then the constants (their values, as NumPy scalars of the
+    dtype, and registers), then temporaries reused once their last reader has run."""
     dtype = root.dtype
     inputs = root.inputs
     reg = {id(a): i for i, a in enumerate(inputs)}
@@ -266,26 +272,21 @@ def _compile(root: Lazy, nodes: list):
         operands.append(row)
     free: list = []
     nregs = len(inputs) + len(constants)
-    program = np.zeros((len(nodes), 4), np.int64)
+    program = []
     for pc, (node, row) in enumerate(zip(nodes, operands)):
-        # The destination is never an operand's register: the Numba loops vectorize only
-        # when the arrays they write and read do not overlap.
+        for i, x in enumerate(row):
+            if type(x) is Lazy:
+                row[i] = reg[id(x)]
+                if last_use[id(x)] == pc and row[i] not in free:  # (add(g, g): once)
+                    free.append(row[i])
         if free:
             dest = free.pop()
         else:
             dest = nregs
             nregs += 1
         reg[id(node)] = dest
-        for i, x in enumerate(row):
-            if type(x) is Lazy:
-                row[i] = reg[id(x)]
-                if last_use[id(x)] == pc and row[i] not in free:  # (add(g, g): once)
-                    free.append(row[i])
-        program[pc, 0] = node.op
-        program[pc, 1] = dest
-        program[pc, 2] = row[0]
-        program[pc, 3] = row[-1]
-    return program, np.array(constants, dtype), np.array(const_regs, np.int64), nregs
+        program.append((node.op, dest, row[0], row[-1]))
+    return tuple(program), constants, const_regs, nregs
 
 
 def _postorder(root: Lazy) -> list:
@@ -312,21 +313,24 @@ def _postorder(root: Lazy) -> list:
 def _evaluate_numpy(out, inputs, program, constants, const_regs, nregs) -> None:
     n = out.shape[0]
     block = min(NUMPY_BLOCK, n)
-    scratch = np.empty((nregs, block), out.dtype)
-    rows = program.tolist()
-    k = len(inputs)
+    # The first temporary lives in the result's block: nothing else is live when the last
+    # operation writes there, but that operation's operands, and an elementwise ufunc may
+    # write over its operand. One block less of scratch, in cache already.
+    first = len(inputs) + len(constants)
+    scratch = np.empty((nregs - first - 1, block), out.dtype)
     views: list = [None] * nregs
-    for value, r in zip(constants, const_regs.tolist()):
+    for value, r in zip(constants, const_regs):
         views[r] = value  # (a NumPy scalar of the dtype: NumPy keeps the array's dtype)
-    last = len(rows) - 1
+    last = len(program) - 1
     for start in range(0, n, block):
         stop = min(start + block, n)
-        for j in range(k):
-            views[j] = inputs[j][start:stop]
-        for r in range(k + len(constants), nregs):
-            views[r] = scratch[r, : stop - start]
-        for pc, (op, dest, a, b) in enumerate(rows):
-            target = out[start:stop] if pc == last else views[dest]
+        for j, a in enumerate(inputs):
+            views[j] = a[start:stop]
+        views[first] = out[start:stop]
+        for r in range(first + 1, nregs):
+            views[r] = scratch[r - first - 1, : stop - start]
+        for pc, (op, dest, a, b) in enumerate(program):
+            target = views[first] if pc == last else views[dest]
             if op == NEGATIVE:
                 np.negative(views[a], out=target)
             else:
@@ -344,40 +348,46 @@ class _Savings(threading.local):
 
 _savings = _Savings()
 _kernels: dict = {}  # program key -> its compiled loop (a cache shared by threads)
+_sources: dict = {}  # program key -> what _kernel_source says of it
 
 
 def _compiled_kernel(key: tuple, program, ninputs: int, nconstants: int, elements: int):
     """The compiled loop of `program`, or None while it has not paid for its compilation."""
-    kernel = _kernels.get(key)
-    if kernel is not None:
-        return kernel
     saved = elements * _NS_SAVED_PER_ELEMENT_OP * len(program)
     counts = _savings.ns
     if len(counts) > 4096:  # (a bound on what a thread remembers)
         counts.clear()
     total = counts[key] = counts.get(key, 0.0) + saved
-    if not kernels_ready(elements, saved / elements):  # (Numba itself is tiered)
+    if not kernels_ready(elements, saved / elements):  # (Numba itself is tiered, or off)
         return None
-    source, name = _kernel_source(program, ninputs, nconstants)
-    path = _source_path(name)
-    if total < COMPILE_NS and not (path is not None and os.path.exists(path)):
+    kernel = _kernels.get(key)
+    if kernel is not None:
+        return kernel
+    source = _sources.get(key)
+    if source is None:
+        if len(_sources) > 4096:
+            _sources.clear()
+        source = _sources[key] = _kernel_source(program, ninputs, nconstants)
+    text, name, path, cached = source
+    if total < COMPILE_NS and not cached:
         return None
     with _numba_lock:
         kernel = _kernels.get(key)
         if kernel is None:
-            kernel = _kernels[key] = _compile_kernel(source, name, path)
+            kernel = _kernels[key] = _compile_kernel(text, name, path)
     return kernel
 
 
-def _kernel_source(program, ninputs: int, nconstants: int) -> tuple[str, str]:
+def _kernel_source(program, ninputs: int, nconstants: int) -> tuple:
     """Python source of one loop computing `program` element by element (registers become
-    local variables), and a name for it from a hash of the source."""
+    local variables), a name for it from a hash of the source, the file it is kept in (or
+    None), and whether an earlier process left it there (so that Numba's cache has it)."""
     names = [f"x{j}" for j in range(ninputs)] + [f"c{j}" for j in range(nconstants)]
     params = ["out"] + [f"a{j}" for j in range(ninputs)] + names[ninputs:]
     lines = [f"def kernel({', '.join(params)}):", "    for i in range(out.shape[0]):"]
     lines += [f"        x{j} = a{j}[i]" for j in range(ninputs)]
     symbols = ("+", "-", "*", "/")
-    for op, dest, a, b in program.tolist():
+    for op, dest, a, b in program:
         while len(names) <= dest:
             names.append(f"r{len(names)}")
         if op == NEGATIVE:
@@ -385,9 +395,11 @@ def _kernel_source(program, ninputs: int, nconstants: int) -> tuple[str, str]:
         else:
             expression = f"{names[a]} {symbols[op]} {names[b]}"
         lines.append(f"        {names[dest]} = {expression}")
-    lines.append(f"        out[i] = {names[program[-1, 1]]}")
+    lines.append(f"        out[i] = {names[program[-1][1]]}")
     source = "\n".join(lines) + "\n"
-    return source, "fused_" + hashlib.sha1(source.encode()).hexdigest()[:20]
+    name = "fused_" + hashlib.sha1(source.encode()).hexdigest()[:20]
+    path = _source_path(name)
+    return source, name, path, path is not None and os.path.exists(path)
 
 
 def _source_path(name: str) -> str | None:

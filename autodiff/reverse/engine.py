@@ -116,10 +116,24 @@ def _accumulate(cts: dict, node, index: int, ct) -> None:
             if node.out is None:  # released by an earlier backward pass
                 raise RuntimeError(RELEASED_MESSAGE)
             slots = cts[node] = [None] * len(node.out)
+        ct = fused.materialize(ct)
         slots[index] = ct if slots[index] is None else add(slots[index], ct)
     else:
         prev = cts.get(node)
-        cts[node] = ct if prev is None else add(prev, ct)
+        if prev is None:
+            cts[node] = ct
+        elif type(prev) is Lazy or type(ct) is Lazy:
+            cts[node] = _add_lazy(prev, ct)
+        else:
+            cts[node] = add(prev, ct)
+
+
+def _add_lazy(total, ct):
+    """`total + ct` where one is a lazy cotangent (kernels/fused.py): lazily when they fit."""
+    lazy_sum = fused.accumulate(total, ct)
+    if lazy_sum is None:
+        return add(fused.materialize(total), fused.materialize(ct))
+    return lazy_sum
 
 
 class Sinks:
@@ -241,13 +255,13 @@ def backward_pass(
                             parent = edge[0]
                             pprim = parent.prim
                             if pprim is not None and pprim.multiple_results:
-                                _accumulate(cts, parent, edge[1], fused.materialize(in_ct))
+                                _accumulate(cts, parent, edge[1], in_ct)
                                 continue
                             prev = get(parent)
                             if prev is None:
                                 cts[parent] = in_ct
                             elif type(prev) is Lazy or type(in_ct) is Lazy:
-                                cts[parent] = fused.accumulate(prev, in_ct)
+                                cts[parent] = _add_lazy(prev, in_ct)
                             elif parent in owned and _same_array_kind(prev, in_ct):
                                 np.add(prev, in_ct, out=prev)
                             else:
