@@ -362,6 +362,40 @@ def test_retained_graphs_and_held_results_are_not_recycled():
         buffers.clear()
 
 
+def test_forward_temporaries_are_recycled_unless_held():
+    """Medium arrays no node keeps (shape-only residuals: the product before a bias is added,
+    the sum before a tanh) are recycled when the gradient's trace ends, and matrix products
+    write into recycled memory; an intermediate the function returns (aux) never is."""
+    from autodiff.core import buffers
+
+    if not buffers.EXACT_REFCOUNTS:
+        pytest.skip("no exact reference counts: nothing is recycled")
+    rng = np.random.default_rng(1)
+    rows = buffers.POOL_MIN_BYTES // (8 * 64) + 1
+    x, w, b = rng.standard_normal((rows, 32)), rng.standard_normal((32, 64)), np.ones(64)
+
+    def f(w, b):
+        pre = x @ w + b  # (add keeps stand-ins: `x @ w` and `pre` die in the forward pass)
+        return anp.sum(anp.tanh(pre) ** 2), pre
+
+    buffers.clear()
+    try:
+        (value, pre), grads = ad.value_and_grad(f, argnums=(0, 1), has_aux=True)(w, b)
+        keep = np.array(pre, copy=True)
+        arrays = [a for stack in buffers._pool.free.values() for a in stack]
+        # (the backward pass pools two such cotangents; the trace's end adds at least x @ w)
+        assert sum(a.shape == (rows, 64) for a in arrays) >= 3
+        assert all(not np.shares_memory(a, pre) for a in arrays)
+        for _ in range(3):
+            (value2, _), grads2 = ad.value_and_grad(f, argnums=(0, 1), has_aux=True)(w, b)
+            assert value2 == value
+            for g, g2 in zip(grads, grads2):
+                np.testing.assert_array_equal(g, g2)
+        np.testing.assert_array_equal(pre, keep)
+    finally:
+        buffers.clear()
+
+
 def test_recycled_memory_keeps_layouts_and_results(monkeypatch):
     """Fortran-ordered and broadcast operands: results with the pool on are bitwise those with
     it off (an op writes into recycled memory only where NumPy's result would be C-ordered

@@ -22,9 +22,12 @@ import weakref
 
 import numpy as np
 
-# Smaller arrays come from malloc's own free lists: no pages to fault in.
-POOL_MIN_BYTES = 1 << 20
+# Smaller arrays come from malloc's own free lists: no pages to fault in. (glibc maps blocks
+# from 128 KiB on afresh, at first, and gives freed memory at the top of its heap back.)
+POOL_MIN_BYTES = 1 << 17
 POOL_MAX_BYTES = 1 << 30
+# The largest array a trace keeps alive until its end to recycle it (`spare`).
+SPARE_MAX_BYTES = 1 << 22
 # Where CPython keeps exact reference counts (3.14 may leave stack references uncounted).
 EXACT_REFCOUNTS = sys.implementation.name == "cpython" and sys.version_info < (3, 14)
 _NUMBERS = (float, int)
@@ -100,27 +103,69 @@ def release_node(node) -> None:
 
 def ufunc_into(ufunc, args: tuple):
     """`ufunc(*args)`, written into a pooled array when there is one of the result's shape and
-    dtype: `args` are arrays of one shape and float dtype, or Python numbers (which keep the
-    array's dtype, NEP 50). Arrays of two or more dimensions must also be C-contiguous or
-    broadcast scalars: NumPy's result would be C-contiguous too (the layout, and so a later
-    reduction's order of summation, is the same)."""
+    dtype: `args` are arrays of one float dtype, or Python numbers (which keep the array's
+    dtype, NEP 50). Arrays of two or more dimensions must also be C-contiguous or broadcast
+    scalars, and arrays of another shape than the first C-contiguous: NumPy's result would
+    be C-contiguous too (the layout, and so a later reduction's order of summation, is the
+    same)."""
     first = args[0]
     shape, dtype = first.shape, first.dtype
     if dtype.kind == "f" and shape and _pool.free and first.nbytes >= POOL_MIN_BYTES:
         for a in args:
             if type(a) in _NUMBERS:
                 continue
-            if not (
-                type(a) is np.ndarray
-                and a.shape == shape
-                and a.dtype == dtype
-                and (len(shape) == 1 or a.flags.c_contiguous or not any(a.strides))
-            ):
+            if not (type(a) is np.ndarray and a.dtype == dtype):
+                return ufunc(*args)
+            if a.shape == shape:
+                if not (len(shape) == 1 or a.flags.c_contiguous or not any(a.strides)):
+                    return ufunc(*args)
+            elif a.flags.c_contiguous and first.flags.c_contiguous:  # (broadcasting)
+                try:
+                    shape = np.broadcast_shapes(shape, a.shape)
+                except ValueError:
+                    return ufunc(*args)  # (NumPy's own error)
+            else:
                 return ufunc(*args)
         out = take(shape, dtype)
         if out is not None:
             return ufunc(*args, out=out)
     return ufunc(*args)
+
+
+def matmul_into(a, b):
+    """`np.matmul(a, b)`, written into a pooled array when `a` and `b` are matrices of one float
+    dtype (NumPy's result is then a new C-contiguous matrix, as the pooled one is)."""
+    if (
+        _pool.free
+        and type(a) is np.ndarray
+        and type(b) is np.ndarray
+        and a.ndim == 2
+        and b.ndim == 2
+        and a.dtype == b.dtype
+        and a.dtype.kind == "f"
+        and a.shape[1] == b.shape[0]
+    ):
+        out = take((a.shape[0], b.shape[1]), a.dtype)
+        if out is not None:
+            return np.matmul(a, b, out=out)
+    return np.matmul(a, b)
+
+
+def spare(spares: list, a) -> None:
+    """Note in `spares` (a trace's) an array no node of the trace keeps, to be recycled when
+    the trace ends if nothing holds it then (`give_spares`). Only medium-sized arrays: a
+    noted array lives until then, and those are the ones malloc would map afresh each call."""
+    if type(a) is np.ndarray and POOL_MIN_BYTES <= a.nbytes <= SPARE_MAX_BYTES:
+        spares.append(a)
+
+
+def give_spares(spares: list) -> None:
+    """Pool the arrays noted in `spares` that nothing else holds; empty the list."""
+    unique = {id(a): a for a in spares}
+    spares.clear()
+    for a in unique.values():
+        give_if_unshared(a, 2)  # (`unique`, `a`)
+    a = None  # noqa: F841
 
 
 def empty(shape: tuple, dtype) -> np.ndarray:

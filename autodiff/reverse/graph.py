@@ -37,11 +37,12 @@ def reverse_tracer(value, trace, edge) -> ReverseTracer:
 class ReverseTrace(Trace):
     """Records a Node for every differentiable primitive applied to its tracers."""
 
-    __slots__ = ("_seq", "nodes")
+    __slots__ = ("_seq", "nodes", "spares")
 
     def __init__(self, level: int):
         super().__init__(level)
         self._seq = 0
+        self.spares: list = []  # large arrays no node keeps (see process; buffers.spare)
         # Every node, in creation (= sequence) order: already a topological order, so the
         # backward pass needs no graph walk or sort (see backward_pass's `order`).
         self.nodes: list = []
@@ -100,7 +101,16 @@ class ReverseTrace(Trace):
         if (large or (type(out) is ndarray and out.size >= graph.STAND_IN_MIN_SIZE)) and not (
             lower or (prim.saves_inputs and prim.saves_output)
         ):
-            primals, residual_out = graph.lean_residuals(prim, primals, out)
+            kept, residual_out = graph.lean_residuals(prim, primals, out)
+            # What the node does not keep may die with its tracer, in this trace: at its end
+            # it is recycled if nothing else holds it then (core/buffers.py).
+            spares = self.spares
+            if residual_out is not out:
+                buffers.spare(spares, out)
+            for p, k in zip(primals, kept):
+                if k is not p:
+                    buffers.spare(spares, p)
+            primals = kept
         self._seq = seq = self._seq + 1
         # Tuples and a shared empty dict: a recorded graph lives until the backward pass, and
         # each object less per node is memory the next op does not have to fault in.

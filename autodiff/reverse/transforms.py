@@ -12,6 +12,7 @@ from functools import wraps
 
 import numpy as np
 
+from autodiff.core import buffers
 from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.pytree import tree_flatten, tree_map, tree_unflatten
 from autodiff.core.tensor import Tensor
@@ -202,6 +203,7 @@ def value_and_grad(
             seed = np.ones((), dtype_of(value))
             cts = backward_pass([out._edge], [seed], order=trace.nodes)
             trace.nodes = []  # the tape is spent: free the graph now
+            buffers.give_spares(trace.spares)
         else:
             value = out
         grads = leaves.gradients(cts, conjugate=not holomorphic)
