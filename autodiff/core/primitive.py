@@ -28,7 +28,8 @@ A primitive's rules (all optional except `impl`):
   (kernels/fused.py) for an elementwise primitive bound without params: the engine calls
   it when the cotangent, `out` and every primal are large float arrays of one shape and
   dtype (or numbers), so that chains of such rules and their sums run as one pass over
-  memory. The same operations in the same order as `vjp_numpy` (bitwise the same result).
+  memory. The same operations in the same order as `vjp_numpy` (bitwise the same result),
+  which a primitive with `vjp_fused` also has.
 - `batch(values, batch_dims, **params)`: `(value_out, batch_dim_out)` under vmap.
 
 Rules are written with autodiff ops so they differentiate, batch and nest again.

@@ -552,6 +552,11 @@ sqrt_p.vjp_numpy = lambda g, out, x: (g * (0.5 / out),)
 square_p.vjp_numpy = lambda g, out, x: (g * (2.0 * x),)
 tanh_p.vjp_numpy = lambda g, out, x: (kernels.tanh_backward(g, out),)
 log1p_p.vjp_numpy = lambda g, out, x: (kernels.log1p_backward(g, x),)
+exp2_p.vjp_numpy = lambda g, out, x: (g * (out * _LN2),)
+expm1_p.vjp_numpy = lambda g, out, x: (g * (out + 1.0),)
+reciprocal_p.vjp_numpy = lambda g, out, x: (g * -(out * out),)
+tan_p.vjp_numpy = lambda g, out, x: (g * (1.0 + out * out),)
+arctan_p.vjp_numpy = lambda g, out, x: (g * np.reciprocal(1.0 + x * x),)
 
 
 # Their donated forms (Primitive.vjp_numpy_donated): the engine passes a cotangent nothing

@@ -217,26 +217,27 @@ def backward_pass(
                         _check_versions(node)
                     rule = prim.vjp_numpy
                     large = False
-                    if (
-                        prim.vjp_fused is not None
-                        and node.raw
-                        and node.params is NO_PARAMS
-                        and fused.fusable(ct, node.out, primals)
-                    ):
-                        # Lazy arithmetic: chains of these rules, and their sums, are
-                        # computed in one pass when a cotangent leaves them (kernels/fused.py).
-                        large = True
-                        in_cts = prim.vjp_fused(ct, node.out, *primals)
-                    elif rule is not None and node.raw and not isinstance(ct, Tensor):
-                        if type(ct) is Lazy:
-                            ct = fused.evaluate(ct, 1)
-                        if type(ct) is np.ndarray and ct.size >= DONATE_MIN_SIZE:
-                            large = True
-                            if prim.vjp_numpy_donated is not None and _donatable(ct):
-                                rule = prim.vjp_numpy_donated
-                            elif prim.vjp_numpy_large is not None:
-                                rule = prim.vjp_numpy_large
+                    if rule is not None and node.raw and not isinstance(ct, Tensor):
                         params = node.params
+                        kind = type(ct)
+                        if kind is Lazy or (kind is np.ndarray and ct.size >= DONATE_MIN_SIZE):
+                            large = True
+                            if (
+                                prim.vjp_fused is not None
+                                and params is NO_PARAMS
+                                and fused.fusable(ct, node.out, primals)
+                            ):
+                                # Lazy arithmetic: chains of these rules and their sums are
+                                # computed in one pass once a cotangent leaves them (see
+                                # kernels/fused.py); `rule` is then the fused one.
+                                rule = prim.vjp_fused
+                            else:
+                                if kind is Lazy:
+                                    ct = fused.evaluate(ct, 1)
+                                if prim.vjp_numpy_donated is not None and _donatable(ct):
+                                    rule = prim.vjp_numpy_donated
+                                elif prim.vjp_numpy_large is not None:
+                                    rule = prim.vjp_numpy_large
                         if params is NO_PARAMS:  # (a call without keywords builds no dict)
                             in_cts = rule(ct, node.out, *primals)
                         else:
@@ -260,8 +261,6 @@ def backward_pass(
                             prev = get(parent)
                             if prev is None:
                                 cts[parent] = in_ct
-                            elif type(prev) is Lazy or type(in_ct) is Lazy:
-                                cts[parent] = _add_lazy(prev, in_ct)
                             elif parent in owned and _same_array_kind(prev, in_ct):
                                 np.add(prev, in_ct, out=prev)
                             else:
@@ -271,6 +270,8 @@ def backward_pass(
                                         total = buffers.ufunc_into(np.add, (prev, in_ct))
                                     else:
                                         total = np.add(prev, in_ct)
+                                elif type(prev) is Lazy or type(in_ct) is Lazy:
+                                    total = _add_lazy(prev, in_ct)
                                 else:
                                     total = add(prev, in_ct)
                                 cts[parent] = total
