@@ -66,6 +66,19 @@ def test_compiled_loops_compute_each_operation_as_numpy_does(dtype, numba_on, mo
     assert len(fused._kernels) == 1
 
 
+def test_floating_point_errors_are_raised_as_numpy_raises_them(numba_on, monkeypatch):
+    """Under `np.errstate(divide="raise")` a fused division by zero raises, as NumPy's does,
+    also once the expression has a compiled loop (which would not)."""
+    monkeypatch.setattr(fused, "COMPILE_NS", 0.0)
+    x = np.linspace(-1.0, 1.0, 2 * N + 1)
+    x[N] = 0.0
+    lazy = fused.divide(fused.multiply(x, 2.0), x)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        fused.evaluate(lazy)
+    with np.errstate(divide="raise", invalid="raise"), pytest.raises(FloatingPointError):
+        fused.evaluate(lazy)
+
+
 def test_compiled_loops_wait_until_they_have_paid(numba_on, monkeypatch):
     monkeypatch.setattr(fused, "_kernels", {})
     monkeypatch.setattr(fused, "_fused_source_dir", lambda: None)  # (nothing cached on disk)

@@ -12,12 +12,13 @@ without a fused form, a leaf, a hook), `evaluate` runs the whole expression bloc
 reading each input array once and writing the result once, its intermediates staying in
 cache.
 
-The expression is a program for a small register machine, run by one Numba loop for every
-expression (a block of BLOCK elements per register, so one compiled kernel per dtype serves
-all programs), or, before Numba is loaded (tiering, kernels/_numba.py) or when it is
-disabled, by NumPy ufuncs on blocks of NUMPY_BLOCK elements. Both compute the rules'
-operations in the same order, with IEEE arithmetic and no contraction: the results are
-bitwise those of the unfused rules.
+An expression compiles to a small register program. Until the program has a compiled loop,
+NumPy ufuncs run it on blocks of NUMPY_BLOCK elements (a block per register, in cache). Once
+the loop would have saved what compiling it costs (COMPILE_NS; Numba itself is tiered, see
+kernels/_numba.py), the program gets a Numba loop of its own, generated as Python source
+(registers become local variables) and cached on disk, so that later processes use it at
+once. Both compute the rules' operations in the same order, with IEEE arithmetic and no
+contraction: the results are bitwise those of the unfused rules.
 
 An expression holds at most MAX_INPUTS distinct arrays and MAX_OPS operations (counted as a
 tree): a larger one evaluates an operand first and goes on from its result.
@@ -211,7 +212,7 @@ def evaluate(root: Lazy, refs: int | None = None) -> np.ndarray:
     inputs = [a.reshape(-1) for a in root.inputs]
     key = (program, len(inputs), len(constants), root.dtype.char)
     kernel = _compiled_kernel(key, program, len(inputs), len(constants), root.size)
-    if kernel is not None:
+    if kernel is not None and not _errors_trapped():
         kernel(flat_out, *[_read_only(a) for a in inputs], *constants)
     else:
         _evaluate_numpy(flat_out, inputs, program, constants, const_regs, nregs)
@@ -225,6 +226,13 @@ def evaluate(root: Lazy, refs: int | None = None) -> np.ndarray:
             buffers.give_if_unshared(a, 2)  # (`arrays`, `a`)
         a = None  # noqa: F841
     return out
+
+
+def _errors_trapped() -> bool:
+    """Does NumPy raise on (or call a handler for) floating-point errors here (`np.errstate`)?
+    Then the NumPy blocks run, which report them as the rule-by-rule pass would; a compiled
+    loop does not."""
+    return any(mode in ("raise", "call") for mode in np.geterr().values())
 
 
 def _take_apart(nodes: list, refs: int) -> None:
