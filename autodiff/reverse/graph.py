@@ -42,7 +42,9 @@ class ReverseTrace(Trace):
     def __init__(self, level: int):
         super().__init__(level)
         self._seq = 0
-        self.spares: list = []  # large arrays no node keeps (see process; buffers.spare)
+        # Medium arrays no node keeps, to recycle at the trace's end (see process): a list
+        # only where the caller recycles them (grad), else None.
+        self.spares: list | None = None
         # Every node, in creation (= sequence) order: already a topological order, so the
         # backward pass needs no graph walk or sort (see backward_pass's `order`).
         self.nodes: list = []
@@ -105,11 +107,12 @@ class ReverseTrace(Trace):
             # What the node does not keep may die with its tracer, in this trace: at its end
             # it is recycled if nothing else holds it then (core/buffers.py).
             spares = self.spares
-            if residual_out is not out:
-                buffers.spare(spares, out)
-            for p, k in zip(primals, kept):
-                if k is not p:
-                    buffers.spare(spares, p)
+            if spares is not None:
+                if residual_out is not out:
+                    buffers.spare(spares, out)
+                for p, k in zip(primals, kept):
+                    if k is not p:
+                        buffers.spare(spares, p)
             primals = kept
         self._seq = seq = self._seq + 1
         # Tuples and a shared empty dict: a recorded graph lives until the backward pass, and

@@ -190,6 +190,7 @@ def value_and_grad(
     def value_and_grad_f(*args, **kwargs):
         nums = _check_argnums(argnums, len(args), fname)
         with new_trace(ReverseTrace) as trace:
+            trace.spares = []  # (given back to the pool of recycled memory below)
             leaves = _Leaves(trace, [args[i] for i in nums], "grad", allow_int)
             call_args = list(args)
             for i, w in zip(nums, leaves.wrapped):
