@@ -3,11 +3,12 @@
 The parent imports no framework. Each child sets up its one framework (threads
 pinned to 1, float64), then for every workload (and every alternative API the
 workload lists for that framework): builds the call, times its first call, warms
-up (at least 3 calls and 2.5 s, a loop's steady state), finds how many calls take at least `min_time`, and keeps the minimum
-per-call time over `repeat` such loops (timeit-style, garbage collector on). The
-first result is compared with the workload's float64 reference; the child writes
-its results as JSON to a file the parent reads. Last, the startup section
-(`startup.py`) runs its own fresh processes.
+up (at least 3 calls and 2.5 s, a loop's steady state), finds how many calls take
+at least `min_time`, and keeps the minimum per-call time over `repeat` such loops
+(timeit-style, garbage collector on). The first result is compared with the
+workload's float64 reference; the child writes its results as JSON to a file the
+parent reads. Last, the startup section (`startup.py`) runs its own fresh
+processes.
 """
 
 from __future__ import annotations

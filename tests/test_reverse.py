@@ -397,9 +397,9 @@ def test_forward_temporaries_are_recycled_unless_held():
 
 
 def test_recycled_memory_keeps_layouts_and_results(monkeypatch):
-    """Fortran-ordered and broadcast operands: results with the pool on are bitwise those with
-    it off (an op writes into recycled memory only where NumPy's result would be C-ordered
-    too, so reductions sum in the same order)."""
+    """Fortran-ordered, broadcast and transposed operands: results with the pool on are bitwise
+    those with it off (an op writes into recycled memory only where NumPy's result would be
+    C-ordered too, so reductions sum in the same order)."""
     from autodiff.core import buffers
 
     rng = np.random.default_rng(5)
@@ -410,6 +410,7 @@ def test_recycled_memory_keeps_layouts_and_results(monkeypatch):
 
     def f(x):
         y = anp.exp(x * 0.1) * x + anp.sin(x) * row
+        y = y + anp.tanh(x.T @ y * 1e-3) @ x  # (products of transposed operands)
         return anp.sum(anp.sum(y * y, axis=0) * anp.tanh(anp.sum(y, axis=1)))
 
     gradient = ad.grad(f)
