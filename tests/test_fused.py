@@ -200,3 +200,34 @@ def test_a_fused_pass_recycles_the_residuals_it_read(monkeypatch):
         np.testing.assert_array_equal(f(x), first)
     finally:
         buffers.clear()
+
+
+def test_fused_passes_in_threads(numba_on, monkeypatch):
+    """Threads computing fused gradients at once, compiling the same expression's loop
+    (`COMPILE_NS` 0) and recycling memory each in its own pool, get the same gradients."""
+    import threading
+
+    monkeypatch.setattr(fused, "COMPILE_NS", 0.0)
+    monkeypatch.setattr(fused, "_kernels", {})
+    x = RNG.standard_normal(fused.FUSE_MIN_SIZE + 17)
+    f = ad.grad(lambda x: anp.sum(anp.tanh(x) * anp.exp(-x * x) + anp.log1p(x * x)))
+    want = f(x)
+    results, errors = [], []
+
+    def work():
+        try:
+            for _ in range(3):
+                results.append(f(x))
+        except Exception as e:  # (reported below)
+            errors.append(e)
+        finally:
+            buffers.clear()
+
+    threads = [threading.Thread(target=work) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors and len(results) == 12
+    for r in results:
+        np.testing.assert_array_equal(r, want)
