@@ -180,6 +180,34 @@ def _pullback_of_random_cotangent(case, dtype, seed: int):
     return cotangents
 
 
+def _gradient_of_random_projection(case, dtype, seed: int):
+    """A function computing, with `grad` (whose graph is not retained), the gradient (a flat
+    list) of the case's outputs projected on fixed random weights; skips cases with a
+    non-real output."""
+    import autodiff as ad
+    import autodiff.numpy as anp
+
+    args = _cast(case.args, dtype)
+    outs = tree_flatten(case.fun(*args))[0]
+    if not all(np.issubdtype(np.asarray(o).dtype, np.floating) for o in outs):
+        pytest.skip("a non-real output")
+    rng = np.random.default_rng(seed)
+    weights = [rng.standard_normal(np.shape(o)).astype(np.asarray(o).dtype) for o in outs]
+
+    def projection(*a):
+        return sum(anp.sum(o * w) for o, w in zip(tree_flatten(case.fun(*a))[0], weights))
+
+    gradient = ad.grad(projection, argnums=tuple(range(len(args))))
+    return lambda: tree_flatten(gradient(*args))[0]
+
+
+def _assert_bitwise_equal(got: list, want: list) -> None:
+    """The same arrays, value for value and dtype for dtype."""
+    for a, b in zip(got, want):
+        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
+        assert np.asarray(a).dtype == np.asarray(b).dtype
+
+
 @pytest.mark.parametrize("case, dtype", PARAMS)
 def test_numpy_vjp_rules_match_the_vjp_rules(case, dtype):
     """`Primitive.vjp_numpy` (used on plain NumPy residuals) gives exactly what `vjp` gives."""
@@ -213,10 +241,7 @@ def test_memory_savings_give_the_same_results(case, dtype, monkeypatch):
     want = cotangents()
     monkeypatch.setattr(graph, "STAND_IN_MIN_SIZE", 0)
     monkeypatch.setattr(engine, "DONATE_MIN_SIZE", 0)
-    got = cotangents()
-    for a, b in zip(got, want):
-        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
-        assert np.asarray(a).dtype == np.asarray(b).dtype
+    _assert_bitwise_equal(cotangents(), want)
 
 
 @pytest.mark.parametrize("case, dtype", PARAMS)
@@ -224,30 +249,15 @@ def test_fused_cotangents_give_the_same_results(case, dtype, monkeypatch):
     """With every elementwise cotangent fused (kernels/fused.py: lazy rules and sums, then
     NumPy blocks of 5 elements, so that blocks end mid-array), on top of stand-ins: the same
     gradients and dtypes as rule by rule, bitwise."""
-    import autodiff as ad
-    import autodiff.numpy as anp
     from autodiff.core import graph
     from autodiff.kernels import fused
 
-    args = _cast(case.args, dtype)
-    outs = tree_flatten(case.fun(*args))[0]
-    if not all(np.issubdtype(np.asarray(o).dtype, np.floating) for o in outs):
-        pytest.skip("a non-real output")
-    rng = np.random.default_rng(3)
-    weights = [rng.standard_normal(np.shape(o)).astype(np.asarray(o).dtype) for o in outs]
-
-    def projection(*a):
-        return sum(anp.sum(o * w) for o, w in zip(tree_flatten(case.fun(*a))[0], weights))
-
-    gradient = ad.grad(projection, argnums=tuple(range(len(args))))
-    want = tree_flatten(gradient(*args))[0]
+    gradient = _gradient_of_random_projection(case, dtype, seed=3)
+    want = gradient()
     monkeypatch.setattr(graph, "STAND_IN_MIN_SIZE", 0)
     monkeypatch.setattr(fused, "FUSE_MIN_SIZE", 0)
     monkeypatch.setattr(fused, "NUMPY_BLOCK", 5)
-    got = tree_flatten(gradient(*args))[0]
-    for a, b in zip(got, want):
-        np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
-        assert np.asarray(a).dtype == np.asarray(b).dtype
+    _assert_bitwise_equal(gradient(), want)
 
 
 @pytest.mark.parametrize("case, dtype", PARAMS)
@@ -255,32 +265,17 @@ def test_recycled_memory_gives_the_same_results(case, dtype, monkeypatch):
     """With every array a backward pass alone holds recycled into the next calls' recorded
     ops and sums (core/buffers.py; grad, whose graph is not retained), on top of stand-ins and
     donation: the same gradients and dtypes, bitwise, call after call."""
-    import autodiff as ad
-    import autodiff.numpy as anp
     from autodiff.core import buffers, graph
     from autodiff.reverse import engine
 
-    args = _cast(case.args, dtype)
-    outs = tree_flatten(case.fun(*args))[0]
-    if not all(np.issubdtype(np.asarray(o).dtype, np.floating) for o in outs):
-        pytest.skip("a non-real output")
-    rng = np.random.default_rng(3)
-    weights = [rng.standard_normal(np.shape(o)).astype(np.asarray(o).dtype) for o in outs]
-
-    def projection(*a):
-        return sum(anp.sum(o * w) for o, w in zip(tree_flatten(case.fun(*a))[0], weights))
-
-    gradient = ad.grad(projection, argnums=tuple(range(len(args))))
-    want = tree_flatten(gradient(*args))[0]
+    gradient = _gradient_of_random_projection(case, dtype, seed=3)
+    want = gradient()
     monkeypatch.setattr(graph, "STAND_IN_MIN_SIZE", 0)
     monkeypatch.setattr(engine, "DONATE_MIN_SIZE", 0)
     monkeypatch.setattr(buffers, "POOL_MIN_BYTES", 1)
     buffers.clear()
     try:
         for _ in range(3):  # (the first call fills the pool, the next ones use it)
-            got = tree_flatten(gradient(*args))[0]
-            for a, b in zip(got, want):
-                np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
-                assert np.asarray(a).dtype == np.asarray(b).dtype
+            _assert_bitwise_equal(gradient(), want)
     finally:
         buffers.clear()
