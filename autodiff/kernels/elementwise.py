@@ -19,6 +19,7 @@ cache), other dtypes, broadcasting operands, Numba disabled or not yet loaded
 from __future__ import annotations
 
 import numpy as np
+from numpy import ndarray  # (`np.ndarray` is an unspecialized lookup: numpy has a __getattr__)
 
 from autodiff.core import buffers
 from autodiff.kernels._numba import kernels_ready, njit_lazy
@@ -95,9 +96,9 @@ def _fits(g, a) -> bool:
     """Can `a`-shaped temporaries of `a`'s dtype hold the result of `g` combined with `a`?
     (Large arrays only: below that, temporaries are cheap and the plain formula is faster.)"""
     return (
-        type(a) is np.ndarray
+        type(a) is ndarray
         and a.size >= _IN_PLACE_MIN_SIZE
-        and type(g) is np.ndarray
+        and type(g) is ndarray
         and g.dtype == a.dtype
         and g.shape == a.shape
     )
@@ -107,9 +108,9 @@ def _fused(loop, scalar_loop, numpy_impl, g, a, into=None):
     """Run `loop(out, g, a, one)` (or `scalar_loop` for a broadcast scalar `g`) where it pays;
     `out` is `into` when given."""
     if (
-        type(a) is not np.ndarray
+        type(a) is not ndarray
         or a.size < KERNEL_MIN_SIZE
-        or type(g) is not np.ndarray
+        or type(g) is not ndarray
         or g.shape != a.shape
         or g.dtype != a.dtype
         or a.dtype not in _KERNEL_DTYPES

@@ -5,24 +5,32 @@ import numpy as np
 from autodiff.core.primitive import Primitive, bind
 from autodiff.core.tensor import Tensor
 
+# (Module-level names: numpy's module __getattr__ keeps CPython from specializing `np.name`
+# loads, and these run once per broadcasting operand of a backward pass.)
+_HAVE_SHAPE = (np.ndarray, Tensor, np.generic)
+_add_reduce = np.add.reduce
+
 
 def shape_of(x) -> tuple:
     """Shape of an array, Tensor or Python scalar."""
-    return x.shape if isinstance(x, (np.ndarray, Tensor, np.generic)) else np.shape(x)
+    return x.shape if isinstance(x, _HAVE_SHAPE) else np.shape(x)
 
 
 def _sum_to_shape_impl(x, shape):
-    x_shape = np.shape(x)
+    try:
+        x_shape = x.shape  # (np.shape is a dispatched function: microseconds a call)
+    except AttributeError:
+        x_shape = np.shape(x)
     if x_shape == shape:
         return x
     if not shape:  # the common case of a scalar operand: one reduction over everything
-        return np.add.reduce(x, axis=None)
+        return _add_reduce(x, axis=None)
     lead = len(x_shape) - len(shape)
     axes = tuple(range(lead)) + tuple(
         i + lead for i, n in enumerate(shape) if n == 1 and x_shape[i + lead] != 1
     )
     # np.add.reduce is np.sum without its Python-level dispatch (a few microseconds a call).
-    out = np.add.reduce(x, axis=axes, keepdims=True) if axes else x
+    out = _add_reduce(x, axis=axes, keepdims=True) if axes else x
     return out.reshape(shape) if lead or out.shape != shape else out
 
 

@@ -10,7 +10,10 @@ arguments are constants and get no cotangent at all.
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
+from numpy import ndarray  # (`np.ndarray` is an unspecialized lookup: numpy has a __getattr__)
 
 from autodiff.core import buffers
 from autodiff.core.dtypes import is_inexact
@@ -163,6 +166,7 @@ logical_xor_p = _nondiff("logical_xor", np.logical_xor)
 
 add_p = Primitive("add")
 add_p.impl = np.add
+add_p.scalar_impl = operator.add
 add_p.jvp = lambda primals, tangents, *, out: _sum_tangents(tangents[0], tangents[1], out)
 add_p.vjp = lambda g, x, y, *, out: (
     None if _const(x) else unbroadcast(g, x),
@@ -171,6 +175,7 @@ add_p.vjp = lambda g, x, y, *, out: (
 
 subtract_p = Primitive("sub")
 subtract_p.impl = np.subtract
+subtract_p.scalar_impl = operator.sub
 subtract_p.jvp = lambda primals, tangents, *, out: _sum_tangents(
     tangents[0], None if tangents[1] is None else negative(tangents[1]), out
 )
@@ -181,6 +186,7 @@ subtract_p.vjp = lambda g, x, y, *, out: (
 
 multiply_p = Primitive("mul")
 multiply_p.impl = np.multiply
+multiply_p.scalar_impl = operator.mul
 
 
 # x * x: both terms of the jvp, and both cotangents, are computed once.
@@ -206,6 +212,7 @@ multiply_p.vjp = _multiply_vjp
 
 divide_p = Primitive("div")
 divide_p.impl = np.true_divide
+divide_p.scalar_impl = operator.truediv
 divide_p.jvp = lambda primals, tangents, *, out: _sum_tangents(
     None if tangents[0] is None else tangents[0] / primals[1],
     None if tangents[1] is None else negative(tangents[1] * out / primals[1]),
@@ -526,7 +533,7 @@ def _multiply_vjp_numpy_large(g, out, x, y):
 
 def _product(g, a):
     """`g * a` for a large array `g` (core/buffers.py: `ufunc_into` checks the operands)."""
-    if type(a) is np.ndarray or type(a) in _NUMBER:
+    if type(a) is ndarray or type(a) in _NUMBER:
         return buffers.ufunc_into(np.multiply, (g, a))
     return g * a
 
@@ -567,7 +574,7 @@ arctan_p.vjp_numpy = lambda g, out, x: (g * np.reciprocal(1.0 + x * x),)
 def _into(ufunc, g, a):
     """`ufunc(g, a)`, written into the donated `g` when the result has g's dtype (`a` may be
     a Python number, a NumPy value or any array-like operand of the op)."""
-    if type(a) in _NUMBER or (isinstance(a, (np.ndarray, np.generic)) and a.dtype == g.dtype):
+    if type(a) in _NUMBER or (isinstance(a, (ndarray, np.generic)) and a.dtype == g.dtype):
         return ufunc(g, a, out=g)
     return ufunc(g, a)
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numpy import ndarray  # (`np.ndarray` is an unspecialized lookup: numpy has a __getattr__)
 from numpy.lib.array_utils import normalize_axis_index
 
 from autodiff.core.dtypes import dtype_of
@@ -47,7 +48,7 @@ def _concrete(part):
 
 
 def _index_part(part):
-    if isinstance(part, _BASIC_TYPES) or type(part) is np.ndarray:
+    if isinstance(part, _BASIC_TYPES) or type(part) is ndarray:
         return part
     if isinstance(part, Tensor):
         try:
@@ -73,7 +74,7 @@ def _dims_used(part) -> int:
     """How many dimensions of the indexed array one (non-Ellipsis) index entry consumes."""
     if part is None or isinstance(part, (bool, np.bool_)):
         return 0
-    if isinstance(part, np.ndarray) and part.dtype == np.bool_:
+    if isinstance(part, ndarray) and part.dtype == np.bool_:
         return part.ndim
     return 1
 
@@ -86,13 +87,13 @@ def _is_full_slice(part) -> bool:
 
 def _is_nonnegative_integer_array(part) -> bool:
     return (
-        isinstance(part, np.ndarray)
+        isinstance(part, ndarray)
         and part.dtype.kind in "iu"
         and (part.size == 0 or part.min() >= 0)
     )
 
 
-def _row_positions(shape: tuple, index: tuple) -> tuple[np.ndarray, int]:
+def _row_positions(shape: tuple, index: tuple) -> tuple[ndarray, int]:
     """The rows `index` selects in the C-ordered `(rows, inner)` view of an array of `shape`.
 
     `inner` is the size of the trailing dimensions that `index` takes whole; the result
@@ -198,7 +199,7 @@ def _canonical(entries: list, shape: tuple) -> tuple:
     entries = entries[:at] + [slice(None)] * (ndim - used) + entries[at + 1 :]
     out, dim = [], 0
     for e in entries:
-        if isinstance(e, (bool, np.bool_)) or (isinstance(e, np.ndarray) and e.dtype == np.bool_):
+        if isinstance(e, (bool, np.bool_)) or (isinstance(e, ndarray) and e.dtype == np.bool_):
             if np.ndim(e) == 0:
                 raise NotImplementedError(
                     "a 0-d boolean index together with a traced index array is not supported"
@@ -248,9 +249,9 @@ def _entry_shapes(index: tuple, arrays, dims=None) -> list[tuple]:
     return shapes
 
 
-def filled(shape: tuple, value, dtype) -> np.ndarray:
+def filled(shape: tuple, value, dtype) -> ndarray:
     """A read-only array of `shape` holding `value` everywhere, in no memory (zero strides)."""
-    out = np.ndarray(shape, dtype, np.full(1, value, dtype), 0, (0,) * len(shape))
+    out = ndarray(shape, dtype, np.full(1, value, dtype), 0, (0,) * len(shape))
     out.flags.writeable = False
     return out
 
@@ -261,7 +262,7 @@ _PROBE = np.zeros(1, np.int8)
 def selection_shape(shape: tuple, index: tuple, arrays=()) -> tuple:
     """The shape of `x[index]` for an `x` of `shape` (a stored index and its arguments)."""
     if not arrays:  # index a zero-stride probe of that shape
-        return np.ndarray(shape, np.int8, _PROBE, 0, (0,) * len(shape))[index].shape
+        return ndarray(shape, np.int8, _PROBE, 0, (0,) * len(shape))[index].shape
     try:
         block = np.broadcast_shapes(*_entry_shapes(index, arrays))
     except ValueError as e:
@@ -327,9 +328,12 @@ getitem_p.vjp = lambda g, x, *arrays, out, index: (
 )
 
 
+_zeros = np.zeros
+
+
 def _getitem_vjp_numpy(g, out, x, *arrays, index):
     if not arrays and len(index) == 1 and type(index[0]) is int:  # x[i]: the commonest
-        ct = np.zeros(x.shape, g.dtype if type(g) is np.ndarray else np.asarray(g).dtype)
+        ct = _zeros(x.shape, g.dtype if type(g) is ndarray else np.asarray(g).dtype)
         ct[index] = g
         return (ct,)
     return (_scatter_add_impl(g, *arrays, shape=np.shape(x), index=index),) + (None,) * len(arrays)
@@ -384,7 +388,7 @@ def _landed_writes(shape: tuple, index: tuple, arrays, selected: tuple):
     order = np.arange(int(np.prod(selected, dtype=np.int64)), dtype=np.intp).reshape(selected)
     written = bind(index_set_p, filled(shape, 0, np.intp), order, *arrays, index=index)
     landed = equal(gather(written, index, arrays), order)
-    return None if isinstance(landed, np.ndarray) and landed.all() else landed
+    return None if isinstance(landed, ndarray) and landed.all() else landed
 
 
 index_set_p = Primitive("index_set")
@@ -409,7 +413,7 @@ def _batched_axis(index: tuple, ndim: int) -> int:
             return slice(None)
         if isinstance(p, (bool, np.bool_)):
             return True
-        if isinstance(p, np.ndarray):
+        if isinstance(p, ndarray):
             ones = (1,) * p.ndim
             return np.ones(ones, bool) if p.dtype == np.bool_ else np.zeros(ones, int)
         return 0 if isinstance(p, (int, np.integer)) else p
@@ -557,7 +561,7 @@ def index_set(x, index, value):
     return bind(index_set_p, x, value, *arrays, index=index)
 
 
-def _check_bounds(indices: np.ndarray, size: int, axis: int) -> None:
+def _check_bounds(indices: ndarray, size: int, axis: int) -> None:
     if indices.size and (indices.min() < -size or indices.max() >= size):
         bad = indices[(indices < -size) | (indices >= size)].flat[0]
         raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {size}")
@@ -577,7 +581,7 @@ def _integer_indices(indices):
 
 def _take_flat(a, indices):
     """`a.ravel()[indices]` (in-bounds `indices`, negative ones from the end)."""
-    if not isinstance(indices, np.ndarray):
+    if not isinstance(indices, ndarray):
         return getitem(ravel(a), indices)
     shape = shape_of(a)
     if not shape:
@@ -614,7 +618,7 @@ def _take_mode(idx, size: int, mode: str, axis: int):
         return remainder(idx, size) if size else idx
     if mode == "clip":
         return clip(idx, 0, size - 1) if size else idx
-    if isinstance(idx, np.ndarray):
+    if isinstance(idx, ndarray):
         _check_bounds(idx, size, axis)
     return idx
 
@@ -636,7 +640,7 @@ def take_along_axis(arr, indices, axis=-1):
     if axis is None:
         if idx.ndim != 1:
             raise ValueError("when axis=None, `indices` must have a single dimension.")
-        if isinstance(idx, np.ndarray):
+        if isinstance(idx, ndarray):
             _check_bounds(idx, int(np.prod(shape, dtype=np.int64)), 0)
         return _take_flat(arr, idx)
     ndim = len(shape)

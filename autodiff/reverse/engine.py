@@ -30,6 +30,11 @@ from operator import attrgetter
 
 import numpy as np
 
+# (numpy's module-level __getattr__ keeps CPython from specializing `np.name` loads, so each
+# is a full lookup: the per-node code uses these names.)
+from numpy import add as _np_add
+from numpy import ndarray
+
 from autodiff.core import buffers
 from autodiff.core.graph import _Packed
 from autodiff.core.primitive import NO_PARAMS
@@ -220,7 +225,7 @@ def backward_pass(
                     if rule is not None and node.raw and not isinstance(ct, Tensor):
                         params = node.params
                         kind = type(ct)
-                        if kind is Lazy or (kind is np.ndarray and ct.size >= DONATE_MIN_SIZE):
+                        if kind is Lazy or (kind is ndarray and ct.size >= DONATE_MIN_SIZE):
                             large = True
                             if (
                                 prim.vjp_fused is not None
@@ -262,14 +267,14 @@ def backward_pass(
                             if prev is None:
                                 cts[parent] = in_ct
                             elif parent in owned and _same_array_kind(prev, in_ct):
-                                np.add(prev, in_ct, out=prev)
+                                _np_add(prev, in_ct, out=prev)
                             else:
-                                if type(prev) is np.ndarray and type(in_ct) is np.ndarray:
+                                if type(prev) is ndarray and type(in_ct) is ndarray:
                                     # (what `add` binds to; large sums into recycled memory)
                                     if large:
-                                        total = buffers.ufunc_into(np.add, (prev, in_ct))
+                                        total = buffers.ufunc_into(_np_add, (prev, in_ct))
                                     else:
-                                        total = np.add(prev, in_ct)
+                                        total = _np_add(prev, in_ct)
                                 elif type(prev) is Lazy or type(in_ct) is Lazy:
                                     total = _add_lazy(prev, in_ct)
                                 else:
@@ -277,7 +282,7 @@ def backward_pass(
                                 cts[parent] = total
                                 # A sum the engine made is seen by no one else until its
                                 # node runs: later contributions may be added in place.
-                                if type(total) is np.ndarray:
+                                if type(total) is ndarray:
                                     owned.add(parent)
                     # (No stale reference may keep a cotangent from being donated.)
                     in_cts = in_ct = prev = total = None
@@ -552,8 +557,8 @@ def _donatable(ct) -> bool:
 def _same_array_kind(total, ct) -> bool:
     """Can `ct` be added into `total` in place (same shape and dtype, plain arrays)?"""
     return (
-        type(ct) is np.ndarray
-        and type(total) is np.ndarray
+        type(ct) is ndarray
+        and type(total) is ndarray
         and ct.shape == total.shape
         and ct.dtype == total.dtype
     )

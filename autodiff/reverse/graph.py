@@ -11,7 +11,7 @@ from numpy import ndarray
 
 from autodiff.core import buffers, graph
 from autodiff.core.graph import Node, new_node
-from autodiff.core.primitive import NO_PARAMS, dispatch
+from autodiff.core.primitive import NO_PARAMS, SCALAR_OPERANDS, SCALARS, dispatch
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import Trace
 
@@ -69,10 +69,12 @@ class ReverseTrace(Trace):
                 y = y._value
             primals = (x, y)
             lower = isinstance(x, Tensor) or isinstance(y, Tensor)
+            scalar = type(x) in SCALARS or type(y) in SCALARS
         else:
             primals = []
             parents = []
             lower = False  # does any primal belong to a lower trace?
+            scalar = False
             for a in args:
                 if isinstance(a, Tensor) and a._trace is self:
                     parents.append(a._edge)
@@ -86,6 +88,14 @@ class ReverseTrace(Trace):
             parents = tuple(parents)
         if lower:
             out = dispatch(prim, primals, params)
+            large = False
+        elif (
+            scalar
+            and prim.scalar_impl is not None
+            and type(x) in SCALAR_OPERANDS
+            and type(y) in SCALAR_OPERANDS
+        ):
+            out = prim.scalar_impl(x, y)
             large = False
         else:
             # Large arrays (tested once, on the first input: the large one of a reduction, and
