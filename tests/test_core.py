@@ -148,3 +148,53 @@ def test_transforms_create_no_reference_cycles():
         gc.garbage.clear()
         gc.enable()
     assert leaked == [], leaked
+
+
+_SCALAR_OPERANDS = [
+    np.float64(1.5),
+    np.float32(2.5),
+    np.complex128(1 + 2j),
+    np.complex64(1 - 1j),
+    np.float64(0.0),
+    np.float32(-0.0),
+    np.float64(np.inf),
+    np.float32(3e38),
+    np.float64(np.nan),
+    2.0,
+    3,
+    0,
+    10**30,
+]
+
+
+@pytest.mark.parametrize("name", ["add", "subtract", "multiply", "divide"])
+def test_scalar_math_gives_the_ufunc_result(name):
+    """Arithmetic on NumPy float scalars takes NumPy's scalar math (Primitive.scalar_impl),
+    raw and while recorded: the ufunc's value, type and floating-point errors."""
+    ufunc = getattr(np, name)
+    f = getattr(anp, name)
+    with np.errstate(all="ignore"):
+        for x in _SCALAR_OPERANDS:
+            for y in _SCALAR_OPERANDS:
+                if type(x) in (int, float) and type(y) in (int, float):
+                    continue
+                try:
+                    want = ufunc(x, y)
+                except OverflowError:  # (a Python int too large for the scalar's type)
+                    with pytest.raises(OverflowError):
+                        f(x, y)
+                    continue
+                got = f(x, y)
+                assert type(got) is type(want)
+                assert np.array(got).tobytes() == np.array(want).tobytes(), (x, y)
+                if np.iscomplexobj(got) or not np.isfinite(want):
+                    continue
+                if isinstance(x, np.generic):  # recorded (a Python number would be float64)
+                    # (a * 1.0 is a NumPy scalar: the ufunc's result for a 0-d array)
+                    value = ad.value_and_grad(lambda a: f(a * 1.0, y))(x)[0]
+                    assert np.array(value).tobytes() == np.array(want).tobytes(), (x, y)
+    with np.errstate(divide="raise"):
+        with pytest.raises(FloatingPointError):
+            anp.divide(np.float64(1.0), np.float64(0.0))
+        with pytest.raises(FloatingPointError):
+            ad.grad(lambda a: anp.divide(a, np.float64(0.0)))(np.float64(1.0))
