@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from autodiff.core.tensor import Tensor
+from autodiff.core.tensor import TENSOR_TYPES
 
 
 class Primitive:
@@ -158,7 +158,7 @@ def dispatch(prim: Primitive, args: tuple, params: dict):
     top = None
     level = -1
     for a in args:
-        if isinstance(a, Tensor):
+        if type(a) in TENSOR_TYPES:
             t = a._trace
             if t.level > level:
                 top = t
@@ -176,7 +176,7 @@ def dispatch(prim: Primitive, args: tuple, params: dict):
 
 def bind_unary(prim: Primitive, x):
     """`bind(prim, x)`."""
-    if not isinstance(x, Tensor):
+    if type(x) not in TENSOR_TYPES:
         return prim.impl(x)
     top = x._trace
     if top.alive:
@@ -186,11 +186,11 @@ def bind_unary(prim: Primitive, x):
 
 def bind_binary(prim: Primitive, x, y):
     """`bind(prim, x, y)`."""
-    if isinstance(x, Tensor):
+    if type(x) in TENSOR_TYPES:
         top = x._trace
-        if isinstance(y, Tensor) and y._trace.level > top.level:
+        if type(y) in TENSOR_TYPES and y._trace.level > top.level:
             top = y._trace
-    elif isinstance(y, Tensor):
+    elif type(y) in TENSOR_TYPES:
         top = y._trace
     else:
         if (

@@ -19,6 +19,11 @@ from autodiff.core.errors import TracerConversionError
 from autodiff.core.trace import EVAL_TRACE
 
 _ACCUMULATOR_LOCK = threading.Lock()
+# Tensor and its subclasses (they register themselves): `type(x) in TENSOR_TYPES` is the hot
+# paths' faster `isinstance(x, Tensor)` (a set lookup rather than a walk of x's type's MRO).
+TENSOR_TYPES: set = set()
+# Those of them whose shape is their value's.
+_SHAPE_OF_VALUE: set = set()
 
 
 class Tensor:
@@ -155,15 +160,21 @@ class Tensor:
                     self._accumulator = leaf_node(self, next_sequence_number())
         return (self._accumulator, 0)
 
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        TENSOR_TYPES.add(cls)
+        if "shape" not in cls.__dict__:  # (vmap's BatchTracer has a shape of its own)
+            _SHAPE_OF_VALUE.add(cls)
+
     # ---- array metadata (read through to the primal, however deeply nested) ----
     # A loop down the levels rather than a property call per level (nested transforms ask
-    # often: every broadcasting rule compares shapes).
+    # often: every broadcasting rule compares shapes and dtypes), testing types in a set.
     @property
     def shape(self) -> tuple:
         v = self._value
-        while isinstance(v, Tensor) and type(v).shape is _TENSOR_SHAPE:  # (vmap's differs)
+        while type(v) in _SHAPE_OF_VALUE:
             v = v._value
-        try:  # arrays and NumPy scalars
+        try:  # arrays and NumPy scalars, and Tensors with a shape of their own
             return v.shape
         except AttributeError:
             return np.shape(v)
@@ -171,7 +182,7 @@ class Tensor:
     @property
     def dtype(self) -> np.dtype:
         v = self._value
-        while isinstance(v, Tensor):
+        while type(v) in TENSOR_TYPES:
             v = v._value
         try:
             return v.dtype
@@ -309,4 +320,5 @@ class Tensor:
     __str__ = __repr__
 
 
-_TENSOR_SHAPE = Tensor.__dict__["shape"]
+TENSOR_TYPES.add(Tensor)
+_SHAPE_OF_VALUE.add(Tensor)

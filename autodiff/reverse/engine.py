@@ -38,7 +38,7 @@ from numpy import ndarray
 from autodiff.core import buffers
 from autodiff.core.graph import _Packed
 from autodiff.core.primitive import NO_PARAMS
-from autodiff.core.tensor import Tensor
+from autodiff.core.tensor import TENSOR_TYPES, Tensor
 from autodiff.core.trace import state
 from autodiff.kernels import fused
 from autodiff.kernels.fused import Lazy
@@ -222,7 +222,7 @@ def backward_pass(
                         _check_versions(node)
                     rule = prim.vjp_numpy
                     large = False
-                    if rule is not None and node.raw and not isinstance(ct, Tensor):
+                    if rule is not None and node.raw and type(ct) not in TENSOR_TYPES:
                         params = node.params
                         kind = type(ct)
                         if kind is Lazy or (kind is ndarray and ct.size >= DONATE_MIN_SIZE):

@@ -12,7 +12,7 @@ from numpy import ndarray
 from autodiff.core import buffers, graph
 from autodiff.core.graph import Node, new_node
 from autodiff.core.primitive import NO_PARAMS, SCALAR_OPERANDS, SCALARS, dispatch
-from autodiff.core.tensor import Tensor
+from autodiff.core.tensor import TENSOR_TYPES, Tensor
 from autodiff.core.trace import Trace
 
 
@@ -60,15 +60,15 @@ class ReverseTrace(Trace):
         if len(args) == 2:  # binary operators: the commonest case, unrolled (no lists)
             x, y = args
             parents = (
-                x._edge if isinstance(x, Tensor) and x._trace is self else None,
-                y._edge if isinstance(y, Tensor) and y._trace is self else None,
+                x._edge if type(x) in TENSOR_TYPES and x._trace is self else None,
+                y._edge if type(y) in TENSOR_TYPES and y._trace is self else None,
             )
             if parents[0] is not None:
                 x = x._value
             if parents[1] is not None:
                 y = y._value
             primals = (x, y)
-            lower = isinstance(x, Tensor) or isinstance(y, Tensor)
+            lower = type(x) in TENSOR_TYPES or type(y) in TENSOR_TYPES
             scalar = type(x) in SCALARS or type(y) in SCALARS
         else:
             primals = []
@@ -76,12 +76,12 @@ class ReverseTrace(Trace):
             lower = False  # does any primal belong to a lower trace?
             scalar = False
             for a in args:
-                if isinstance(a, Tensor) and a._trace is self:
+                if type(a) in TENSOR_TYPES and a._trace is self:
                     parents.append(a._edge)
                     a = a._value
                 else:
                     parents.append(None)
-                if isinstance(a, Tensor):
+                if type(a) in TENSOR_TYPES:
                     lower = True
                 primals.append(a)
             primals = tuple(primals)
