@@ -11,7 +11,7 @@ from numpy import ndarray
 
 from autodiff.core import buffers, graph
 from autodiff.core.graph import Node, new_node
-from autodiff.core.primitive import NO_PARAMS, SCALAR_OPERANDS, SCALARS, dispatch
+from autodiff.core.primitive import NO_PARAMS, SCALAR_OPERANDS, SCALARS, bind_binary, dispatch
 from autodiff.core.tensor import TENSOR_TYPES, Tensor
 from autodiff.core.trace import Trace
 
@@ -86,8 +86,11 @@ class ReverseTrace(Trace):
                 primals.append(a)
             primals = tuple(primals)
             parents = tuple(parents)
-        if lower:
-            out = dispatch(prim, primals, params)
+        if lower:  # (a nested transform: binary operators take bind_binary's unrolled dispatch)
+            if params or len(primals) != 2:
+                out = dispatch(prim, primals, params)
+            else:
+                out = bind_binary(prim, x, y)
             large = False
         elif (
             scalar
