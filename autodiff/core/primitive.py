@@ -31,6 +31,10 @@ A primitive's rules (all optional except `impl`):
   memory. The same operations in the same order as `vjp_numpy` (bitwise the same result),
   which a primitive with `vjp_fused` also has.
 - `batch(values, batch_dims, **params)`: `(value_out, batch_dim_out)` under vmap.
+- `scalar_impl(x, y)`: optional, `impl` of a binary primitive for NumPy scalars (see
+  SCALARS): the same value, dtype and floating-point error handling through NumPy's
+  scalar math, without a ufunc call. `bind` on plain values and reverse mode's recording
+  call it for such operands.
 
 Rules are written with autodiff ops so they differentiate, batch and nest again.
 Primitives with `differentiable=False` (comparisons, rounding, integer results)
@@ -103,7 +107,7 @@ class Primitive:
         self.pooled_ufunc = None
         # `impl` for two NumPy float scalars, or one and a Python number (see SCALARS): the
         # same value, dtype and floating-point error handling through NumPy's scalar math,
-        # without a ufunc call (~60 ns against ~1 us). Reverse mode's recording uses it.
+        # without a ufunc call (~60 ns against ~1 us).
         self.scalar_impl = None
         # torch-style node name: "sin" -> "SinBackward0"
         self.node_name = "".join(p.capitalize() for p in name.split("_")) + "Backward0"
