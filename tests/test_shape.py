@@ -399,3 +399,24 @@ def test_split_vjp_with_missing_cotangents():
     out = shape.split_p.impl(x, ranges=((0, 2), (2, 5)), axis=0)
     (ct,) = shape.split_p.vjp([None, np.ones(3)], x, out=out, ranges=((0, 2), (2, 5)), axis=0)
     np.testing.assert_array_equal(ct, [0, 0, 1, 1, 1])
+
+
+def test_stack_matches_numpy_in_dtype_layout_and_errors():
+    """stack's impl concatenates arrays of one shape and dtype along the first axis: the
+    result is np.stack's, whatever the inputs' dtypes and layouts."""
+    stack_p = shape.stack_p
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((3, 4))
+    cases = [
+        [a, a.T.copy().T, np.asfortranarray(a)],  # one shape, three layouts
+        [a.astype(np.float32), a],  # two dtypes: promoted as np.stack does
+        [a[:, ::2], a[:, 1::2]],  # strided views
+        [np.float64(1.0), np.float64(2.0)],  # scalars
+    ]
+    for arrays in cases:
+        got = stack_p.impl(*arrays, axis=0, dtype=None, casting="same_kind")
+        want = np.stack(arrays)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        assert got.flags.c_contiguous and np.array_equal(got, want)
+    with pytest.raises(ValueError, match="same shape"):
+        stack_p.impl(np.ones(2), np.ones(3), axis=0, dtype=None, casting="same_kind")
