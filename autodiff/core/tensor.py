@@ -22,8 +22,9 @@ _ACCUMULATOR_LOCK = threading.Lock()
 # Tensor and its subclasses (they register themselves): `type(x) in TENSOR_TYPES` is the hot
 # paths' faster `isinstance(x, Tensor)` (a set lookup rather than a walk of x's type's MRO).
 TENSOR_TYPES: set = set()
-# Those of them whose shape is their value's.
-_SHAPE_OF_VALUE: set = set()
+# Those of them whose shape and dtype are their value's: code that compares the metadata of
+# two values walks down to what holds it (see `unbroadcast`).
+SHAPE_OF_VALUE: set = set()
 
 
 class Tensor:
@@ -164,7 +165,7 @@ class Tensor:
         super().__init_subclass__(**kwargs)
         TENSOR_TYPES.add(cls)
         if "shape" not in cls.__dict__:  # (vmap's BatchTracer has a shape of its own)
-            _SHAPE_OF_VALUE.add(cls)
+            SHAPE_OF_VALUE.add(cls)
 
     # ---- array metadata (read through to the primal, however deeply nested) ----
     # A loop down the levels rather than a property call per level (nested transforms ask
@@ -172,7 +173,7 @@ class Tensor:
     @property
     def shape(self) -> tuple:
         v = self._value
-        while type(v) in _SHAPE_OF_VALUE:
+        while type(v) in SHAPE_OF_VALUE:
             v = v._value
         try:  # arrays and NumPy scalars, and Tensors with a shape of their own
             return v.shape
@@ -321,4 +322,4 @@ class Tensor:
 
 
 TENSOR_TYPES.add(Tensor)
-_SHAPE_OF_VALUE.add(Tensor)
+SHAPE_OF_VALUE.add(Tensor)

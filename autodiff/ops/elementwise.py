@@ -18,6 +18,7 @@ from numpy import ndarray  # (`np.ndarray` is an unspecialized lookup: numpy has
 from autodiff.core import buffers
 from autodiff.core.dtypes import is_inexact
 from autodiff.core.primitive import Primitive, bind, bind_binary, bind_unary
+from autodiff.core.tensor import SHAPE_OF_VALUE
 from autodiff.kernels import elementwise as kernels
 from autodiff.kernels import fused as lazy
 from autodiff.ops.batching import broadcasting_batch_rule, unary_batch_rule
@@ -33,9 +34,14 @@ def _const(x) -> bool:
 
 def unbroadcast(g, x):
     """Reduce a cotangent `g` of a broadcast result to the shape and dtype of input `x`."""
+    gv, xv = g, x  # (what holds their shapes and dtypes: one walk down the levels each)
+    while type(gv) in SHAPE_OF_VALUE:
+        gv = gv._value
+    while type(xv) in SHAPE_OF_VALUE:
+        xv = xv._value
     try:  # arrays, NumPy scalars and Tensors all have shape and dtype: the common case
-        shape, dt = x.shape, x.dtype
-        if g.shape == shape and g.dtype == dt:
+        shape, dt = xv.shape, xv.dtype
+        if gv.shape == shape and gv.dtype == dt:
             return g
     except AttributeError:
         shape, dt = shape_of(x), np.asarray(x).dtype
