@@ -164,7 +164,7 @@ class Tensor:
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
         TENSOR_TYPES.add(cls)
-        if "shape" not in cls.__dict__:  # (vmap's BatchTracer has a shape of its own)
+        if cls.shape is Tensor.__dict__["shape"]:  # (vmap's BatchTracer has its own)
             SHAPE_OF_VALUE.add(cls)
 
     # ---- array metadata (read through to the primal, however deeply nested) ----
