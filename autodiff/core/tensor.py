@@ -22,8 +22,8 @@ _ACCUMULATOR_LOCK = threading.Lock()
 # Tensor and its subclasses (they register themselves): `type(x) in TENSOR_TYPES` is the hot
 # paths' faster `isinstance(x, Tensor)` (a set lookup rather than a walk of x's type's MRO).
 TENSOR_TYPES: set = set()
-# Those of them whose shape and dtype are their value's: code that compares the metadata of
-# two values walks down to what holds it (see `unbroadcast`).
+# Those of them whose shape is their value's (every Tensor's dtype is its value's): code that
+# compares the metadata of two values walks down through them (see `unbroadcast`).
 SHAPE_OF_VALUE: set = set()
 
 
