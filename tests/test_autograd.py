@@ -63,6 +63,29 @@ class TestGradAccumulation:
         assert x.grad.tolist() == [2.0, 4.0]
         assert old.tolist() == [2.0, 4.0]
 
+    def test_first_grad_never_shares_memory(self):
+        # The first .grad may take the backward pass's own array, never one someone else
+        # holds: a gradient passed in, a cotangent routed to two leaves, a broadcast (read-only)
+        # one, or one a hook kept.
+        x, w = leaf(1.0, 2.0), leaf(3.0, 4.0)
+        seed = ad.tensor([1.0, 1.0])
+        (x + 0.0).backward(seed)
+        (x + w).sum().backward()
+        kept = []
+        v = leaf(5.0, 6.0)
+        v.register_hook(lambda g: kept.append(g))
+        (v * 2).sum().backward()
+        with ad.no_grad():
+            for t in (x, w, v):
+                t.grad += 10
+        assert seed.tolist() == [1.0, 1.0]
+        assert x.grad.tolist() == [12.0, 12.0] and w.grad.tolist() == [11.0, 11.0]
+        assert kept[0].tolist() == [2.0, 2.0] and v.grad.tolist() == [12.0, 12.0]
+        s = leaf(1.0, 2.0)
+        s.sum().backward()
+        s.grad += 1  # the broadcast cotangent was copied into a writable array
+        assert s.grad.tolist() == [2.0, 2.0]
+
     def test_assigned_grad_is_accumulated_into(self):
         x = leaf(1.0, 2.0)
         x.grad = ad.tensor([10.0, 10.0])
@@ -322,6 +345,31 @@ class TestInputsAndPruning:
             ),
         ):
             get_gradient_edge(ad.tensor([1.0]))
+
+    def test_pruned_branches_get_no_cotangent(self):
+        # grad w.r.t. x alone: the matmul makes no product for the weight (a custom rule
+        # shows which cotangents the engine asks for), and the result is unchanged.
+        x = ad.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+        w = ad.tensor(np.ones((3, 2)), requires_grad=True)
+        products = []
+        from autodiff.ops import linalg
+
+        rule = linalg.matmul_p.vjp
+
+        def spy(g, a, b, *, out, needs=(True, True)):
+            products.append(needs)
+            return rule(g, a, b, out=out, needs=needs)
+
+        linalg.matmul_p.vjp = spy
+        try:
+            (gx,) = autograd.grad((x @ w).sum(), (x,))
+            (gw,) = autograd.grad((x @ w).sum(), (w,))
+            gx2, gw2 = autograd.grad((x @ w).sum(), (x, w))
+        finally:
+            linalg.matmul_p.vjp = rule
+        assert products == [(True, False), (False, True), (True, True)]
+        assert gx.tolist() == gx2.tolist() == [[2.0, 2.0, 2.0]] * 2
+        assert gw.tolist() == gw2.tolist() == [[3.0, 3.0], [5.0, 5.0], [7.0, 7.0]]
 
     def test_branches_not_leading_to_inputs_are_not_executed(self):
         x, z = leaf(1.0, 2.0), leaf(3.0, 4.0)

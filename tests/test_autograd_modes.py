@@ -329,6 +329,39 @@ class TestInPlace:
         d = c * 1  # a new tensor starts at version 0
         assert d._version == 0
 
+    def test_in_place_arithmetic_writes_into_the_tensors_own_data(self):
+        # An optimizer step: the data are updated where they are (a detached alias sees it),
+        # with NumPy's values, one version per update, and nothing recorded.
+        p = leaf(1.0, 2.0)
+        (p * p).sum().backward()
+        alias = p.detach()
+        with ad.no_grad():
+            p -= 0.5 * p.grad
+            p *= ad.tensor([2.0, 3.0])
+            p /= 4
+            p += 1
+        assert p.tolist() == [1.0, 1.0] and alias.tolist() == [1.0, 1.0]
+        assert p._version == 4 and p.is_leaf and p.grad_fn is None
+        # What the buffer cannot hold takes the general path, with its errors.
+        i = ad.tensor([1, 2])
+        i += 1
+        assert i.tolist() == [2, 3] and i.dtype == np.int64
+        with pytest.raises(TypeError, match="can't be cast to the desired output type int64"):
+            i /= 2
+        f = ad.tensor([1.0, 2.0])
+        f += ad.tensor([[1.0, 1.0]])[0]
+        with pytest.raises(ValueError, match="non-broadcastable output operand"):
+            f += ad.tensor([[1.0, 1.0], [2.0, 2.0]])
+        assert f.tolist() == [2.0, 3.0] and f._version == 1
+
+    def test_in_place_update_of_a_saved_input_is_still_detected(self):
+        w = leaf(1.0, 2.0)
+        x = ad.tensor([3.0, 4.0])
+        y = (w * x).sum()
+        x += 1  # grad mode on, but nothing here needs a gradient: written in place
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.backward()
+
     def test_in_place_on_non_leaf_rebases_grad_fn(self):
         x = leaf(1.0, 2.0)
         y = x * 2

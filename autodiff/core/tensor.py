@@ -16,7 +16,7 @@ import threading
 import numpy as np
 
 from autodiff.core.errors import TracerConversionError
-from autodiff.core.trace import EVAL_TRACE
+from autodiff.core.trace import EVAL_TRACE, state
 
 _ACCUMULATOR_LOCK = threading.Lock()
 # Tensor and its subclasses (they register themselves): `type(x) in TENSOR_TYPES` is the hot
@@ -210,6 +210,41 @@ class Tensor:
         return (self[i] for i in range(self.shape[0]))
 
     # ---- in-place updates ----
+    def _ufunc_in_place(self, ufunc, other) -> bool:
+        """`ufunc(self, other)` written straight into this tensor's buffer, where that is what
+        the general path (`_assign_inplace` of the out-of-place result) would do: a level-0
+        tensor holding a writable float array, nothing recorded (grad mode off, or no operand
+        needs a gradient), and `other` a Python number or an array of the same dtype and
+        shape (or 0-d). Returns False, having done nothing, otherwise. An optimizer's
+        `p -= lr * p.grad` then makes no new array and no copy, as in torch."""
+        value = self._value
+        if (
+            self._trace is not EVAL_TRACE
+            or type(value) is not np.ndarray
+            or value.dtype.kind not in "fc"
+            or not value.flags.writeable
+        ):
+            return False
+        grad_enabled = state().grad_enabled
+        if grad_enabled and (self._requires_grad or self._edge is not None):
+            return False
+        if isinstance(other, Tensor):
+            if other._trace is not EVAL_TRACE or (
+                grad_enabled and (other._requires_grad or other._edge is not None)
+            ):
+                return False
+            other = other._value
+        elif type(other) not in (float, int):
+            return False
+        if type(other) is np.ndarray:
+            if other.dtype != value.dtype or (other.shape != value.shape and other.ndim):
+                return False
+        elif type(other) not in (float, int):
+            return False
+        ufunc(value, other, out=value)
+        self._vc += 1
+        return True
+
     def _assign_inplace(self, result) -> Tensor:
         """Make this tensor hold `result` (an in-place operator's out-of-place value).
 

@@ -12,6 +12,9 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 
+from numpy import ndarray as _ndarray
+
+from autodiff.core import buffers as _buffers
 from autodiff.core.errors import EscapedTracerError
 
 
@@ -59,6 +62,9 @@ class _ThreadState(threading.local):
         self.pass_nodes: frozenset | set = frozenset()  # the nodes that pass will run
 
 
+_NUMBERS = (float, int)
+
+
 class EvalTrace(Trace):
     """Level 0: runs primitive impls on concrete values held by plain `Tensor`s."""
 
@@ -75,7 +81,20 @@ class EvalTrace(Trace):
                     record = True
             else:
                 raw.append(a)
-        out = prim.impl(*raw, **params)
+        first = raw[0] if raw else None
+        if type(first) in _NUMBERS and len(raw) == 2:  # (`2 * x`)
+            first = raw[1]
+        if (
+            prim.pooled_ufunc is not None
+            and not params
+            and type(first) is _ndarray
+            and first.nbytes >= _buffers.POOL_MIN_BYTES
+        ):
+            # Large elementwise results go into memory a backward pass recycled, as in
+            # a functional trace (core/buffers.py): no fresh pages for the OS to fault in.
+            out = _buffers.ufunc_into(prim.pooled_ufunc, tuple(raw))
+        else:
+            out = prim.impl(*raw, **params)
         if record and prim.differentiable and _state.grad_enabled:
             return _core.graph.record(prim, args, params, out)
         if prim.multiple_results:

@@ -172,9 +172,27 @@ def _passthrough():
     return PASSTHROUGH
 
 
-def _inplace(f):
-    def iop(self, other):
-        return self._assign_inplace(f(self, other))
+# In-place operators a ufunc can do in the tensor's own buffer (Tensor._ufunc_in_place).
+_IN_PLACE_UFUNCS = {
+    "add": np.add,
+    "subtract": np.subtract,
+    "multiply": np.multiply,
+    "divide": np.divide,
+}
+
+
+def _inplace(f, ufunc=None):
+    if ufunc is None:
+
+        def iop(self, other):
+            return self._assign_inplace(f(self, other))
+
+    else:
+
+        def iop(self, other):
+            if self._ufunc_in_place(ufunc, other):
+                return self
+            return self._assign_inplace(f(self, other))
 
     return iop
 
@@ -198,7 +216,7 @@ def install() -> None:
             op, rop = _binary(name)
             setattr(Tensor, f"__{short}__", op)
             setattr(Tensor, f"__r{short}__", rop)
-            setattr(Tensor, f"__i{short}__", _inplace(op))
+            setattr(Tensor, f"__i{short}__", _inplace(op, _IN_PLACE_UFUNCS.get(name)))
     for dunder, name in _COMPARISONS.items():
         setattr(Tensor, dunder, _binary(name)[0])
     for dunder, name in _UNARY.items():

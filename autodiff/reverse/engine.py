@@ -113,6 +113,16 @@ def _prune(order: list, deps: dict, targets, capture_only) -> tuple[list, dict, 
     return kept, deps, ends
 
 
+def _needs(parents: tuple, kept: set | None) -> tuple:
+    """Which of a node's inputs need a cotangent (a rule's `needs`): those with an edge into a
+    node the pass runs. As with torch's `should_compute_output`, a branch that
+    autograd.grad(inputs=...) pruned gets no cotangent at all (for a matmul: one product
+    less)."""
+    if kept is None:
+        return tuple(edge is not None for edge in parents)
+    return tuple(edge is not None and edge[0] in kept for edge in parents)
+
+
 def _accumulate(cts: dict, node, index: int, ct) -> None:
     prim = node.prim
     if prim is not None and prim.multiple_results:
@@ -185,10 +195,12 @@ def backward_pass(
         # Functional transforms (no sinks) collect leaves' cotangents at the end: no counts.
         order, deps = _collect([edge[0] for edge in roots], count=sinks is not None)
     ends = frozenset()
+    kept = None  # after pruning, the nodes that run: a rule skips cotangents for the others
     if prune and sinks is not None:
         captured = {e[0] for e in sinks.capture}
         executed = {e[0] for e in sinks.accumulate_into} | {e[0] for e in sinks.targets}
         order, deps, ends = _prune(order, deps, captured | executed, captured - executed)
+        kept = set(order)
     st = state()
     saved = (st.grad_enabled, st.backward_pass_id, st.pass_nodes)
     if create_graph is not None:
@@ -196,7 +208,7 @@ def backward_pass(
     if sinks is not None:  # torch-style pass: hooks may ask which nodes it runs
         st.backward_pass_id += 1
         st.pass_nodes = set(order)
-    run = _Runner(cts, sinks, retain_graph, bool(create_graph), st, ends)
+    run = _Runner(cts, sinks, retain_graph, bool(create_graph), st, ends, kept)
     # The common case runs inline: no hooks, sinks on interior nodes, anomaly mode, packed
     # residuals or recorded (create_graph) pass. Everything else goes through `run.node`.
     fast = not (st.anomaly or run.sink_outputs or create_graph)
@@ -252,10 +264,12 @@ def backward_pass(
                             ct = fused.evaluate(ct, 1)
                         rule = prim.vjp or prim.rule("vjp")
                         if prim.vjp_takes_needs:
-                            needs = tuple(edge is not None for edge in parents)
+                            needs = _needs(parents, kept)
                             in_cts = rule(ct, *primals, out=node.out, needs=needs, **node.params)
                         else:
                             in_cts = rule(ct, *primals, out=node.out, **node.params)
+                        # (A rule on plain arrays: its large residuals are recycled too.)
+                        large = node.raw and type(ct) is ndarray and ct.size >= DONATE_MIN_SIZE
                     for edge, in_ct in zip(parents, in_cts):
                         if edge is not None and in_ct is not None:
                             parent = edge[0]
@@ -328,9 +342,10 @@ class _Runner:
         "results",
         "ends",
         "sink_outputs",
+        "kept",
     )
 
-    def __init__(self, cts, sinks, retain, create_graph, st, ends=frozenset()):
+    def __init__(self, cts, sinks, retain, create_graph, st, ends=frozenset(), kept=None):
         self.cts = cts
         self.sinks = sinks
         self.retain = retain
@@ -338,6 +353,7 @@ class _Runner:
         self.state = st
         self.results = {} if sinks is None else sinks.captured
         self.ends = ends  # targets that are captured but not executed (see _prune)
+        self.kept = kept  # the nodes a pruned pass runs (None: not pruned)
         # Whether interior nodes' outputs may be sinks: not in a plain backward(), which
         # then skips the per-node sink bookkeeping.
         self.sink_outputs = sinks is not None and bool(sinks.capture or sinks.accumulate_into)
@@ -371,7 +387,16 @@ class _Runner:
         if extra is not None and extra.pre_hooks:
             ct = self._node_pre_hooks(node, [ct])[0]
         if tensor is not None and ct is not None:
-            _accumulate_grad(tensor, conj_complex(ct), self.create_graph)
+            ct = conj_complex(ct)
+            # An array of this pass that nothing else holds (not a hook, not another
+            # cotangent) becomes the first `.grad` itself, as torch's AccumulateGrad steals
+            # such a gradient, instead of being copied.
+            owned = (
+                type(ct) is ndarray
+                and not (extra is not None and extra.post_hooks)
+                and buffers.unshared(ct, 1)  # (`ct`)
+            )
+            _accumulate_grad(tensor, ct, self.create_graph, owned)
             if extra is not None and extra.post_accumulate_hooks:
                 for hook in list(extra.post_accumulate_hooks):
                     hook(tensor)
@@ -411,7 +436,7 @@ class _Runner:
         rule = prim.vjp or prim.rule("vjp")
         try:
             if prim.vjp_takes_needs:
-                needs = tuple(edge is not None for edge in node.parents)
+                needs = _needs(node.parents, self.kept)
                 in_cts = rule(ct, *primals, out=out, needs=needs, **node.params)
             else:
                 in_cts = rule(ct, *primals, out=out, **node.params)
@@ -570,8 +595,9 @@ def _as_tensor(g):
     return Tensor._from(np.asarray(g))
 
 
-def _accumulate_grad(tensor, ct, create_graph: bool) -> None:
-    """torch's AccumulateGrad: the first gradient is stored, later ones are added in place."""
+def _accumulate_grad(tensor, ct, create_graph: bool, owned: bool = False) -> None:
+    """torch's AccumulateGrad: the first gradient is stored, later ones are added in place.
+    `owned`: `ct` is an array nothing else refers to, which the first `.grad` may take."""
     if isinstance(ct, Tensor) and not create_graph:
         ct = ct._value
     if not isinstance(ct, Tensor):
@@ -579,13 +605,15 @@ def _accumulate_grad(tensor, ct, create_graph: bool) -> None:
         if ct.shape != tensor.shape:
             ct = np.broadcast_to(ct, tensor.shape)
     with _GRAD_LOCK:  # backward passes in several threads may share leaves
-        _accumulate_grad_locked(tensor, ct, create_graph)
+        _accumulate_grad_locked(tensor, ct, create_graph, owned)
 
 
-def _accumulate_grad_locked(tensor, ct, create_graph: bool) -> None:
+def _accumulate_grad_locked(tensor, ct, create_graph: bool, owned: bool = False) -> None:
     current = tensor._grad
     if current is None:
-        tensor._grad = ct if isinstance(ct, Tensor) else Tensor._from(np.array(ct, copy=True))
+        if not isinstance(ct, Tensor):
+            ct = Tensor._from(ct if owned else np.array(ct, copy=True))
+        tensor._grad = ct
     elif create_graph or isinstance(ct, Tensor):
         tensor._grad = current + ct
     else:
