@@ -2,6 +2,13 @@
 
 import numpy as np
 
+# NumPy scalar types whose scalar math (`+ - * /`) gives the ufunc's result, dtype (NEP 50)
+# and floating-point error handling, with each other and with Python numbers (the operands of
+# `Primitive.scalar_impl`). Ufuncs applied to 0-d arrays return such scalars, so after its
+# first op a scalar function computes with them.
+SCALARS = frozenset((np.float64, np.float32, np.complex128, np.complex64))
+SCALAR_OPERANDS = SCALARS | {int, float}
+
 
 def dtype_of(x) -> np.dtype:
     """The NumPy dtype of an array, Tensor, NumPy scalar or Python number."""

@@ -255,23 +255,27 @@ def record(prim, args: tuple, params: dict, out):
     versions = []
     for a in args:
         if isinstance(a, Tensor):
-            parents.append(a._gradient_edge() if a._requires_grad or a._edge is not None else None)
+            edge = a._edge
+            if edge is None and a._requires_grad:
+                edge = a._gradient_edge()  # (a leaf's accumulator, made on first use)
+            parents.append(edge)
             versions.append((a, a._vc) if saves else None)
             primals.append(a._value if hooks is None else _Packed(hooks[0](a), hooks[1]))
         else:
             parents.append(None)
             versions.append(None)
             primals.append(a)
-    node = new_node(
-        prim,
-        params or NO_PARAMS,
-        tuple(primals),
-        out,
-        tuple(parents),
-        next_sequence_number(),
-        hooks is None,
-    )
+    st.seq = seq = st.seq + 1  # (next_sequence_number, inline: once per recorded op)
+    node = Node()  # (new_node, inline)
+    node.prim = prim
+    node.params = params or NO_PARAMS
+    node.primals = tuple(primals)
+    node.out = out
+    node.parents = tuple(parents)
+    node.seq = seq
     node.versions = versions
+    node.extra = None
+    node.raw = hooks is None
     if hooks is not None:
         node._extra()  # packed residuals take the engine's general path
     if st.anomaly:

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autodiff.core.dtypes import SCALAR_OPERANDS, SCALARS
 from autodiff.core.tensor import TENSOR_TYPES
 
 
@@ -136,12 +137,6 @@ class Primitive:
 # The params of every application without any (most of them): one shared dict, never mutated.
 NO_PARAMS: dict = {}
 
-# NumPy scalar types whose scalar math (`+ - * /`) gives the ufunc's result, dtype (NEP 50)
-# and floating-point error handling, with each other and with Python numbers (the operands of
-# `Primitive.scalar_impl`). Ufuncs applied to 0-d arrays return such scalars, so after its
-# first op a scalar function computes with them.
-SCALARS = frozenset((np.float64, np.float32, np.complex128, np.complex64))
-SCALAR_OPERANDS = SCALARS | {int, float}
 
 
 def bind(prim: Primitive, *args, **params):

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from numpy import ndarray as _ndarray
 
 from autodiff.core import buffers as _buffers
+from autodiff.core.dtypes import SCALAR_OPERANDS, SCALARS
 from autodiff.core.errors import EscapedTracerError
 
 
@@ -65,6 +66,20 @@ class _ThreadState(threading.local):
 _NUMBERS = (float, int)
 
 
+def _impl(prim, raw: list, params: dict, array):
+    """`prim.impl(*raw, **params)`; `array` is the (first) array operand. Large elementwise
+    results go into memory a backward pass recycled, as in a functional trace
+    (core/buffers.py): no fresh pages for the OS to fault in."""
+    if (
+        prim.pooled_ufunc is not None
+        and not params
+        and type(array) is _ndarray
+        and array.nbytes >= _buffers.POOL_MIN_BYTES
+    ):
+        return _buffers.ufunc_into(prim.pooled_ufunc, tuple(raw))
+    return prim.impl(*raw, **params)
+
+
 class EvalTrace(Trace):
     """Level 0: runs primitive impls on concrete values held by plain `Tensor`s."""
 
@@ -81,20 +96,19 @@ class EvalTrace(Trace):
                     record = True
             else:
                 raw.append(a)
-        first = raw[0] if raw else None
-        if type(first) in _NUMBERS and len(raw) == 2:  # (`2 * x`)
-            first = raw[1]
-        if (
-            prim.pooled_ufunc is not None
-            and not params
-            and type(first) is _ndarray
-            and first.nbytes >= _buffers.POOL_MIN_BYTES
-        ):
-            # Large elementwise results go into memory a backward pass recycled, as in
-            # a functional trace (core/buffers.py): no fresh pages for the OS to fault in.
-            out = _buffers.ufunc_into(prim.pooled_ufunc, tuple(raw))
+        if len(raw) == 2:
+            x, y = raw
+            if (
+                prim.scalar_impl is not None
+                and (type(x) in SCALARS or type(y) in SCALARS)
+                and type(x) in SCALAR_OPERANDS
+                and type(y) in SCALAR_OPERANDS
+            ):
+                out = prim.scalar_impl(x, y)  # (NumPy scalars: see Primitive.scalar_impl)
+            else:
+                out = _impl(prim, raw, params, y if type(x) in _NUMBERS else x)
         else:
-            out = prim.impl(*raw, **params)
+            out = _impl(prim, raw, params, raw[0] if raw else None)
         if record and prim.differentiable and _state.grad_enabled:
             return _core.graph.record(prim, args, params, out)
         if prim.multiple_results:

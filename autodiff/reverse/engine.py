@@ -88,8 +88,9 @@ def _collect(roots, count: bool = True) -> tuple[list, dict]:
     return order, deps
 
 
-def _prune(order: list, deps: dict, targets, capture_only) -> tuple[list, dict, set]:
-    """Keep the nodes from which a target can be reached; recount dependencies among them.
+def _prune(order: list, targets, capture_only) -> tuple[list, dict, set, set]:
+    """Keep the nodes from which a target can be reached (a list in `order`'s order, and a
+    set); count dependencies among them.
 
     Also returns the `capture_only` targets from which no other target can be reached:
     as in torch's autograd.grad, such a node is not executed (its gradient is only
@@ -97,20 +98,24 @@ def _prune(order: list, deps: dict, targets, capture_only) -> tuple[list, dict, 
     """
     useful = set()
     ends = set()
+    kept = []
+    deps: dict = {}
     for node in order:  # parents first
-        if any(e is not None and e[0] in useful for e in node.parents):
-            useful.add(node)
-        elif node in targets:
-            useful.add(node)
-            if node in capture_only:
-                ends.add(node)
-    kept = [n for n in order if n in useful]
-    deps = {}
-    for node in kept:
+        reaches = False
         for e in node.parents:
             if e is not None and e[0] in useful:
-                deps[e[0]] = deps.get(e[0], 0) + 1
-    return kept, deps, ends
+                reaches = True
+                parent = e[0]
+                deps[parent] = deps.get(parent, 0) + 1
+        if reaches:
+            useful.add(node)
+            kept.append(node)
+        elif node in targets:
+            useful.add(node)
+            kept.append(node)
+            if node in capture_only:
+                ends.add(node)
+    return kept, deps, ends, useful
 
 
 def _needs(parents: tuple, kept: set | None) -> tuple:
@@ -193,14 +198,16 @@ def backward_pass(
         deps: dict = {}
     else:
         # Functional transforms (no sinks) collect leaves' cotangents at the end: no counts.
-        order, deps = _collect([edge[0] for edge in roots], count=sinks is not None)
+        # (A pruned pass counts dependencies among the nodes it keeps.)
+        order, deps = _collect(
+            [edge[0] for edge in roots], count=sinks is not None and not prune
+        )
     ends = frozenset()
     kept = None  # after pruning, the nodes that run: a rule skips cotangents for the others
     if prune and sinks is not None:
         captured = {e[0] for e in sinks.capture}
         executed = {e[0] for e in sinks.accumulate_into} | {e[0] for e in sinks.targets}
-        order, deps, ends = _prune(order, deps, captured | executed, captured - executed)
-        kept = set(order)
+        order, deps, ends, kept = _prune(order, captured | executed, captured - executed)
     st = state()
     saved = (st.grad_enabled, st.backward_pass_id, st.pass_nodes)
     if create_graph is not None:
@@ -342,6 +349,7 @@ class _Runner:
         "results",
         "ends",
         "sink_outputs",
+        "sink_nodes",
         "kept",
     )
 
@@ -357,6 +365,12 @@ class _Runner:
         # Whether interior nodes' outputs may be sinks: not in a plain backward(), which
         # then skips the per-node sink bookkeeping.
         self.sink_outputs = sinks is not None and bool(sinks.capture or sinks.accumulate_into)
+        # ... and which nodes have such outputs (a node that has none skips the bookkeeping).
+        self.sink_nodes = (
+            {e[0] for e in sinks.capture} | {e[0] for e in sinks.accumulate_into}
+            if self.sink_outputs
+            else frozenset()
+        )
 
     # ---- leaves ----
     def leaf(self, node) -> None:
@@ -418,7 +432,7 @@ class _Runner:
         if type(ct) is Lazy:
             ct = fused.evaluate(ct, 1)
         extra = node.extra
-        sinks = self.sink_outputs
+        sinks = self.sink_outputs and node in self.sink_nodes
         if extra is not None or sinks:
             grads = ct if multi else [ct]
             if extra is not None:
@@ -457,7 +471,13 @@ class _Runner:
         cts = self.cts
         for edge, in_ct in zip(node.parents, in_cts):
             if edge is not None and in_ct is not None:
-                _accumulate(cts, edge[0], edge[1], in_ct)
+                parent = edge[0]
+                if parent not in cts and not (
+                    parent.prim is not None and parent.prim.multiple_results
+                ):
+                    cts[parent] = in_ct  # (the first contribution: `_accumulate`'s own case)
+                else:
+                    _accumulate(cts, parent, edge[1], in_ct)
 
     def _residuals(self, node):
         primals, out = node.primals, node.out

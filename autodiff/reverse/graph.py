@@ -11,7 +11,8 @@ from numpy import ndarray
 
 from autodiff.core import buffers, graph
 from autodiff.core.graph import Node, new_node
-from autodiff.core.primitive import NO_PARAMS, SCALAR_OPERANDS, SCALARS, bind_binary, dispatch
+from autodiff.core.dtypes import SCALAR_OPERANDS, SCALARS
+from autodiff.core.primitive import NO_PARAMS, bind_binary, dispatch
 from autodiff.core.tensor import TENSOR_TYPES, Tensor
 from autodiff.core.trace import Trace
 
