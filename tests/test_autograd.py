@@ -86,6 +86,20 @@ class TestGradAccumulation:
         s.grad += 1  # the broadcast cotangent was copied into a writable array
         assert s.grad.tolist() == [2.0, 2.0]
 
+    def test_dropped_grad_is_recycled_only_when_nobody_holds_it(self):
+        # `p.grad = None` recycles the old gradient's memory for the next backward pass
+        # (large arrays), unless someone still holds that gradient or its data.
+        w = ad.tensor(np.ones((128, 128)), requires_grad=True)
+        x = ad.tensor(np.full((4, 128), 2.0))
+        (x @ w).sum().backward()
+        kept, data = w.grad, w.grad.detach()
+        w.grad = None
+        (x @ w).sum().backward()
+        w.grad = None  # (nobody holds this one)
+        (3 * x @ w).sum().backward()
+        assert np.all(kept.numpy() == 8.0) and np.all(data.numpy() == 8.0)
+        assert np.all(w.grad.numpy() == 24.0)
+
     def test_assigned_grad_is_accumulated_into(self):
         x = leaf(1.0, 2.0)
         x.grad = ad.tensor([10.0, 10.0])

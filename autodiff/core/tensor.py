@@ -11,10 +11,13 @@ not import upward.
 from __future__ import annotations
 
 import math
+import sys
 import threading
+import weakref
 
 import numpy as np
 
+from autodiff.core import buffers
 from autodiff.core.errors import TracerConversionError
 from autodiff.core.trace import EVAL_TRACE, state
 
@@ -133,7 +136,17 @@ class Tensor:
                     f"of size '{list(self.shape)}'. Please ensure that the gradient and the "
                     "tensor are the same size"
                 )
-        self._grad = value
+        old, self._grad = self._grad, value
+        # A dropped gradient nothing else holds (`p.grad = None`, as optimizers' zero_grad
+        # does) is recycled: the next backward pass writes this parameter's gradient into it
+        # (core/buffers.py) instead of into fresh memory.
+        if (
+            old is not None
+            and old._trace is EVAL_TRACE
+            and sys.getrefcount(old) == 2  # (`old`, getrefcount's argument)
+            and not weakref.getweakrefcount(old)
+        ):
+            buffers.give_if_unshared(old._value, 1)  # (`old._value`)
 
     @property
     def _version(self) -> int:
