@@ -362,15 +362,20 @@ class _Runner:
         self.results = {} if sinks is None else sinks.captured
         self.ends = ends  # targets that are captured but not executed (see _prune)
         self.kept = kept  # the nodes a pruned pass runs (None: not pruned)
-        # Whether interior nodes' outputs may be sinks: not in a plain backward(), which
-        # then skips the per-node sink bookkeeping.
-        self.sink_outputs = sinks is not None and bool(sinks.capture or sinks.accumulate_into)
-        # ... and which nodes have such outputs (a node that has none skips the bookkeeping).
+        # The interior nodes whose outputs are sinks (captured, or accumulated into `.grad`),
+        # and whether there are any: not in a plain backward() nor in autograd.grad with
+        # respect to leaves, whose passes then skip the per-node sink bookkeeping.
         self.sink_nodes = (
-            {e[0] for e in sinks.capture} | {e[0] for e in sinks.accumulate_into}
-            if self.sink_outputs
-            else frozenset()
+            frozenset()
+            if sinks is None
+            else {
+                e[0]
+                for edges in (sinks.capture, sinks.accumulate_into)
+                for e in edges
+                if e[0].prim is not None
+            }
         )
+        self.sink_outputs = bool(self.sink_nodes)
 
     # ---- leaves ----
     def leaf(self, node) -> None:
