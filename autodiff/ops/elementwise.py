@@ -74,8 +74,11 @@ def _sum_tangents(a, b, out):
 def _unary(name: str, impl, deriv):
     p = Primitive(name)
     p.impl = impl
-    p.jvp = lambda primals, tangents, *, out: multiply(tangents[0], deriv(primals[0], out))
-    p.vjp = lambda g, x, *, out: (multiply(g, deriv(x, out)),)
+    # (Rules bind primitives directly: `multiply` would be one more call per op.)
+    p.jvp = lambda primals, tangents, *, out: bind_binary(
+        multiply_p, tangents[0], deriv(primals[0], out)
+    )
+    p.vjp = lambda g, x, *, out: (bind_binary(multiply_p, g, deriv(x, out)),)
     return p
 
 
@@ -88,7 +91,7 @@ def _nondiff(name: str, impl):
 negative_p = Primitive("neg")
 negative_p.impl = np.negative
 negative_p.jvp = lambda primals, tangents, *, out: negative(tangents[0])
-negative_p.vjp = lambda g, x, *, out: (negative(g),)
+negative_p.vjp = lambda g, x, *, out: (bind_unary(negative_p, g),)
 
 exp_p = _unary("exp", np.exp, lambda x, out: out)
 _LN2 = float(np.log(2.0))
@@ -175,8 +178,8 @@ add_p.impl = np.add
 add_p.scalar_impl = operator.add
 add_p.jvp = lambda primals, tangents, *, out: _sum_tangents(tangents[0], tangents[1], out)
 add_p.vjp = lambda g, x, y, *, out: (
-    None if _const(x) else unbroadcast(g, x),
-    None if _const(y) else unbroadcast(g, y),
+    None if type(x) in _NUMBER else unbroadcast(g, x),  # (`_const`, inline)
+    None if type(y) in _NUMBER else unbroadcast(g, y),
 )
 
 subtract_p = Primitive("sub")
@@ -186,8 +189,8 @@ subtract_p.jvp = lambda primals, tangents, *, out: _sum_tangents(
     tangents[0], None if tangents[1] is None else negative(tangents[1]), out
 )
 subtract_p.vjp = lambda g, x, y, *, out: (
-    None if _const(x) else unbroadcast(g, x),
-    None if _const(y) else unbroadcast(negative(g), y),
+    None if type(x) in _NUMBER else unbroadcast(g, x),
+    None if type(y) in _NUMBER else unbroadcast(bind_unary(negative_p, g), y),
 )
 
 multiply_p = Primitive("mul")
@@ -204,12 +207,13 @@ def _multiply_jvp(primals, tangents, *, out):
 
 
 def _multiply_vjp(g, x, y, *, out):
-    if x is y and not _const(x):
-        ct = unbroadcast(multiply(g, x), x)
+    cx, cy = type(x) in _NUMBER, type(y) in _NUMBER  # (`_const`, inline)
+    if x is y and not cx:
+        ct = unbroadcast(bind_binary(multiply_p, g, x), x)
         return ct, ct
     return (
-        None if _const(x) else unbroadcast(multiply(g, y), x),
-        None if _const(y) else unbroadcast(multiply(g, x), y),
+        None if cx else unbroadcast(bind_binary(multiply_p, g, y), x),
+        None if cy else unbroadcast(bind_binary(multiply_p, g, x), y),
     )
 
 
@@ -337,8 +341,15 @@ tanh_backward_p.jvp = lambda primals, tangents, *, out: _sum_tangents(
     out,
 )
 tanh_backward_p.vjp = lambda ct, g, y, *, out: (
-    None if _const(g) else unbroadcast(tanh_backward(ct, y), g),
-    None if _const(y) else unbroadcast(multiply(multiply(multiply(-2.0, ct), g), y), y),
+    None if type(g) in _NUMBER else unbroadcast(bind_binary(tanh_backward_p, ct, y), g),
+    None
+    if type(y) in _NUMBER
+    else unbroadcast(
+        bind_binary(
+            multiply_p, bind_binary(multiply_p, bind_binary(multiply_p, -2.0, ct), g), y
+        ),
+        y,
+    ),
 )
 
 # log1p_backward(g, x) = g / (1 + x); its derivative in x is -out / (1 + x).
@@ -792,7 +803,7 @@ def tanh_backward(g, y):
         >>> tanh_backward(np.array([2.0, 2.0]), np.array([0.0, 0.5]))
         array([2. , 1.5])
     """
-    return bind(tanh_backward_p, g, y)
+    return bind_binary(tanh_backward_p, g, y)
 
 
 def log1p_backward(g, x):

@@ -273,6 +273,8 @@ def backward_pass(
                         if prim.vjp_takes_needs:
                             needs = _needs(parents, kept)
                             in_cts = rule(ct, *primals, out=node.out, needs=needs, **node.params)
+                        elif node.params is NO_PARAMS:  # (no keyword dict to merge)
+                            in_cts = rule(ct, *primals, out=node.out)
                         else:
                             in_cts = rule(ct, *primals, out=node.out, **node.params)
                         # (A rule on plain arrays: its large residuals are recycled too.)
