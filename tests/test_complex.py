@@ -5,6 +5,7 @@ import pytest
 
 import autodiff as ad
 import autodiff.numpy as anp
+from autodiff import autograd
 from autodiff.testing import check_grads
 
 rng = np.random.default_rng(3)
@@ -46,6 +47,17 @@ def test_gradient_of_a_real_loss_follows_pytorch():
 def test_torch_style_backward_on_complex_tensors():
     z = ad.tensor(Z, requires_grad=True)
     anp.sum(anp.real(z * W)).backward()
+    np.testing.assert_allclose(z.grad.numpy(), np.conj(W))
+
+
+def test_torch_style_gradient_seen_by_accumulate_grad_hooks_is_the_grad():
+    # AccumulateGrad's post hook gets the gradient it accumulated (conjugate convention).
+    z = ad.tensor(Z, requires_grad=True)
+    seen = []
+    node = autograd.graph.get_gradient_edge(z).node
+    node.register_hook(lambda grad_inputs, grad_outputs: seen.append(grad_outputs[0].numpy()))
+    anp.sum(anp.real(z * W)).backward()
+    np.testing.assert_allclose(seen[0], np.conj(W))
     np.testing.assert_allclose(z.grad.numpy(), np.conj(W))
 
 

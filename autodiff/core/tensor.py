@@ -247,8 +247,6 @@ class Tensor:
             ):
                 return False
             other = other._value
-        elif type(other) not in (float, int):
-            return False
         if type(other) is np.ndarray:
             if other.dtype != value.dtype or (other.shape != value.shape and other.ndim):
                 return False

@@ -66,20 +66,6 @@ class _ThreadState(threading.local):
 _NUMBERS = (float, int)
 
 
-def _impl(prim, raw: list, params: dict, array):
-    """`prim.impl(*raw, **params)`; `array` is the (first) array operand. Large elementwise
-    results go into memory a backward pass recycled, as in a functional trace
-    (core/buffers.py): no fresh pages for the OS to fault in."""
-    if (
-        prim.pooled_ufunc is not None
-        and not params
-        and type(array) is _ndarray
-        and array.nbytes >= _buffers.POOL_MIN_BYTES
-    ):
-        return _buffers.ufunc_into(prim.pooled_ufunc, tuple(raw))
-    return prim.impl(*raw, **params)
-
-
 class EvalTrace(Trace):
     """Level 0: runs primitive impls on concrete values held by plain `Tensor`s."""
 
@@ -96,6 +82,8 @@ class EvalTrace(Trace):
                     record = True
             else:
                 raw.append(a)
+        out = None
+        array = raw[0] if raw else None  # (the first array operand)
         if len(raw) == 2:
             x, y = raw
             if (
@@ -105,10 +93,20 @@ class EvalTrace(Trace):
                 and type(y) in SCALAR_OPERANDS
             ):
                 out = prim.scalar_impl(x, y)  # (NumPy scalars: see Primitive.scalar_impl)
+            elif type(x) in _NUMBERS:  # (`2 * x`)
+                array = y
+        if out is None:
+            if (
+                prim.pooled_ufunc is not None
+                and not params
+                and type(array) is _ndarray
+                and array.nbytes >= _buffers.POOL_MIN_BYTES
+            ):
+                # Large elementwise results go into memory a backward pass recycled, as in a
+                # functional trace (core/buffers.py): no fresh pages for the OS to fault in.
+                out = _buffers.ufunc_into(prim.pooled_ufunc, tuple(raw))
             else:
-                out = _impl(prim, raw, params, y if type(x) in _NUMBERS else x)
-        else:
-            out = _impl(prim, raw, params, raw[0] if raw else None)
+                out = prim.impl(*raw, **params)
         if record and prim.differentiable and _state.grad_enabled:
             return _core.graph.record(prim, args, params, out)
         if prim.multiple_results:

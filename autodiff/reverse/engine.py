@@ -408,16 +408,17 @@ class _Runner:
         if extra is not None and extra.pre_hooks:
             ct = self._node_pre_hooks(node, [ct])[0]
         if tensor is not None and ct is not None:
-            ct = conj_complex(ct)
+            grad = conj_complex(ct)
             # An array of this pass that nothing else holds (not a hook, not another
             # cotangent) becomes the first `.grad` itself, as torch's AccumulateGrad steals
             # such a gradient, instead of being copied.
             owned = (
-                type(ct) is ndarray
+                type(grad) is ndarray
                 and not (extra is not None and extra.post_hooks)
-                and buffers.unshared(ct, 1)  # (`ct`)
+                and buffers.unshared(grad, 2 if grad is ct else 1)  # (`ct`, `grad`)
             )
-            _accumulate_grad(tensor, ct, self.create_graph, owned)
+            _accumulate_grad(tensor, grad, self.create_graph, owned)
+            grad = None
             if extra is not None and extra.post_accumulate_hooks:
                 for hook in list(extra.post_accumulate_hooks):
                     hook(tensor)
@@ -631,6 +632,7 @@ def _accumulate_grad(tensor, ct, create_graph: bool, owned: bool = False) -> Non
         ct = np.asarray(ct)
         if ct.shape != tensor.shape:
             ct = np.broadcast_to(ct, tensor.shape)
+            owned = False  # (a read-only view: the first `.grad` is a copy)
     with _GRAD_LOCK:  # backward passes in several threads may share leaves
         _accumulate_grad_locked(tensor, ct, create_graph, owned)
 
