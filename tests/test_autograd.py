@@ -92,13 +92,16 @@ class TestGradAccumulation:
         w = ad.tensor(np.ones((128, 128)), requires_grad=True)
         x = ad.tensor(np.full((4, 128), 2.0))
         (x @ w).sum().backward()
-        kept, data = w.grad, w.grad.detach()
+        data = w.grad.detach()  # (the old gradient's data, without the tensor itself)
         w.grad = None
-        (x @ w).sum().backward()
-        w.grad = None  # (nobody holds this one)
+        (2 * x @ w).sum().backward()
+        kept = w.grad  # (the old gradient itself)
+        w.grad = None
         (3 * x @ w).sum().backward()
-        assert np.all(kept.numpy() == 8.0) and np.all(data.numpy() == 8.0)
-        assert np.all(w.grad.numpy() == 24.0)
+        w.grad = None  # (nobody holds this one)
+        (4 * x @ w).sum().backward()
+        assert np.all(data.numpy() == 8.0) and np.all(kept.numpy() == 16.0)
+        assert np.all(w.grad.numpy() == 32.0)
 
     def test_assigned_grad_is_accumulated_into(self):
         x = leaf(1.0, 2.0)
