@@ -71,6 +71,16 @@ class ReverseTrace(Trace):
             primals = (x, y)
             lower = type(x) in TENSOR_TYPES or type(y) in TENSOR_TYPES
             scalar = type(x) in SCALARS or type(y) in SCALARS
+        elif len(args) == 1:  # unary functions: unrolled too
+            (x,) = args
+            if type(x) in TENSOR_TYPES and x._trace is self:
+                parents = (x._edge,)
+                x = x._value
+            else:
+                parents = (None,)
+            primals = (x,)
+            lower = type(x) in TENSOR_TYPES
+            scalar = False
         else:
             primals = []
             parents = []
