@@ -104,10 +104,10 @@ def release_node(node) -> None:
 def ufunc_into(ufunc, args: tuple):
     """`ufunc(*args)`, written into a pooled array when there is one of the result's shape and
     dtype: `args` are arrays of one float dtype, or Python numbers (which keep the array's
-    dtype, NEP 50), the first or second an array. Arrays of two or more dimensions must also be C-contiguous or broadcast
-    scalars, and arrays of another shape than the first C-contiguous: NumPy's result would
-    be C-contiguous too (the layout, and so a later reduction's order of summation, is the
-    same)."""
+    dtype, NEP 50), the first or second an array. Arrays of two or more dimensions must
+    also be C-contiguous or broadcast scalars, and arrays of another shape than the first
+    C-contiguous: NumPy's result would be C-contiguous too (the layout, and so a later
+    reduction's order of summation, is the same)."""
     first = args[0]
     if type(first) in _NUMBERS:  # (`2 * x`: the array's shape and dtype)
         first = args[1]

@@ -18,7 +18,7 @@ import numpy as np
 # Imported once here, not inside record(): record runs once per recorded operation.
 from autodiff.core.primitive import NO_PARAMS
 from autodiff.core.tensor import Tensor
-from autodiff.core.trace import next_sequence_number, state
+from autodiff.core.trace import state
 
 
 class _NodeExtra:

@@ -43,8 +43,6 @@ produce constants under every transform.
 
 from __future__ import annotations
 
-import numpy as np
-
 from autodiff.core.dtypes import SCALAR_OPERANDS, SCALARS
 from autodiff.core.tensor import TENSOR_TYPES
 
@@ -136,7 +134,6 @@ class Primitive:
 
 # The params of every application without any (most of them): one shared dict, never mutated.
 NO_PARAMS: dict = {}
-
 
 
 def bind(prim: Primitive, *args, **params):

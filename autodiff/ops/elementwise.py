@@ -340,17 +340,18 @@ tanh_backward_p.jvp = lambda primals, tangents, *, out: _sum_tangents(
     else multiply(multiply(multiply(-2.0, primals[0]), primals[1]), tangents[1]),
     out,
 )
-tanh_backward_p.vjp = lambda ct, g, y, *, out: (
-    None if type(g) in _NUMBER else unbroadcast(bind_binary(tanh_backward_p, ct, y), g),
-    None
-    if type(y) in _NUMBER
-    else unbroadcast(
-        bind_binary(
-            multiply_p, bind_binary(multiply_p, bind_binary(multiply_p, -2.0, ct), g), y
-        ),
-        y,
-    ),
-)
+
+
+def _tanh_backward_vjp(ct, g, y, *, out):
+    # d/dg = tanh_backward(ct, y); d/dy = -2 ct g y (primitives bound directly, as above)
+    ct_g = None if type(g) in _NUMBER else unbroadcast(bind_binary(tanh_backward_p, ct, y), g)
+    if type(y) in _NUMBER:
+        return ct_g, None
+    ct_y = bind_binary(multiply_p, bind_binary(multiply_p, -2.0, ct), g)
+    return ct_g, unbroadcast(bind_binary(multiply_p, ct_y, y), y)
+
+
+tanh_backward_p.vjp = _tanh_backward_vjp
 
 # log1p_backward(g, x) = g / (1 + x); its derivative in x is -out / (1 + x).
 log1p_backward_p = Primitive("log1p_backward")

@@ -199,9 +199,7 @@ def backward_pass(
     else:
         # Functional transforms (no sinks) collect leaves' cotangents at the end: no counts.
         # (A pruned pass counts dependencies among the nodes it keeps.)
-        order, deps = _collect(
-            [edge[0] for edge in roots], count=sinks is not None and not prune
-        )
+        order, deps = _collect([edge[0] for edge in roots], count=sinks is not None and not prune)
     ends = frozenset()
     kept = None  # after pruning, the nodes that run: a rule skips cotangents for the others
     if prune and sinks is not None:
@@ -218,7 +216,7 @@ def backward_pass(
     run = _Runner(cts, sinks, retain_graph, bool(create_graph), st, ends, kept)
     # The common case runs inline: no hooks, sinks on interior nodes, anomaly mode, packed
     # residuals or recorded (create_graph) pass. Everything else goes through `run.node`.
-    fast = not (st.anomaly or run.sink_outputs or create_graph)
+    fast = not (st.anomaly or run.sink_nodes or create_graph)
     pop, get = cts.pop, cts.get
     owned: set = set()  # nodes whose pending cotangent is a sum created by this pass
     try:
@@ -350,7 +348,6 @@ class _Runner:
         "state",
         "results",
         "ends",
-        "sink_outputs",
         "sink_nodes",
         "kept",
     )
@@ -364,9 +361,9 @@ class _Runner:
         self.results = {} if sinks is None else sinks.captured
         self.ends = ends  # targets that are captured but not executed (see _prune)
         self.kept = kept  # the nodes a pruned pass runs (None: not pruned)
-        # The interior nodes whose outputs are sinks (captured, or accumulated into `.grad`),
-        # and whether there are any: not in a plain backward() nor in autograd.grad with
-        # respect to leaves, whose passes then skip the per-node sink bookkeeping.
+        # The interior nodes whose outputs are sinks (captured, or accumulated into `.grad`):
+        # none in a plain backward() nor in autograd.grad with respect to leaves, whose
+        # passes then skip the per-node sink bookkeeping.
         self.sink_nodes = (
             frozenset()
             if sinks is None
@@ -377,7 +374,6 @@ class _Runner:
                 if e[0].prim is not None
             }
         )
-        self.sink_outputs = bool(self.sink_nodes)
 
     # ---- leaves ----
     def leaf(self, node) -> None:
@@ -440,7 +436,7 @@ class _Runner:
         if type(ct) is Lazy:
             ct = fused.evaluate(ct, 1)
         extra = node.extra
-        sinks = self.sink_outputs and node in self.sink_nodes
+        sinks = node in self.sink_nodes
         if extra is not None or sinks:
             grads = ct if multi else [ct]
             if extra is not None:
@@ -479,13 +475,7 @@ class _Runner:
         cts = self.cts
         for edge, in_ct in zip(node.parents, in_cts):
             if edge is not None and in_ct is not None:
-                parent = edge[0]
-                if parent not in cts and not (
-                    parent.prim is not None and parent.prim.multiple_results
-                ):
-                    cts[parent] = in_ct  # (the first contribution: `_accumulate`'s own case)
-                else:
-                    _accumulate(cts, parent, edge[1], in_ct)
+                _accumulate(cts, edge[0], edge[1], in_ct)
 
     def _residuals(self, node):
         primals, out = node.primals, node.out

@@ -10,8 +10,8 @@ from __future__ import annotations
 from numpy import ndarray
 
 from autodiff.core import buffers, graph
-from autodiff.core.graph import Node, new_node
 from autodiff.core.dtypes import SCALAR_OPERANDS, SCALARS
+from autodiff.core.graph import Node, new_node
 from autodiff.core.primitive import NO_PARAMS, bind_binary, dispatch
 from autodiff.core.tensor import TENSOR_TYPES, Tensor
 from autodiff.core.trace import Trace
