@@ -1,14 +1,18 @@
-"""Run the benchmark suite: one child process per framework, then the comparison tables.
+"""Run the benchmark suite: one worker process per framework, their timed loops interleaved.
 
-The parent imports no framework. Each child sets up its one framework (threads
-pinned to 1, float64), then for every workload (and every alternative API the
-workload lists for that framework): builds the call, times its first call, warms
-up (at least 3 calls and 2.5 s, a loop's steady state), finds how many calls take
-at least `min_time`, and keeps the minimum per-call time over `repeat` such loops
-(timeit-style, garbage collector on). The first result is compared with the
-workload's float64 reference; the child writes its results as JSON to a file the
-parent reads. Last, the startup section (`startup.py`) runs its own fresh
-processes.
+The parent imports no framework. It starts one worker per framework (`--child`),
+which sets up its one framework (threads pinned to 1, float64) and then serves
+the parent's requests over a pipe, one JSON line each way. Per workload, every
+worker first prepares its cells (the workload's program and any alternative API
+it lists for that framework): builds the call, times its first call, warms up
+(at least 3 calls and 2.5 s, a loop's steady state), finds how many calls take
+at least `min_time`, and compares the first result with the workload's float64
+reference. Then the parent asks the workers in turn, `repeat` times round-robin,
+for one timed loop of each cell (timeit-style, garbage collector on), and keeps
+each cell's fastest. A shared machine's speed drifts over seconds to minutes;
+with the frameworks' loops interleaved a few tenths of a second apart, a slow
+spell falls on every column alike instead of on one. Last, the startup section
+(`startup.py`) runs its own fresh processes.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import json
 import math
 import os
 import platform
+import select
 import subprocess
 import sys
 import tempfile
@@ -54,23 +59,22 @@ STARTUP_FRAMEWORKS = ("autodiff", "autograd", "numpy-fwd")  # the rows of its pe
 class Settings:
     """How long each measurement runs."""
 
-    repeat: int  # timed loops; the minimum is reported
+    repeat: int  # timed loops per cell, interleaved with the other frameworks'; the fastest counts
     min_time: float  # seconds each timed loop lasts at least
     warmup: int  # untimed calls after the first, at least
     warmup_time: float  # seconds those untimed calls last, at least (a loop's steady state)
-    child_timeout: float  # seconds a child process may take in all
+    request_timeout: float  # seconds a worker may take to answer one request
     startup_repeat: int  # fresh processes per row of the startup section
-    rounds: int = 1  # processes per framework, run round-robin; each cell keeps its best
 
     @classmethod
-    def of(cls, quick: bool, repeat: int | None, rounds: int | None = None) -> Settings:
+    def of(cls, quick: bool, repeat: int | None) -> Settings:
         if quick:
-            return cls(repeat or 2, 0.01, 0, 0.0, 120.0, repeat or 1, rounds or 1)
-        return cls(repeat or 5, 0.2, 3, 2.5, 3600.0, repeat or 5, rounds or 2)
+            return cls(repeat or 2, 0.01, 0, 0.0, 120.0, repeat or 1)
+        return cls(repeat or 8, 0.2, 3, 2.5, 1800.0, repeat or 5)
 
 
 # ---------------------------------------------------------------------------------------------
-# Child: one framework, every selected workload.
+# Worker: one framework; prepares a workload's cells, then times them loop by loop on request.
 
 
 def _loop(call, number: int, collect: bool = True) -> tuple[float, float]:
@@ -84,8 +88,9 @@ def _loop(call, number: int, collect: bool = True) -> tuple[float, float]:
     return wall, cpu / wall
 
 
-def measure(call, settings: Settings) -> dict:
-    """First-call time, then the minimum per-call time over `repeat` loops of >= `min_time` each."""
+def prepare(call, settings: Settings) -> tuple[object, float, int]:
+    """(first result, first-call time, calls per timed loop): the first call, a warm-up, and how
+    many calls take at least `min_time`."""
     gc.collect()
     start = time.perf_counter()
     result = call()
@@ -99,14 +104,7 @@ def measure(call, settings: Settings) -> dict:
     number = 1
     while (elapsed := _loop(call, number, collect=False)[0]) < settings.min_time:
         number = max(2 * number, math.ceil(1.2 * number * settings.min_time / max(elapsed, 1e-9)))
-    best, share = min(_loop(call, number) for _ in range(settings.repeat))
-    return {
-        "result": result,
-        "first": first,
-        "best": best / number,
-        "number": number,
-        "share": share,
-    }
+    return result, first, number
 
 
 def _leaves(tree) -> list[np.ndarray]:
@@ -145,44 +143,70 @@ def _describe(e: BaseException) -> str:
     return f"{type(e).__name__}: {lines[0] if lines else ''}"[:200]
 
 
-def run_program(program, framework, workload, quick: bool, settings: Settings) -> dict:
-    """One cell: the timing of `program` on fresh inputs, and its check against the reference."""
+def prepare_cell(program, framework, workload, quick: bool, settings: Settings):
+    """(cell, call): a cell's first call, warm-up and check; `call` is None unless it runs."""
     args, static = workload.make_inputs(quick), workload.static_sizes(quick)
     try:
-        timing = measure(program(args, **static), settings)
+        call = program(args, **static)
+        result, first, number = prepare(call, settings)
     except (NotImplementedError, AttributeError) as e:
-        return {"status": "n/a", "reason": _describe(e)}
+        return {"status": "n/a", "reason": _describe(e)}, None
     except Exception as e:  # noqa: BLE001  (one broken cell must not stop the suite)
-        return {"status": "error", "reason": _describe(e)}
-    out = {"status": "ok", **{k: timing[k] for k in ("first", "best", "number", "share")}}
+        return {"status": "error", "reason": _describe(e)}, None
+    cell = {"status": "ok", "first": first, "best": math.inf, "number": number, "share": 1.0}
     if framework.checked:
-        out["error"], out["problem"] = compare(
-            timing["result"], workload.reference(*args, **static)
-        )
-    return out
+        cell["error"], cell["problem"] = compare(result, workload.reference(*args, **static))
+    return cell, call
 
 
-def run_workload(framework, workload, quick: bool, settings: Settings) -> dict:
-    """The framework's cell of the workload, with its alternatives (other APIs) if any."""
-    program = workload.programs.get(framework.name)
-    if program is None:
-        return {"status": "n/a", "reason": "no program for this framework"}
-    out = run_program(program, framework, workload, quick, settings)
-    alternatives = workload.alternatives.get(framework.name, {})
-    if alternatives:
-        out["alternatives"] = {
-            label: run_program(p, framework, workload, quick, settings)
-            for label, p in alternatives.items()
-        }
-    return out
+def worker(name: str, quick: bool, settings: Settings) -> None:
+    """Serve the parent: one JSON request per line on stdin, one JSON answer per line.
 
-
-def child(name: str, workload_names: list[str], quick: bool, settings: Settings, out: Path) -> None:
+    `{"prepare": workload}` prepares the framework's cells of the workload (labelled "" for
+    its program, else by alternative API) and answers with them; `{"time": true}` runs one
+    timed loop of each cell that runs and answers `{label: [seconds per call, CPU share]}`
+    (or an error cell). Anything the framework prints goes to stderr, never to the answers.
+    """
+    answers = os.fdopen(os.dup(sys.stdout.fileno()), "w")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     framework = FRAMEWORKS[name]
     bind_to_child_cpu()
     framework.setup()
-    results = {w: run_workload(framework, WORKLOADS[w], quick, settings) for w in workload_names}
-    out.write_text(json.dumps(results))
+
+    def answer(message) -> None:
+        answers.write(json.dumps(message) + "\n")
+        answers.flush()
+
+    calls: dict = {}  # label -> (call, number)
+    answer({"ready": name})
+    for line in sys.stdin:
+        request = json.loads(line)
+        if "prepare" in request:
+            calls.clear()
+            gc.collect()
+            workload = WORKLOADS[request["prepare"]]
+            program = workload.programs.get(name)
+            if program is None:
+                answer({"": {"status": "n/a", "reason": "no program for this framework"}})
+                continue
+            programs = {"": program, **workload.alternatives.get(name, {})}
+            cells = {}
+            for label, p in programs.items():
+                cells[label], call = prepare_cell(p, framework, workload, quick, settings)
+                if call is not None:
+                    calls[label] = (call, cells[label]["number"])
+            answer(cells)
+        else:
+            times = {}
+            for label, (call, number) in list(calls.items()):
+                try:
+                    wall, share = _loop(call, number)
+                except Exception as e:  # noqa: BLE001
+                    times[label] = {"status": "error", "reason": _describe(e)}
+                    del calls[label]
+                else:
+                    times[label] = [wall / number, share]
+            answer(times)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -236,8 +260,9 @@ def machine_info(quick: bool, settings: Settings) -> str:
     now = datetime.datetime.now().isoformat(timespec="seconds")
     return "\n".join(
         [
-            f"autodiff benchmarks, {now}, {mode}: min over {settings.rounds} round(s) of one "
-            f"process per framework x {settings.repeat} repeats of >= {settings.min_time:g} s each",
+            f"autodiff benchmarks, {now}, {mode}: per cell, the fastest of {settings.repeat} "
+            f"loops of >= {settings.min_time:g} s, one process per framework, their loops "
+            "interleaved round-robin",
             f"CPU: {_cpu_model()} ({os.cpu_count()} logical CPUs, {usable} usable, load average "
             f"{os.getloadavg()[0]:.2f}); each framework in its own process, {binding}, 1 thread",
             f"Python {platform.python_version()} on {platform.platform()}",
@@ -249,65 +274,105 @@ def machine_info(quick: bool, settings: Settings) -> str:
     )
 
 
-def _run_child(name: str, workload_names: list[str], quick: bool, settings: Settings) -> dict:
-    env = child_environment()
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    with tempfile.TemporaryDirectory() as tmp:
-        out = Path(tmp) / "results.json"
-        cmd = [
-            sys.executable,
-            "-m",
-            "benchmarks",
-            "--child",
-            name,
-            "--only",
-            ",".join(workload_names),
-        ]
-        cmd += ["--repeat", str(settings.repeat), "--out", str(out)] + (
-            ["--quick"] if quick else []
+class _Worker:
+    """The parent's end of one framework's worker process (see `worker`)."""
+
+    def __init__(self, name: str, quick: bool, settings: Settings, log_dir: Path):
+        env = child_environment()
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+        cmd = [sys.executable, "-m", "benchmarks", "--child", name]
+        cmd += ["--repeat", str(settings.repeat)] + (["--quick"] if quick else [])
+        self.name, self.timeout = name, settings.request_timeout
+        self.log = open(log_dir / f"{name}.stderr", "w+")  # noqa: SIM115  (closed in close())
+        self.proc = subprocess.Popen(
+            cmd,
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=self.log,
+            text=True,
         )
+        self.failure: str | None = None
+        self.request(None)  # its "ready"
+
+    def request(self, message) -> dict | None:
+        """Send `message` (None: none) and return the answer, or None once the worker failed
+        (`failure` then says why)."""
+        if self.failure is not None:
+            return None
         try:
-            proc = subprocess.run(
-                cmd,
-                cwd=ROOT,
-                env=env,
-                capture_output=True,
-                text=True,
-                timeout=settings.child_timeout,
-            )
-            reason = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
+            if message is not None:
+                self.proc.stdin.write(json.dumps(message) + "\n")
+                self.proc.stdin.flush()
+            ready, _, _ = select.select([self.proc.stdout], [], [], self.timeout)
+            line = self.proc.stdout.readline() if ready else None
+        except OSError:  # (a broken pipe: the worker died)
+            line = ""
+        if line:
+            return json.loads(line)
+        if line is None:
+            self.failure = f"worker timed out after {self.timeout:g} s"
+        else:
+            self.proc.wait(timeout=30)
+            self.log.seek(0)
+            last = (self.log.read().strip().splitlines() or [""])[-1]
+            self.failure = f"worker failed: {last or f'exit status {self.proc.returncode}'}"
+        self.proc.kill()
+        return None
+
+    def close(self) -> None:
+        try:
+            self.proc.stdin.close()
+        except OSError:
+            pass
+        try:
+            self.proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
-            reason = f"timed out after {settings.child_timeout:g} s"
-        if out.exists():
-            return json.loads(out.read_text())
-    return {
-        w: {"status": "error", "reason": f"child process failed: {reason}"[:200]}
-        for w in workload_names
-    }
+            self.proc.kill()
+            self.proc.wait()
+        self.log.close()
 
 
-def _best_cell(a: dict | None, b: dict) -> dict:
-    """Of two rounds' results for one cell, the faster (first-call time: the lower too)."""
-    if a is None or a.get("status") != "ok":
-        return b
-    if b.get("status") != "ok":
-        return a
-    best, other = (a, b) if a["best"] <= b["best"] else (b, a)
-    merged = dict(best, first=min(a["first"], b["first"]))
-    if "alternatives" in a or "alternatives" in b:
-        alt_a, alt_b = a.get("alternatives", {}), b.get("alternatives", {})
-        merged["alternatives"] = {
-            k: _best_cell(alt_a.get(k), alt_b[k]) if k in alt_b else alt_a[k]
-            for k in {**alt_a, **alt_b}
-        }
-    return merged
+def _failed(worker: _Worker) -> dict:
+    return {"status": "error", "reason": worker.failure[:200]}
 
 
-def _best_of(previous: dict | None, run: dict) -> dict:
-    """Per workload, the better of two rounds of one framework's process."""
-    if previous is None:
-        return run
-    return {w: _best_cell(previous.get(w), r) for w, r in run.items()}
+def run_workload(workers: dict[str, _Worker], workload: str, settings: Settings) -> dict:
+    """{framework: cell (alternatives included)} for one workload: every worker prepares its
+    cells, then `repeat` rounds of one timed loop per cell, framework after framework (the
+    order rotating), each cell keeping its fastest loop."""
+    cells: dict[str, dict] = {}
+    for name, w in workers.items():
+        cells[name] = w.request({"prepare": workload}) or {"": _failed(w)}
+    names = list(workers)
+    for round_ in range(settings.repeat):
+        k = round_ % len(names)
+        for name in names[k:] + names[:k]:
+            running = [c for c in cells[name].values() if c["status"] == "ok"]
+            if not running:
+                continue
+            times = workers[name].request({"time": True})
+            if times is None:
+                for cell in running:
+                    cell.clear()
+                    cell.update(_failed(workers[name]))
+                continue
+            for label, t in times.items():
+                cell = cells[name][label]
+                if isinstance(t, dict):  # (the call raised)
+                    cell.clear()
+                    cell.update(t)
+                elif t[0] < cell["best"]:
+                    cell["best"], cell["share"] = t
+    results = {}
+    for name, c in cells.items():
+        main_cell = dict(c[""])
+        alternatives = {label: cell for label, cell in c.items() if label}
+        if alternatives:
+            main_cell["alternatives"] = alternatives
+        results[name] = main_cell
+    return results
 
 
 def _time_cell(r: dict, key: str = "best") -> str:
@@ -373,9 +438,9 @@ def report(
         if n in WORKLOADS[w].notes
     ]
     notes.append(
-        f"Times are per call: the minimum over {settings.rounds} round(s) (one process per "
-        f"framework each, run round-robin) of {settings.repeat} repeats, each looping for >= "
-        f"{settings.min_time:g} s. ad/X = autodiff time / X time (above 1: autodiff is slower)."
+        f"Times are per call: the fastest of {settings.repeat} loops of >= {settings.min_time:g} "
+        "s each, one process per framework, the frameworks' loops interleaved round-robin. "
+        "ad/X = autodiff time / X time (above 1: autodiff is slower)."
     )
     cells = list(_cells(results, names, workload_names))
     if any(r.get("share", 1.0) < BUSY_SHARE for *_, r in cells):
@@ -433,21 +498,21 @@ def parent(
     print(f"thread settings: {' '.join(f'{k}={v!r}' for k, v in THREAD_ENV.items())}\n", flush=True)
     start = time.perf_counter()
     if workload_names:
-        results: dict[str, dict] = {}
         names = list(filter(_installed, framework_names))
-        # Round-robin: each round runs every framework's process once, and each cell keeps its
-        # best round, so a slow spell of a shared machine does not land on one column only.
-        for round_ in range(settings.rounds):
-            for name in names:
-                t = time.perf_counter()
-                run = _run_child(name, workload_names, quick, settings)
-                results[name] = _best_of(results.get(name), run)
-                print(
-                    f"{name} (round {round_ + 1}/{settings.rounds}): "
-                    f"{time.perf_counter() - t:.1f} s",
-                    file=sys.stderr,
-                    flush=True,
-                )
+        results: dict[str, dict] = {n: {} for n in names}
+        with tempfile.TemporaryDirectory() as logs:
+            workers = {}
+            try:
+                for name in names:
+                    workers[name] = _Worker(name, quick, settings, Path(logs))
+                for w in workload_names:
+                    t = time.perf_counter()
+                    for name, cell in run_workload(workers, w, settings).items():
+                        results[name][w] = cell
+                    print(f"{w}: {time.perf_counter() - t:.1f} s", file=sys.stderr, flush=True)
+            finally:
+                for worker_ in workers.values():
+                    worker_.close()
         print(report(results, workload_names, quick, settings), flush=True)
     if startup:
         t = time.perf_counter()
@@ -494,27 +559,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--repeat",
         type=int,
-        help="timed repeats per cell (default 5, quick 2), and processes per startup row "
+        help="timed loops per cell, interleaved with the other frameworks' (default 8, quick 2), "
+        "and processes per startup row "
         "(default 5, quick 1)",
     )
-    parser.add_argument(
-        "--rounds",
-        type=int,
-        help="processes per framework, run round-robin, each cell keeping its best "
-        "(default 2, quick 1)",
-    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
-    parser.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.repeat is not None and args.repeat < 1:
         parser.error("--repeat must be at least 1")
-    if args.rounds is not None and args.rounds < 1:
-        parser.error("--rounds must be at least 1")
-    settings = Settings.of(args.quick, args.repeat, args.rounds)
+    settings = Settings.of(args.quick, args.repeat)
     names = _names(args.only, [*WORKLOADS, STARTUP], "workload")
     workload_names = [n for n in names if n != STARTUP]
     if args.child:
-        child(args.child, workload_names, args.quick, settings, args.out)
+        worker(args.child, args.quick, settings)
     else:
         frameworks = _names(args.frameworks, FRAMEWORKS, "framework")
         parent(workload_names, frameworks, STARTUP in names, args.quick, settings)
