@@ -97,6 +97,7 @@ class TreeDef:
 
 
 _LEAF = TreeDef(None, None, ())
+LEAF = _LEAF  # the structure of a lone leaf (what tree_flatten gives for an array)
 
 
 def tree_flatten(tree) -> tuple[list, TreeDef]:

@@ -14,9 +14,9 @@ import numpy as np
 
 from autodiff.core import buffers
 from autodiff.core.dtypes import dtype_of, is_inexact
-from autodiff.core.pytree import tree_flatten, tree_map, tree_unflatten
-from autodiff.core.tensor import Tensor
-from autodiff.core.trace import EVAL_TRACE, new_trace
+from autodiff.core.pytree import LEAF, tree_flatten, tree_map, tree_unflatten
+from autodiff.core.tensor import TENSOR_TYPES, Tensor
+from autodiff.core.trace import EVAL_TRACE, new_trace, pop_trace, push_trace
 from autodiff.ops.elementwise import conj_complex
 from autodiff.reverse.engine import backward_pass
 from autodiff.reverse.graph import ReverseTrace
@@ -35,6 +35,8 @@ def _as_input(x):
 
 
 def _check_argnums(argnums, nargs: int, fname: str) -> tuple[int, ...]:
+    if type(argnums) is int and 0 <= argnums < nargs:  # (the common case)
+        return (argnums,)
     nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     for a in nums:
         if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
@@ -61,8 +63,11 @@ class _Leaves:
         self.tracers = []  # flat leaf tracers (or None for integer inputs), per tree
         self.wrapped = []  # the trees with tracers in place of inputs
         for tree in trees:
-            flat, treedef = tree_flatten(tree)
-            flat = [_as_input(x) for x in flat]
+            if type(tree) is np.ndarray or type(tree) in TENSOR_TYPES:  # (a lone array)
+                flat, treedef = [tree], LEAF
+            else:
+                flat, treedef = tree_flatten(tree)
+                flat = [_as_input(x) for x in flat]
             tracers = []
             for x in flat:
                 dt = dtype_of(x)
@@ -79,9 +84,8 @@ class _Leaves:
             self.treedefs.append(treedef)
             self.values.append(flat)
             self.tracers.append(tracers)
-            self.wrapped.append(
-                tree_unflatten(treedef, [t if t is not None else x for t, x in zip(tracers, flat)])
-            )
+            wrapped = [t if t is not None else x for t, x in zip(tracers, flat)]
+            self.wrapped.append(wrapped[0] if treedef is LEAF else tree_unflatten(treedef, wrapped))
 
     def edges(self):
         return [t._edge[0] for ts in self.tracers for t in ts if t is not None]
@@ -99,7 +103,7 @@ class _Leaves:
                 if g is not None and conjugate:
                     g = conj_complex(g)
                 grads.append(_zeros_like(x) if g is None else _match_input_type(g, x))
-            out.append(tree_unflatten(treedef, grads))
+            out.append(grads[0] if treedef is LEAF else tree_unflatten(treedef, grads))
         return out
 
 
@@ -184,12 +188,17 @@ def value_and_grad(
         >>> float(value), g
         (5.0, array([2., 4.]))
     """
+    return wraps(fun)(_value_and_grad(fun, argnums, has_aux, holomorphic, allow_int))
+
+
+def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int) -> Callable:
+    """`value_and_grad`'s function, unwrapped (grad wraps its own)."""
     fname = _fname(fun)
 
-    @wraps(fun)
     def value_and_grad_f(*args, **kwargs):
         nums = _check_argnums(argnums, len(args), fname)
-        with new_trace(ReverseTrace) as trace:
+        trace = push_trace(ReverseTrace)
+        try:
             trace.spares = []  # (given back to the pool of recycled memory below)
             leaves = _Leaves(trace, [args[i] for i in nums], "grad", allow_int)
             call_args = list(args)
@@ -198,6 +207,8 @@ def value_and_grad(
             result = fun(*call_args, **kwargs)
             out, aux = _split_aux(result, has_aux, fname)
             _check_scalar_output(out, holomorphic)
+        finally:
+            pop_trace(trace)
         cts = {}
         if isinstance(out, Tensor) and out._trace is trace:
             value = out._value
@@ -235,7 +246,7 @@ def grad(
         >>> float(ad.grad(ad.grad(ad.grad(anp.sin)))(0.0))
         -1.0
     """
-    vg = value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
+    vg = _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int)
 
     @wraps(fun)
     def grad_f(*args, **kwargs):
