@@ -512,18 +512,32 @@ def _reduce_numpy(g, x):
     return g
 
 
+# In these three rules, an operand that is an array of the cotangent's shape and dtype (the
+# common case: nothing to reduce) is tested inline, without calling `_reduce_numpy`.
+
+
 def _add_vjp_numpy(g, out, x, y):
-    return (
-        None if type(x) in _NUMBER else _reduce_numpy(g, x),
-        None if type(y) in _NUMBER else _reduce_numpy(g, y),
-    )
+    if type(x) in _NUMBER:
+        gx = None
+    elif type(x) is ndarray and x.shape == g.shape and x.dtype is g.dtype:
+        gx = g
+    else:
+        gx = _reduce_numpy(g, x)
+    if type(y) in _NUMBER:
+        return gx, None
+    if type(y) is ndarray and y.shape == g.shape and y.dtype is g.dtype:
+        return gx, g
+    return gx, _reduce_numpy(g, y)
 
 
 def _subtract_vjp_numpy(g, out, x, y):
-    return (
-        None if type(x) in _NUMBER else _reduce_numpy(g, x),
-        None if type(y) in _NUMBER else _reduce_numpy(-g, y),
-    )
+    if type(x) in _NUMBER:
+        gx = None
+    elif type(x) is ndarray and x.shape == g.shape and x.dtype is g.dtype:
+        gx = g
+    else:
+        gx = _reduce_numpy(g, x)
+    return gx, None if type(y) in _NUMBER else _reduce_numpy(-g, y)
 
 
 def _multiply_vjp_numpy(g, out, x, y):
@@ -531,10 +545,18 @@ def _multiply_vjp_numpy(g, out, x, y):
     if x is y and not cx:
         ct = _reduce_numpy(g * x, x)
         return ct, ct
-    return (
-        None if cx else _reduce_numpy(g * y, x),
-        None if cy else _reduce_numpy(g * x, y),
-    )
+    if cx:
+        gx = None
+    else:
+        gx = g * y
+        if not (type(x) is ndarray and x.shape == gx.shape and x.dtype is gx.dtype):
+            gx = _reduce_numpy(gx, x)
+    if cy:
+        return gx, None
+    gy = g * x
+    if not (type(y) is ndarray and y.shape == gy.shape and y.dtype is gy.dtype):
+        gy = _reduce_numpy(gy, y)
+    return gx, gy
 
 
 def _multiply_vjp_numpy_large(g, out, x, y):
