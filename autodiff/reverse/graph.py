@@ -60,17 +60,19 @@ class ReverseTrace(Trace):
     def process(self, prim, args, params):
         if len(args) == 2:  # binary operators: the commonest case, unrolled (no lists)
             x, y = args
-            parents = (
-                x._edge if type(x) in TENSOR_TYPES and x._trace is self else None,
-                y._edge if type(y) in TENSOR_TYPES and y._trace is self else None,
-            )
-            if parents[0] is not None:
+            if type(x) in TENSOR_TYPES and x._trace is self:
+                px = x._edge
                 x = x._value
-            if parents[1] is not None:
+            else:
+                px = None
+            if type(y) in TENSOR_TYPES and y._trace is self:
+                py = y._edge
                 y = y._value
+            else:
+                py = None
+            parents = (px, py)
             primals = (x, y)
             lower = type(x) in TENSOR_TYPES or type(y) in TENSOR_TYPES
-            scalar = type(x) in SCALARS or type(y) in SCALARS
         elif len(args) == 1:  # unary functions: unrolled too
             (x,) = args
             if type(x) in TENSOR_TYPES and x._trace is self:
@@ -80,12 +82,10 @@ class ReverseTrace(Trace):
                 parents = (None,)
             primals = (x,)
             lower = type(x) in TENSOR_TYPES
-            scalar = False
         else:
             primals = []
             parents = []
             lower = False  # does any primal belong to a lower trace?
-            scalar = False
             for a in args:
                 if type(a) in TENSOR_TYPES and a._trace is self:
                     parents.append(a._edge)
@@ -104,8 +104,8 @@ class ReverseTrace(Trace):
                 out = bind_binary(prim, x, y)
             large = False
         elif (
-            scalar
-            and prim.scalar_impl is not None
+            prim.scalar_impl is not None  # (binary primitives only: x and y are set)
+            and (type(x) in SCALARS or type(y) in SCALARS)
             and type(x) in SCALAR_OPERANDS
             and type(y) in SCALAR_OPERANDS
         ):
@@ -124,8 +124,10 @@ class ReverseTrace(Trace):
             return out
         residual_out = out
         # ... and the output get stand-ins, see `lean_residuals`.
-        if (large or (type(out) is ndarray and out.size >= graph.STAND_IN_MIN_SIZE)) and not (
-            lower or (prim.saves_inputs and prim.saves_output)
+        if (
+            not lower
+            and (large or (type(out) is ndarray and out.size >= graph.STAND_IN_MIN_SIZE))
+            and not (prim.saves_inputs and prim.saves_output)
         ):
             kept, residual_out = graph.lean_residuals(prim, primals, out)
             # What the node does not keep may die with its tracer, in this trace: at its end
