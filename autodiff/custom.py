@@ -54,6 +54,15 @@ def _zeros_like(x):
     return np.zeros(shape_of(x), getattr(x, "dtype", np.float64))
 
 
+def _number_as_cotangent(c, primal):
+    """A Python number that a user's bwd returned for `primal`, as an array of the primal's
+    shape and (inexact) dtype, as JAX accepts it; any other cotangent unchanged."""
+    if type(c) not in (int, float, complex):
+        return c
+    dt = np.dtype(getattr(primal, "dtype", np.float64))
+    return np.full(shape_of(primal), c, dt if dt.kind in "fc" else np.result_type(c, 0.0))
+
+
 def _split_static(args, nondiff_argnums):
     static = tuple(args[i] for i in nondiff_argnums)
     dynamic = tuple(a for i, a in enumerate(args) if i not in nondiff_argnums)
@@ -193,7 +202,10 @@ def _custom_vjp_vjp(g, *primals, out, fwd, bwd, store):
     cts = tuple(_zeros_like(o) if c is None else c for o, c in zip(out[:n_out], g[:n_out]))
     # The user's bwd follows the public (conjugate) convention for complex values.
     grads = bwd(tuple(out[n_out:]), tuple(conj_complex(c) for c in cts))
-    grads = tuple(None if c is None else conj_complex(c) for c in grads)
+    grads = tuple(
+        None if c is None else conj_complex(_number_as_cotangent(c, p))
+        for c, p in zip(grads, primals)
+    )
     res_cts = g[n_out:]
     if any(c is not None for c in res_cts):
         # A higher-order pass differentiates through the residuals: they depend on the

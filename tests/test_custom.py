@@ -125,6 +125,21 @@ def test_custom_vjp_second_order_when_bwd_is_differentiable():
     assert ad.grad(ad.grad(cube))(2.0) == 12.0
 
 
+def test_custom_vjp_bwd_may_return_python_numbers():
+    # A number from bwd is the cotangent of every element, in the input's dtype; the rules
+    # upstream (add, subtract, multiply) then run on an array, as for any other cotangent.
+    @ad.custom_vjp
+    def twice(x):
+        return 2.0 * x
+
+    twice.defvjp(lambda x: (2.0 * x, None), lambda res, g: (2.0,))
+    assert ad.grad(lambda x: twice(x * x))(np.array(3.0)) == 12.0
+    assert ad.grad(lambda x: twice(1.0 - x))(np.array(3.0)) == -2.0
+    g = ad.grad(lambda x: anp.sum(twice(x + x)))(np.ones(3, np.float32))
+    assert g.dtype == np.float32
+    np.testing.assert_array_equal(g, [4.0, 4.0, 4.0])
+
+
 def test_checkpoint_matches_and_composes():
     block = ad.checkpoint(lambda x, w: anp.tanh(x * w) + x)
     f = lambda x: anp.sum(block(block(x, 0.5), 2.0))  # noqa: E731
