@@ -210,7 +210,7 @@ def worker(name: str, quick: bool, settings: Settings) -> None:
 
 
 # ---------------------------------------------------------------------------------------------
-# Parent: one child per framework, then the tables.
+# Parent: one worker per framework, their loops interleaved, then the tables.
 
 
 def _version(distribution: str) -> str:
