@@ -512,33 +512,18 @@ def _reduce_numpy(g, x):
     return g
 
 
-# In these three rules, an array cotangent and an array operand of its shape and dtype (the
-# common case: nothing to reduce) are tested inline, without calling `_reduce_numpy`. (A
-# cotangent may also be a NumPy scalar, or a Python number from a custom rule.)
-
-
 def _add_vjp_numpy(g, out, x, y):
-    if type(x) in _NUMBER:
-        gx = None
-    elif type(x) is ndarray and type(g) is ndarray and x.shape == g.shape and x.dtype is g.dtype:
-        gx = g
-    else:
-        gx = _reduce_numpy(g, x)
-    if type(y) in _NUMBER:
-        return gx, None
-    if type(y) is ndarray and type(g) is ndarray and y.shape == g.shape and y.dtype is g.dtype:
-        return gx, g
-    return gx, _reduce_numpy(g, y)
+    return (
+        None if type(x) in _NUMBER else _reduce_numpy(g, x),
+        None if type(y) in _NUMBER else _reduce_numpy(g, y),
+    )
 
 
 def _subtract_vjp_numpy(g, out, x, y):
-    if type(x) in _NUMBER:
-        gx = None
-    elif type(x) is ndarray and type(g) is ndarray and x.shape == g.shape and x.dtype is g.dtype:
-        gx = g
-    else:
-        gx = _reduce_numpy(g, x)
-    return gx, None if type(y) in _NUMBER else _reduce_numpy(-g, y)
+    return (
+        None if type(x) in _NUMBER else _reduce_numpy(g, x),
+        None if type(y) in _NUMBER else _reduce_numpy(-g, y),
+    )
 
 
 def _multiply_vjp_numpy(g, out, x, y):
@@ -546,25 +531,10 @@ def _multiply_vjp_numpy(g, out, x, y):
     if x is y and not cx:
         ct = _reduce_numpy(g * x, x)
         return ct, ct
-    if cx:
-        gx = None
-    else:
-        gx = g * y
-        if not (
-            type(x) is ndarray
-            and type(gx) is ndarray
-            and x.shape == gx.shape
-            and x.dtype is gx.dtype
-        ):
-            gx = _reduce_numpy(gx, x)
-    if cy:
-        return gx, None
-    gy = g * x
-    if not (
-        type(y) is ndarray and type(gy) is ndarray and y.shape == gy.shape and y.dtype is gy.dtype
-    ):
-        gy = _reduce_numpy(gy, y)
-    return gx, gy
+    return (
+        None if cx else _reduce_numpy(g * y, x),
+        None if cy else _reduce_numpy(g * x, y),
+    )
 
 
 def _multiply_vjp_numpy_large(g, out, x, y):
