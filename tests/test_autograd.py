@@ -371,19 +371,23 @@ class TestInputsAndPruning:
         products = []
         from autodiff.ops import linalg
 
-        rule = linalg.matmul_p.vjp
+        rule, numpy_rule = linalg.matmul_p.vjp, linalg.matmul_p.vjp_numpy
 
         def spy(g, a, b, *, out, needs=(True, True)):
             products.append(needs)
             return rule(g, a, b, out=out, needs=needs)
 
-        linalg.matmul_p.vjp = spy
+        def numpy_spy(g, out, a, b, *, needs):  # (the rule on plain NumPy residuals)
+            products.append(needs)
+            return numpy_rule(g, out, a, b, needs=needs)
+
+        linalg.matmul_p.vjp, linalg.matmul_p.vjp_numpy = spy, numpy_spy
         try:
             (gx,) = autograd.grad((x @ w).sum(), (x,))
             (gw,) = autograd.grad((x @ w).sum(), (w,))
             gx2, gw2 = autograd.grad((x @ w).sum(), (x, w))
         finally:
-            linalg.matmul_p.vjp = rule
+            linalg.matmul_p.vjp, linalg.matmul_p.vjp_numpy = rule, numpy_rule
         assert products == [(True, False), (False, True), (True, True)]
         assert gx.tolist() == gx2.tolist() == [[2.0, 2.0, 2.0]] * 2
         assert gw.tolist() == gw2.tolist() == [[3.0, 3.0], [5.0, 5.0], [7.0, 7.0]]

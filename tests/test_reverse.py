@@ -264,6 +264,46 @@ def _count_donations(monkeypatch) -> dict:
     return calls
 
 
+_MATMUL_OPERANDS = {
+    "matrices": ((5, 3), (3, 4), np.float64, np.float64),
+    "float32": ((5, 3), (3, 4), np.float32, np.float32),
+    "mixed dtypes": ((5, 3), (3, 4), np.float32, np.float64),
+    "complex": ((5, 3), (3, 4), np.complex128, np.complex128),
+    "matrix-vector": ((5, 3), (3,), np.float64, np.float64),
+    "batched": ((2, 5, 3), (3, 4), np.float64, np.float64),
+}
+
+
+@pytest.mark.parametrize("name", list(_MATMUL_OPERANDS))
+def test_matmul_numpy_rule_matches_the_general_rule(name, monkeypatch):
+    """The matmul NumPy rule (plain float matrices) gives the general rule's cotangents,
+    bitwise and in the input dtypes, and computes no product for a constant operand."""
+    from autodiff.core import buffers
+    from autodiff.ops import linalg
+
+    a_shape, b_shape, a_dt, b_dt = _MATMUL_OPERANDS[name]
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal(a_shape).astype(a_dt)
+    b = rng.standard_normal(b_shape).astype(b_dt)
+    if np.iscomplexobj(a):
+        a = a + 1j * rng.standard_normal(a_shape)
+        b = b + 1j * rng.standard_normal(b_shape)
+    f = lambda a, b: anp.sum(anp.abs(anp.tanh(a @ b)) ** 2)
+    grads = {argnums: ad.grad(f, argnums)(a, b) for argnums in (0, 1, (0, 1))}
+    products = []  # the backward pass's products (the forward one is matmul_p.impl)
+    real = buffers.matmul_into
+    monkeypatch.setattr(buffers, "matmul_into", lambda x, y: products.append(1) or real(x, y))
+    assert ad.grad(f, 1)(a, b).dtype == b.dtype
+    if name in ("matrices", "float32"):
+        assert len(products) == 1  # the constant `a` gets no product
+    monkeypatch.setattr(linalg.matmul_p, "vjp_numpy", None)
+    for argnums, want in grads.items():
+        got = ad.grad(f, argnums)(a, b)
+        for g, w in zip(got, want) if argnums == (0, 1) else [(got, want)]:
+            assert g.dtype == w.dtype
+            np.testing.assert_array_equal(g, w)
+
+
 def test_large_cotangents_are_donated_and_results_unchanged(monkeypatch):
     """A large elementwise backward pass writes into cotangents nothing else refers to, and
     gives the same gradient as without donation."""

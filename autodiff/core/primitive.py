@@ -17,6 +17,7 @@ A primitive's rules (all optional except `impl`):
   Tensor, no tracer) and the pass is not recorded. A few hot primitives have one:
   it spares the dispatch of each op inside the rule (a large share of a small op's
   backward time). `out` comes positionally, so that calling it builds no keyword dict.
+  With `vjp_takes_needs`, it gets `needs` too, as `vjp` does.
 - `vjp_numpy_donated(ct, out, *primals, **params)`: optional, `vjp_numpy` for a
   cotangent the engine donates (a large array nothing else refers to): it may write its
   result into `ct`, with the same operations in the same order (bitwise the same result).

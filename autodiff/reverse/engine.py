@@ -260,7 +260,10 @@ def backward_pass(
                                     rule = prim.vjp_numpy_donated
                                 elif prim.vjp_numpy_large is not None:
                                     rule = prim.vjp_numpy_large
-                        if params is NO_PARAMS:  # (a call without keywords builds no dict)
+                        if prim.vjp_takes_needs:
+                            needs = _needs(parents, kept)
+                            in_cts = rule(ct, node.out, *primals, needs=needs, **params)
+                        elif params is NO_PARAMS:  # (a call without keywords builds no dict)
                             in_cts = rule(ct, node.out, *primals)
                         else:
                             in_cts = rule(ct, node.out, *primals, **params)
