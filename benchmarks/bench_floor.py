@@ -35,38 +35,6 @@ from benchmarks.workloads import chain_loss, lorenz_inputs, lorenz_loss  # noqa:
 _NUMBERS = (int, float)
 
 
-class Var:
-    """A recorded value: its array and its position on the tape."""
-
-    __slots__ = ("value", "index")
-    __array_ufunc__ = None  # (ndarray op Var: NumPy defers to Var's reflected operator)
-
-    def __init__(self, value, index):
-        self.value = value
-        self.index = index
-
-    def __add__(self, other):
-        return _binary(np.add, _add_rule, self, other)
-
-    def __radd__(self, other):
-        return _binary(np.add, _add_rule, other, self)
-
-    def __sub__(self, other):
-        return _binary(np.subtract, _subtract_rule, self, other)
-
-    def __rsub__(self, other):
-        return _binary(np.subtract, _subtract_rule, other, self)
-
-    def __mul__(self, other):
-        return _binary(np.multiply, _multiply_rule, self, other)
-
-    def __rmul__(self, other):
-        return _binary(np.multiply, _multiply_rule, other, self)
-
-    def __getitem__(self, key):
-        return _record(self.value[key], _getitem_rule, (self.value, key), (self.index,))
-
-
 _tape: list = []
 
 
@@ -124,6 +92,32 @@ def _stack_rule(g, count):
 
 def _sum_rule(g, x):
     return (np.broadcast_to(g, x.shape),)
+
+
+def _operators(ufunc, rule):
+    """A binary operator and its reflected form, recording `ufunc` with `rule`."""
+    return (
+        lambda self, other: _binary(ufunc, rule, self, other),
+        lambda self, other: _binary(ufunc, rule, other, self),
+    )
+
+
+class Var:
+    """A recorded value: its array and its position on the tape."""
+
+    __slots__ = ("value", "index")
+    __array_ufunc__ = None  # (ndarray op Var: NumPy defers to Var's reflected operator)
+
+    def __init__(self, value, index):
+        self.value = value
+        self.index = index
+
+    __add__, __radd__ = _operators(np.add, _add_rule)
+    __sub__, __rsub__ = _operators(np.subtract, _subtract_rule)
+    __mul__, __rmul__ = _operators(np.multiply, _multiply_rule)
+
+    def __getitem__(self, key):
+        return _record(self.value[key], _getitem_rule, (self.value, key), (self.index,))
 
 
 class TapeNumPy:
