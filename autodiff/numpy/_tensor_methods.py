@@ -6,15 +6,19 @@ core must not import the op families (dependencies point downward).
 
 from __future__ import annotations
 
+from functools import cache
+
 import numpy as np
 
-from autodiff.core.primitive import bind_binary
+from autodiff.core.primitive import NO_PARAMS
 from autodiff.core.pytree import tree_map
-from autodiff.core.tensor import Tensor
+from autodiff.core.tensor import TENSOR_TYPES, Tensor
 from autodiff.ops.at import at
 from autodiff.ops.elementwise import BINARY
+from autodiff.ops.index import getitem
 
 
+@cache  # (the import statement runs once, not on each method call)
 def _ns():
     import autodiff.numpy as anp
 
@@ -24,12 +28,24 @@ def _ns():
 def _binary(name):
     prim = BINARY.get(name)
     if prim is not None:  # elementwise operators bind their primitive directly (hot path)
+        # `bind_binary(prim, self, other)`, inline: `self` is a Tensor, so the dispatch is
+        # the choice between its trace and `other`'s (one interpreter frame less per operator).
 
         def op(self, other):
-            return bind_binary(prim, self, other)
+            top = self._trace
+            if type(other) in TENSOR_TYPES and other._trace.level > top.level:
+                top = other._trace
+            if top.alive:
+                return top.process(prim, (self, other), NO_PARAMS)
+            return top.process_dead(prim, (self, other), NO_PARAMS)
 
         def rop(self, other):
-            return bind_binary(prim, other, self)
+            top = self._trace
+            if type(other) in TENSOR_TYPES and other._trace.level > top.level:
+                top = other._trace
+            if top.alive:
+                return top.process(prim, (other, self), NO_PARAMS)
+            return top.process_dead(prim, (other, self), NO_PARAMS)
 
         return op, rop
     f = _ns().FUNCTIONS[name]
@@ -111,10 +127,6 @@ def _transpose(self, *axes):
     if len(axes) == 1 and (axes[0] is None or not isinstance(axes[0], (int, np.integer))):
         axes = axes[0]
     return _ns().transpose(self, axes or None)
-
-
-def _getitem(self, index):
-    return _ns().FUNCTIONS["getitem"](self, index)
 
 
 def _flatten(self, order="C"):
@@ -232,7 +244,7 @@ def install() -> None:
     Tensor.transpose = _transpose
     Tensor.flatten = _flatten
     Tensor.copy = _ns().copy
-    Tensor.__getitem__ = _getitem
+    Tensor.__getitem__ = getitem  # (`getitem(x, index)` itself: no wrapper's frame)
     Tensor.__setitem__ = _setitem
     Tensor.at = property(at, doc="Functional updates: `x.at[idx].set(v)`, `.add(v)`, ...")
     Tensor.T = property(lambda self: _ns().transpose(self))

@@ -21,7 +21,7 @@ from numpy import ndarray  # (`np.ndarray` is an unspecialized lookup: numpy has
 from numpy.lib.array_utils import normalize_axis_index
 
 from autodiff.core.dtypes import dtype_of
-from autodiff.core.primitive import Primitive, bind
+from autodiff.core.primitive import Primitive, bind, dispatch
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE
 from autodiff.kernels.scatter import scatter_add_rows
@@ -536,7 +536,7 @@ def getitem(x, index):
         array([2., 3.])
     """
     if type(index) is int:  # the most common index: one position along the first axis
-        return bind(getitem_p, x, index=(index,))
+        return dispatch(getitem_p, (x,), {"index": (index,)})  # (`bind`, without its frame)
     return gather(x, *split_index(shape_of(x), index))
 
 

@@ -239,9 +239,9 @@ def backward_pass(
                         _check_versions(node)
                     rule = prim.vjp_numpy
                     large = False
-                    if rule is not None and node.raw and type(ct) not in TENSOR_TYPES:
+                    kind = type(ct)
+                    if rule is not None and node.raw and kind not in TENSOR_TYPES:
                         params = node.params
-                        kind = type(ct)
                         if kind is Lazy or (kind is ndarray and ct.size >= DONATE_MIN_SIZE):
                             large = True
                             if (

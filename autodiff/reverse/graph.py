@@ -97,6 +97,7 @@ class ReverseTrace(Trace):
                 primals.append(a)
             primals = tuple(primals)
             parents = tuple(parents)
+            x = primals[0] if primals else None  # (the first input, as in the cases above)
         if lower:  # (a nested transform: binary operators take bind_binary's unrolled dispatch)
             if params or len(primals) != 2:
                 out = dispatch(prim, primals, params)
@@ -114,12 +115,13 @@ class ReverseTrace(Trace):
         else:
             # Large arrays (tested once, on the first input: the large one of a reduction, and
             # of the elementwise ops that write into recycled memory, core/buffers.py) ...
-            first = primals[0] if primals else None
-            large = type(first) is ndarray and first.size >= graph.STAND_IN_MIN_SIZE
-            if large and prim.pooled_ufunc is not None and not params:
-                out = buffers.ufunc_into(prim.pooled_ufunc, primals)
-            else:
+            large = type(x) is ndarray and x.size >= graph.STAND_IN_MIN_SIZE
+            if params:
                 out = prim.impl(*primals, **params)
+            elif large and prim.pooled_ufunc is not None:
+                out = buffers.ufunc_into(prim.pooled_ufunc, primals)
+            else:  # (a call without keywords builds no dict)
+                out = prim.impl(*primals)
         if not prim.differentiable:
             return out
         residual_out = out
