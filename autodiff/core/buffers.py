@@ -22,6 +22,13 @@ import weakref
 
 import numpy as np
 
+# (numpy's module-level __getattr__ keeps CPython from specializing `np.name` loads: the calls
+# made once per recorded op or backward node use these names.)
+from numpy import broadcast_shapes as _broadcast_shapes
+from numpy import empty as _empty
+from numpy import matmul as _matmul
+from numpy import ndarray
+
 # Smaller arrays come from malloc's own free lists: no pages to fault in. (glibc maps blocks
 # from 128 KiB on afresh, at first, and gives freed memory at the top of its heap back.)
 POOL_MIN_BYTES = 1 << 17
@@ -83,7 +90,7 @@ def unshared(a: np.ndarray, refs: int) -> bool:
 def give_if_unshared(a, refs: int) -> None:
     """Pool `a` if it is a large array and `refs` references (the caller's, counted by the
     caller) plus this function's argument are all there are."""
-    if type(a) is np.ndarray and a.nbytes >= POOL_MIN_BYTES and unshared(a, refs + 1):
+    if type(a) is ndarray and a.nbytes >= POOL_MIN_BYTES and unshared(a, refs + 1):
         give(a)
 
 
@@ -116,14 +123,14 @@ def ufunc_into(ufunc, args: tuple):
         for a in args:
             if type(a) in _NUMBERS:
                 continue
-            if not (type(a) is np.ndarray and a.dtype == dtype):
+            if not (type(a) is ndarray and a.dtype == dtype):
                 return ufunc(*args)
             if a.shape == shape:
                 if not (len(shape) == 1 or a.flags.c_contiguous or not any(a.strides)):
                     return ufunc(*args)
             elif a.flags.c_contiguous and first.flags.c_contiguous:  # (broadcasting)
                 try:
-                    shape = np.broadcast_shapes(shape, a.shape)
+                    shape = _broadcast_shapes(shape, a.shape)
                 except ValueError:
                     return ufunc(*args)  # (NumPy's own error)
             else:
@@ -139,8 +146,8 @@ def matmul_into(a, b):
     dtype (NumPy's result is then a new C-contiguous matrix, as the pooled one is)."""
     if (
         _pool.free
-        and type(a) is np.ndarray
-        and type(b) is np.ndarray
+        and type(a) is ndarray
+        and type(b) is ndarray
         and a.ndim == 2
         and b.ndim == 2
         and a.dtype == b.dtype
@@ -149,15 +156,15 @@ def matmul_into(a, b):
     ):
         out = take((a.shape[0], b.shape[1]), a.dtype)
         if out is not None:
-            return np.matmul(a, b, out=out)
-    return np.matmul(a, b)
+            return _matmul(a, b, out=out)
+    return _matmul(a, b)
 
 
 def spare(spares: list, a) -> None:
     """Note in `spares` (a trace's) an array no node of the trace keeps, to be recycled when
     the trace ends if nothing holds it then (`give_spares`). Only medium-sized arrays: a
     noted array lives until then, and those are the ones malloc would map afresh each call."""
-    if type(a) is np.ndarray and POOL_MIN_BYTES <= a.nbytes <= SPARE_MAX_BYTES:
+    if type(a) is ndarray and POOL_MIN_BYTES <= a.nbytes <= SPARE_MAX_BYTES:
         spares.append(a)
 
 
@@ -174,7 +181,7 @@ def empty(shape: tuple, dtype) -> np.ndarray:
     """`np.empty(shape, dtype)`, from the pool when it has one (for a temporary the caller
     gives back, or a result)."""
     out = take(shape, dtype) if _pool.free else None
-    return np.empty(shape, dtype) if out is None else out
+    return _empty(shape, dtype) if out is None else out
 
 
 def clear() -> None:
