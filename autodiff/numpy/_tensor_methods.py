@@ -39,9 +39,9 @@ def _binary(name):
                 return top.process(prim, (self, other), NO_PARAMS)
             return top.process_dead(prim, (self, other), NO_PARAMS)
 
-        def rop(self, other):
+        def rop(self, other):  # (`other` comes first: at equal levels its trace is chosen)
             top = self._trace
-            if type(other) in TENSOR_TYPES and other._trace.level > top.level:
+            if type(other) in TENSOR_TYPES and other._trace.level >= top.level:
                 top = other._trace
             if top.alive:
                 return top.process(prim, (other, self), NO_PARAMS)
