@@ -10,7 +10,7 @@ from functools import cache
 
 import numpy as np
 
-from autodiff.core.primitive import NO_PARAMS
+from autodiff.core.primitive import NO_PARAMS, bind_binary
 from autodiff.core.pytree import tree_map
 from autodiff.core.tensor import TENSOR_TYPES, Tensor
 from autodiff.ops.at import at
@@ -39,10 +39,10 @@ def _binary(name):
                 return top.process(prim, (self, other), NO_PARAMS)
             return top.process_dead(prim, (self, other), NO_PARAMS)
 
-        def rop(self, other):  # (`other` comes first: at equal levels its trace is chosen)
+        def rop(self, other):
+            if type(other) in TENSOR_TYPES:  # (rare: Python tries `other`'s operator first)
+                return bind_binary(prim, other, self)
             top = self._trace
-            if type(other) in TENSOR_TYPES and other._trace.level >= top.level:
-                top = other._trace
             if top.alive:
                 return top.process(prim, (other, self), NO_PARAMS)
             return top.process_dead(prim, (other, self), NO_PARAMS)
