@@ -497,6 +497,9 @@ def _fn2(p, name, doc):
 # op inside the rule. Python numbers are constants and get no cotangent, as above.
 
 
+_add_reduce = np.add.reduce
+
+
 def _reduce_numpy(g, x):
     """`unbroadcast` for NumPy values: `g` summed to the shape of `x`, in its dtype."""
     try:
@@ -512,7 +515,25 @@ def _reduce_numpy(g, x):
     return g
 
 
+# The binary rules first try the commonest case of small arrays (a tape of many small ops,
+# where these calls are much of a backward pass): operands that are arrays or NumPy scalars
+# of g's very dtype (the singleton dtype objects, compared by `is`) and of g's shape, or a
+# scalar operand (a 0-d array or NumPy scalar: a parameter) against one of g's shape. Anything
+# else takes the general path (`_reduce_numpy`: broadcasting, dtypes, array-likes).
+_ARRAYS = frozenset((ndarray, np.float64, np.float32))
+
+
 def _add_vjp_numpy(g, out, x, y):
+    if type(x) in _ARRAYS and type(y) in _ARRAYS and type(g) is ndarray:
+        dt, shape = g.dtype, g.shape
+        if x.dtype is dt and y.dtype is dt:
+            if x.shape == shape:
+                if y.shape == shape:
+                    return g, g
+                if not y.shape:
+                    return g, _add_reduce(g, axis=None)
+            elif not x.shape and y.shape == shape:
+                return _add_reduce(g, axis=None), g
     return (
         None if type(x) in _NUMBER else _reduce_numpy(g, x),
         None if type(y) in _NUMBER else _reduce_numpy(g, y),
@@ -520,6 +541,16 @@ def _add_vjp_numpy(g, out, x, y):
 
 
 def _subtract_vjp_numpy(g, out, x, y):
+    if type(x) in _ARRAYS and type(y) in _ARRAYS and type(g) is ndarray:
+        dt, shape = g.dtype, g.shape
+        if x.dtype is dt and y.dtype is dt:
+            if x.shape == shape:
+                if y.shape == shape:
+                    return g, -g
+                if not y.shape:
+                    return g, -_add_reduce(g, axis=None)
+            elif not x.shape and y.shape == shape:
+                return _add_reduce(g, axis=None), -g
     return (
         None if type(x) in _NUMBER else _reduce_numpy(g, x),
         None if type(y) in _NUMBER else _reduce_numpy(-g, y),
@@ -527,7 +558,21 @@ def _subtract_vjp_numpy(g, out, x, y):
 
 
 def _multiply_vjp_numpy(g, out, x, y):
-    cx, cy = type(x) in _NUMBER, type(y) in _NUMBER
+    tx, ty = type(x), type(y)
+    if tx in _ARRAYS and ty in _ARRAYS and type(g) is ndarray and x is not y:
+        dt, shape = g.dtype, g.shape
+        if x.dtype is dt and y.dtype is dt:
+            if x.shape == shape:
+                if y.shape == shape:
+                    return g * y, g * x
+                if not y.shape:
+                    return g * y, _add_reduce(g * x, axis=None)
+            elif not x.shape and y.shape == shape:
+                return _add_reduce(g * y, axis=None), g * x
+    elif tx is float and ty is ndarray and type(g) is ndarray:  # (`0.5 * y`: a constant)
+        if y.dtype is g.dtype and y.shape == g.shape:
+            return None, g * x
+    cx, cy = tx in _NUMBER, ty in _NUMBER
     if x is y and not cx:
         ct = _reduce_numpy(g * x, x)
         return ct, ct

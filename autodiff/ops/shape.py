@@ -19,7 +19,7 @@ from numpy import ndarray  # (`np.ndarray` is an unspecialized lookup: numpy has
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from autodiff.core.dtypes import dtype_of, is_inexact
-from autodiff.core.primitive import Primitive, bind
+from autodiff.core.primitive import Primitive, bind, dispatch
 from autodiff.core.tensor import Tensor
 from autodiff.ops import broadcast as _broadcast
 from autodiff.ops.batching import batch_size, move_to_front
@@ -202,7 +202,10 @@ def _stack_impl(*arrays, axis, dtype, casting):
     first = arrays[0]
     if axis == 0 and dtype is None and type(first) is ndarray and first.ndim:
         shape, dt = first.shape, first.dtype
-        if all(type(a) is ndarray and a.shape == shape and a.dtype == dt for a in arrays):
+        for a in arrays:  # (a loop, not all() over a generator: this runs once per stack)
+            if not (type(a) is ndarray and a.shape == shape and a.dtype == dt):
+                break
+        else:
             return np.concatenate(arrays, casting=casting).reshape((len(arrays), *shape))
     return np.stack(arrays, axis=axis, dtype=dtype, casting=casting)
 
@@ -213,6 +216,13 @@ stack_p.vjp = _stack_vjp
 
 
 def _stack_vjp_numpy(g, out, *arrays, axis, dtype, casting):
+    if axis == 0 and type(g) is ndarray and g.dtype.kind in "fc":  # (the rows of g, as they are)
+        dt = g.dtype
+        for a in arrays:
+            if a.dtype is not dt:
+                break
+        else:
+            return tuple(g)
     pieces = _unstack_impl(g, axis)
     return tuple(
         (p if p.dtype == a.dtype else _astype_impl(p, a.dtype)) if a.dtype.kind in "fc" else None
@@ -683,11 +693,13 @@ def stack(arrays, axis: int = 0, out=None, *, dtype=None, casting: str = "same_k
     if not arrays:
         raise ValueError("need at least one array to stack")
     shape = shape_of(arrays[0])
-    if any(shape_of(a) != shape for a in arrays):
-        raise ValueError("all input arrays must have the same shape")
+    for a in arrays:
+        if shape_of(a) != shape:
+            raise ValueError("all input arrays must have the same shape")
     axis = normalize_axis_index(axis, len(shape) + 1)
-    dtype, arrays = _result_dtype(dtype, arrays)
-    return bind(stack_p, *arrays, axis=axis, dtype=dtype, casting=casting)
+    if dtype is not None:
+        dtype, arrays = _result_dtype(dtype, arrays)
+    return dispatch(stack_p, tuple(arrays), {"axis": axis, "dtype": dtype, "casting": casting})
 
 
 def unstack(x, /, *, axis: int = 0):

@@ -36,6 +36,7 @@ from numpy import add as _np_add
 from numpy import ndarray
 
 from autodiff.core import buffers
+from autodiff.core.dtypes import SCALARS
 from autodiff.core.graph import _Packed
 from autodiff.core.primitive import NO_PARAMS
 from autodiff.core.tensor import TENSOR_TYPES, Tensor
@@ -301,6 +302,8 @@ def backward_pass(
                                         total = _np_add(prev, in_ct)
                                 elif type(prev) is Lazy or type(in_ct) is Lazy:
                                     total = _add_lazy(prev, in_ct)
+                                elif type(prev) is type(in_ct) and type(prev) in SCALARS:
+                                    total = prev + in_ct  # (NumPy scalars: a parameter's)
                                 else:
                                     total = add(prev, in_ct)
                                 cts[parent] = total
