@@ -204,12 +204,12 @@ def test_nondifferentiable_reductions_are_constants():
 
 def test_full_sum_is_one_node_and_its_vjp_one_broadcast():
     with new_trace(ReverseTrace) as trace:
-        node = anp.sum(trace.new_leaf(X))._edge[0]
-        assert node.prim is reduce.reduce_sum_p and node.parents[0][0].prim is None
+        node = anp.sum(trace.new_leaf(X))._edge
+        assert node.prim is reduce.reduce_sum_p and node.parents[0].prim is None
         g = trace.new_leaf(np.array(1.0))
         (ct,) = reduce.reduce_sum_p.vjp(g, X, out=None, **node.params)
-    assert ct.shape == X.shape and ct._edge[0].prim.name == "broadcast_to"
-    assert ct._edge[0].parents[0][0].prim is None
+    assert ct.shape == X.shape and ct._edge.prim.name == "broadcast_to"
+    assert ct._edge.parents[0].prim is None
 
 
 def test_expand_reduced_is_the_transpose_of_reduce_sum():

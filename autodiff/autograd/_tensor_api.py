@@ -43,19 +43,20 @@ def retain_grad(self) -> None:
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     if self._edge is None:
         return
-    node, index = self._edge
+    node, index = self._gradient_edge()
     node._retain(index, self)
 
 
 def _retains_grad(self) -> bool:
     if self._edge is None:
         return False
-    extra = self._edge[0].extra
+    node, index = self._gradient_edge()
+    extra = node.extra
     return bool(
         extra is not None
         and extra.retains
-        and self._edge[1] in extra.retains
-        and extra.retains[self._edge[1]]() is self
+        and index in extra.retains
+        and extra.retains[index]() is self
     )
 
 

@@ -3,7 +3,8 @@ ReverseTrace and the torch-style level-0 graph record these), and the torch-faci
 
 A node keeps what its vjp rule needs (`primals`, `out`, `params`: its saved
 residuals), the edges `(node, output_index)` of its inputs (`parents`, None for
-constants) and a sequence number that grows with creation, so parents always
+constants; in a functional trace, the edge to a node with one output is the node itself,
+see `edge_pair`) and a sequence number that grows with creation, so parents always
 have smaller numbers than their consumers. A leaf node (`prim is None`) stands
 for a leaf tensor: torch's AccumulateGrad.
 """
@@ -19,6 +20,19 @@ import numpy as np
 from autodiff.core.primitive import NO_PARAMS
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import state
+
+
+def edge_pair(edge) -> tuple:
+    """`(node, output_index)` for an edge. An edge is that pair, or, in a functional trace
+    (reverse/graph.py), the node itself when it has a single output: one tuple less to
+    allocate, and for the cycle collector to traverse, per recorded operation. Code that
+    may see a functional trace's edges reads them through this (or `edge_node`)."""
+    return edge if type(edge) is tuple else (edge, 0)
+
+
+def edge_node(edge):
+    """The node of an edge (see `edge_pair`)."""
+    return edge[0] if type(edge) is tuple else edge
 
 
 class _NodeExtra:
@@ -145,7 +159,7 @@ class Node:
     @property
     def next_functions(self) -> tuple:
         """One `(node, output_index)` per input; `(None, 0)` for inputs that need no gradient."""
-        return tuple((None, 0) if e is None else e for e in self.parents)
+        return tuple((None, 0) if e is None else edge_pair(e) for e in self.parents)
 
     @property
     def metadata(self) -> dict:

@@ -163,8 +163,9 @@ class Tensor:
 
     def _gradient_edge(self):
         """`(node, index)` where this tensor's gradient enters the graph (a leaf's accumulator)."""
-        if self._edge is not None:
-            return self._edge
+        edge = self._edge
+        if edge is not None:  # (a functional trace's tracer may hold its node: graph.edge_pair)
+            return edge if type(edge) is tuple else (edge, 0)
         if self._accumulator is None:
             from autodiff.core.graph import leaf_node
             from autodiff.core.trace import next_sequence_number

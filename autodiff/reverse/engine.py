@@ -37,7 +37,7 @@ from numpy import ndarray
 
 from autodiff.core import buffers
 from autodiff.core.dtypes import SCALARS
-from autodiff.core.graph import _Packed
+from autodiff.core.graph import _Packed, edge_node, edge_pair
 from autodiff.core.primitive import NO_PARAMS
 from autodiff.core.tensor import TENSOR_TYPES, Tensor
 from autodiff.core.trace import state
@@ -80,7 +80,7 @@ def _collect(roots, count: bool = True) -> tuple[list, dict]:
         order.append(node)
         for edge in node.parents:
             if edge is not None:
-                parent = edge[0]
+                parent = edge[0] if type(edge) is tuple else edge
                 if count:
                     deps[parent] = deps.get(parent, 0) + 1
                 if parent not in seen:
@@ -104,9 +104,11 @@ def _prune(order: list, targets, capture_only) -> tuple[list, dict, set, set]:
     for node in order:  # parents first
         reaches = False
         for e in node.parents:
-            if e is not None and e[0] in useful:
+            if e is None:
+                continue
+            parent = e[0] if type(e) is tuple else e
+            if parent in useful:
                 reaches = True
-                parent = e[0]
                 deps[parent] = deps.get(parent, 0) + 1
         if reaches:
             useful.add(node)
@@ -126,7 +128,7 @@ def _needs(parents: tuple, kept: set | None) -> tuple:
     less)."""
     if kept is None:
         return tuple(edge is not None for edge in parents)
-    return tuple(edge is not None and edge[0] in kept for edge in parents)
+    return tuple(edge is not None and edge_node(edge) in kept for edge in parents)
 
 
 def _accumulate(cts: dict, node, index: int, ct) -> None:
@@ -181,7 +183,7 @@ def backward_pass(
     prune: bool = False,
     order: list | None = None,
 ) -> dict:
-    """Propagate cotangents from `roots` (a list of `(node, index)` edges).
+    """Propagate cotangents from `roots` (a list of edges, see graph.edge_pair).
 
     Without `sinks`, returns a dict mapping each reached leaf node to its summed
     cotangent (the functional transforms' use; they pass their trace's `order`, every
@@ -192,6 +194,7 @@ def backward_pass(
     run on Tensors so that the pass is recorded; `None` leaves grad mode alone.
     """
     cts: dict = {}
+    roots = [edge_pair(edge) for edge in roots]
     for (node, index), ct in zip(roots, root_cts):
         if ct is not None:
             _accumulate(cts, node, index, ct)
@@ -283,11 +286,14 @@ def backward_pass(
                         large = node.raw and type(ct) is ndarray and ct.size >= DONATE_MIN_SIZE
                     for edge, in_ct in zip(parents, in_cts):
                         if edge is not None and in_ct is not None:
-                            parent = edge[0]
-                            pprim = parent.prim
-                            if pprim is not None and pprim.multiple_results:
-                                _accumulate(cts, parent, edge[1], in_ct)
-                                continue
+                            if type(edge) is tuple:  # (see graph.edge_pair)
+                                parent = edge[0]
+                                pprim = parent.prim
+                                if pprim is not None and pprim.multiple_results:
+                                    _accumulate(cts, parent, edge[1], in_ct)
+                                    continue
+                            else:  # a functional trace's node of one output
+                                parent = edge
                             prev = get(parent)
                             if prev is None:
                                 cts[parent] = in_ct
@@ -329,7 +335,7 @@ def backward_pass(
             for edge in parents:
                 if edge is None:
                     continue
-                parent = edge[0]
+                parent = edge[0] if type(edge) is tuple else edge
                 left = deps.get(parent, 0) - 1  # pruned parents have no count and never run
                 deps[parent] = left
                 if left == 0 and parent.prim is None:
@@ -481,7 +487,8 @@ class _Runner:
         cts = self.cts
         for edge, in_ct in zip(node.parents, in_cts):
             if edge is not None and in_ct is not None:
-                _accumulate(cts, edge[0], edge[1], in_ct)
+                parent, index = edge_pair(edge)
+                _accumulate(cts, parent, index, in_ct)
 
     def _residuals(self, node):
         primals, out = node.primals, node.out
@@ -498,7 +505,7 @@ class _Runner:
                 p = p.unpack(p.packed)
                 p = p if create or not isinstance(p, Tensor) else p._value
             elif create and edge is not None:
-                p = Tensor._from(p, edge)  # linked to the graph, as the saved input was
+                p = Tensor._from(p, edge_pair(edge))  # linked to the graph, as the saved input was
             values.append(p)
         if create:
             if node.prim.multiple_results:

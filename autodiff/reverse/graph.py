@@ -1,8 +1,9 @@
 """ReverseTrace and ReverseTracer: the functional reverse-mode level (grad, vjp, jacrev).
 
-A tracer's `_edge` is `(node, output_index)`: the Node (autodiff.core.graph) that
-produced it. Residuals are saved as values of the level below, so the backward
-pass is seen — and differentiated — by any enclosing level.
+A tracer's `_edge` is the Node (autodiff.core.graph) that produced it, or `(node,
+output_index)` when that node has several outputs (`graph.edge_pair` reads either).
+Residuals are saved as values of the level below, so the backward pass is seen — and
+differentiated — by any enclosing level.
 """
 
 from __future__ import annotations
@@ -27,7 +28,8 @@ class ReverseTracer(Tensor):
 
 
 def reverse_tracer(value, trace, edge) -> ReverseTracer:
-    """A tracer of `trace` with primal `value`, produced by `edge = (node, output_index)`."""
+    """A tracer of `trace` with primal `value`, produced by `edge` (a node, or `(node,
+    output_index)` for a node with several outputs)."""
     tracer = ReverseTracer()
     tracer._value = value
     tracer._trace = trace
@@ -55,7 +57,7 @@ class ReverseTrace(Trace):
         self._seq += 1
         node = new_node(None, None, (), None, (), self._seq)
         self.nodes.append(node)
-        return reverse_tracer(value, self, (node, 0))
+        return reverse_tracer(value, self, node)
 
     def process(self, prim, args, params):
         if len(args) == 2:  # binary operators: the commonest case, unrolled (no lists)
@@ -163,5 +165,5 @@ class ReverseTrace(Trace):
         tracer = ReverseTracer()
         tracer._value = out
         tracer._trace = self
-        tracer._edge = (node, 0)
+        tracer._edge = node  # (its own edge: see graph.edge_pair)
         return tracer

@@ -88,7 +88,7 @@ class _Leaves:
             self.wrapped.append(wrapped[0] if treedef is LEAF else tree_unflatten(treedef, wrapped))
 
     def edges(self):
-        return [t._edge[0] for ts in self.tracers for t in ts if t is not None]
+        return [t._edge for ts in self.tracers for t in ts if t is not None]  # (leaf nodes)
 
     def gradients(self, cts: dict, conjugate: bool) -> list:
         """One gradient pytree per input tree; inputs the output did not use get zeros.
@@ -99,7 +99,7 @@ class _Leaves:
         for treedef, flat, tracers in zip(self.treedefs, self.values, self.tracers):
             grads = []
             for x, t in zip(flat, tracers):
-                g = cts.get(t._edge[0]) if t is not None else None
+                g = cts.get(t._edge) if t is not None else None
                 if g is not None and conjugate:
                     g = conj_complex(g)
                 grads.append(_zeros_like(x) if g is None else _match_input_type(g, x))
