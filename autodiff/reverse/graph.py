@@ -107,7 +107,8 @@ class ReverseTrace(Trace):
                 out = bind_binary(prim, x, y)
             large = False
         elif (
-            prim.scalar_impl is not None  # (binary primitives only: x and y are set)
+            type(x) is not ndarray  # (the commonest first operand: no scalar arithmetic)
+            and prim.scalar_impl is not None  # (binary primitives only: x and y are set)
             and (type(x) in SCALARS or type(y) in SCALARS)
             and type(x) in SCALAR_OPERANDS
             and type(y) in SCALAR_OPERANDS
