@@ -21,8 +21,8 @@ from numpy import ndarray  # (`np.ndarray` is an unspecialized lookup: numpy has
 from numpy.lib.array_utils import normalize_axis_index
 
 from autodiff.core.dtypes import dtype_of
-from autodiff.core.primitive import Primitive, bind, dispatch
-from autodiff.core.tensor import Tensor
+from autodiff.core.primitive import Primitive, bind
+from autodiff.core.tensor import TENSOR_TYPES, Tensor
 from autodiff.core.trace import EVAL_TRACE
 from autodiff.kernels.scatter import scatter_add_rows
 from autodiff.ops.batching import batch_size, move_batch_axis, move_to_front
@@ -536,7 +536,12 @@ def getitem(x, index):
         array([2., 3.])
     """
     if type(index) is int:  # the most common index: one position along the first axis
-        return dispatch(getitem_p, (x,), {"index": (index,)})  # (`bind`, without its frame)
+        if type(x) in TENSOR_TYPES:  # (`bind`'s dispatch, inline: one trace to choose)
+            top = x._trace
+            if top.alive:
+                return top.process(getitem_p, (x,), {"index": (index,)})
+            return top.process_dead(getitem_p, (x,), {"index": (index,)})
+        return getitem_p.impl(x, index=(index,))
     return gather(x, *split_index(shape_of(x), index))
 
 
