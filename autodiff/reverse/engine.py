@@ -244,7 +244,19 @@ def backward_pass(
                     rule = prim.vjp_numpy
                     large = False
                     kind = type(ct)
-                    if rule is not None and node.raw and kind not in TENSOR_TYPES:
+                    if (  # the commonest case, first: a small array, a rule on plain arrays
+                        kind is ndarray
+                        and rule is not None
+                        and node.raw
+                        and ct.size < DONATE_MIN_SIZE
+                        and not prim.vjp_takes_needs
+                    ):
+                        params = node.params
+                        if params is NO_PARAMS:  # (a call without keywords builds no dict)
+                            in_cts = rule(ct, node.out, *primals)
+                        else:
+                            in_cts = rule(ct, node.out, *primals, **params)
+                    elif rule is not None and node.raw and kind not in TENSOR_TYPES:
                         params = node.params
                         if kind is Lazy or (kind is ndarray and ct.size >= DONATE_MIN_SIZE):
                             large = True
@@ -297,7 +309,13 @@ def backward_pass(
                             prev = get(parent)
                             if prev is None:
                                 cts[parent] = in_ct
-                            elif parent in owned and _same_array_kind(prev, in_ct):
+                            elif (  # (same shape and dtype, plain arrays: added in place)
+                                parent in owned
+                                and type(in_ct) is ndarray
+                                and type(prev) is ndarray
+                                and in_ct.shape == prev.shape
+                                and in_ct.dtype == prev.dtype
+                            ):
                                 _np_add(prev, in_ct, out=prev)
                             else:
                                 if type(prev) is ndarray and type(in_ct) is ndarray:
@@ -608,16 +626,6 @@ def _donatable(ct) -> bool:
     """Is `ct` an array the engine alone refers to, owning its memory (not a view), writable?
     (Two references: the engine's local variable and this function's argument.)"""
     return buffers.unshared(ct, 2)
-
-
-def _same_array_kind(total, ct) -> bool:
-    """Can `ct` be added into `total` in place (same shape and dtype, plain arrays)?"""
-    return (
-        type(ct) is ndarray
-        and type(total) is ndarray
-        and ct.shape == total.shape
-        and ct.dtype == total.dtype
-    )
 
 
 def _as_tensor(g):
