@@ -524,7 +524,7 @@ _ARRAYS = frozenset((ndarray, np.float64, np.float32))
 
 
 def _add_vjp_numpy(g, out, x, y):
-    if type(x) in _ARRAYS and type(y) in _ARRAYS and type(g) is ndarray:
+    if type(x) in _ARRAYS and type(y) in _ARRAYS and type(g) in _ARRAYS:
         dt, shape = g.dtype, g.shape
         if x.dtype is dt and y.dtype is dt:
             if x.shape == shape:
@@ -541,7 +541,7 @@ def _add_vjp_numpy(g, out, x, y):
 
 
 def _subtract_vjp_numpy(g, out, x, y):
-    if type(x) in _ARRAYS and type(y) in _ARRAYS and type(g) is ndarray:
+    if type(x) in _ARRAYS and type(y) in _ARRAYS and type(g) in _ARRAYS:
         dt, shape = g.dtype, g.shape
         if x.dtype is dt and y.dtype is dt:
             if x.shape == shape:
@@ -559,7 +559,7 @@ def _subtract_vjp_numpy(g, out, x, y):
 
 def _multiply_vjp_numpy(g, out, x, y):
     tx, ty = type(x), type(y)
-    if tx in _ARRAYS and ty in _ARRAYS and type(g) is ndarray and x is not y:
+    if tx in _ARRAYS and ty in _ARRAYS and type(g) in _ARRAYS and x is not y:
         dt, shape = g.dtype, g.shape
         if x.dtype is dt and y.dtype is dt:
             if x.shape == shape:
