@@ -569,7 +569,7 @@ def _multiply_vjp_numpy(g, out, x, y):
                     return g * y, _add_reduce(g * x, axis=None)
             elif not x.shape and y.shape == shape:
                 return _add_reduce(g * y, axis=None), g * x
-    elif tx is float and ty is ndarray and type(g) is ndarray:  # (`0.5 * y`: a constant)
+    elif (tx is float or tx is int) and ty is ndarray and type(g) is ndarray:  # (`0.5 * y`)
         if y.dtype is g.dtype and y.shape == g.shape:
             return None, g * x
     cx, cy = tx in _NUMBER, ty in _NUMBER

@@ -87,9 +87,6 @@ class _Leaves:
             wrapped = [t if t is not None else x for t, x in zip(tracers, flat)]
             self.wrapped.append(wrapped[0] if treedef is LEAF else tree_unflatten(treedef, wrapped))
 
-    def edges(self):
-        return [t._edge for ts in self.tracers for t in ts if t is not None]  # (leaf nodes)
-
     def gradients(self, cts: dict, conjugate: bool) -> list:
         """One gradient pytree per input tree; inputs the output did not use get zeros.
 
