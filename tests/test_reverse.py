@@ -244,6 +244,71 @@ def test_wide_fan_in_sums_cotangents():
     np.testing.assert_allclose(ad.grad(f)(np.ones(3)), np.full(3, sum(range(200))))
 
 
+def test_compact_nodes_read_as_nodes_and_release_their_residuals():
+    """A functional trace records one- and two-input operations as Node1/Node2, which hold
+    their edges and residuals in slots; they read as any Node, and a backward pass that
+    does not retain the graph releases them (running one again then raises)."""
+    from autodiff.core.graph import Node, Node1, Node2, edge_node
+    from autodiff.reverse.engine import backward_pass
+    from autodiff.reverse.graph import ReverseTrace
+
+    trace = ReverseTrace(1)
+    x0 = np.array([0.5, 2.0])
+    x = trace.new_leaf(x0)
+    leaf = edge_node(x._edge)
+    y = trace.process(ad.ops.elementwise.multiply_p, (x, 3.0), {})
+    z = trace.process(ad.ops.elementwise.sin_p, (y,), {})
+    w = trace.process(
+        ad.ops.shape.stack_p, (z, y, x), {"axis": 0, "dtype": None, "casting": "same_kind"}
+    )
+    mul, sin, stack = (edge_node(t._edge) for t in (y, z, w))
+    assert (type(mul), type(sin), type(stack)) == (Node2, Node1, Node)
+    assert mul.parents == (leaf, None) and mul.next_functions == ((leaf, 0), (None, 0))
+    assert sin.parents == (mul,) and sin.name() == "SinBackward0"
+    assert mul.primals[0] is x0 and mul.primals[1] == 3.0
+    assert sin.primals[0] is y._value
+
+    def run(retain):
+        return backward_pass(
+            [w._edge], [np.ones((3, 2))], retain_graph=retain, order=list(trace.nodes)
+        )[leaf]
+
+    want = 3.0 * np.cos(3.0 * x0) + 3.0 + 1.0
+    np.testing.assert_allclose(run(True), want)
+    assert mul.primals is not None and sin.primals is not None
+    np.testing.assert_allclose(run(False), want)
+    assert mul.primals is None and sin.primals is None and mul.out is None
+    assert mul.parents == (leaf, None) and sin.parents == (mul,)  # (the structure stays)
+    with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+        run(False)
+    mul.primals = (x0, 2.0)  # (the setters, as Node.release and the engine use them)
+    assert mul.x0 is x0 and mul.x1 == 2.0
+    mul.release()
+    assert mul.primals is None and isinstance(mul, Node)
+
+
+def test_x_int_shares_its_params():
+    """`x[i]` for small i records the same params dict every time (no dict per node), with
+    NumPy's meaning for negative indices."""
+    from autodiff.core.graph import edge_node
+
+    seen = []
+
+    def f(x):
+        for i in (0, 1, -1, -3, 0, 70, -70):
+            seen.append(edge_node(x[i]._edge).params)
+        return x[-1] * x[2] + x[70] * x[-70]
+
+    x = np.arange(1.0, 101.0)
+    g = ad.grad(f)(x)
+    want = np.zeros(100)
+    want[99], want[2] = x[2], x[99]
+    want[70], want[30] = x[30], x[70]
+    np.testing.assert_array_equal(g, want)
+    assert [p["index"] for p in seen] == [(0,), (1,), (-1,), (-3,), (0,), (70,), (-70,)]
+    assert seen[0] is seen[4] and seen[5] is not seen[0]
+
+
 # --------------------------------------------------------------------------- donated cotangents
 
 

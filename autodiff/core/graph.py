@@ -223,6 +223,65 @@ class Node:
         return f"<{name} object at {hex(id(self))}>"
 
 
+# What a compact node's `x0` holds once its residuals are released (a primal may be None).
+RELEASED = type("Released", (), {"__repr__": lambda self: "RELEASED", "__slots__": ()})()
+
+
+class Node1(Node):
+    """A functional trace's node of a primitive with one input and one output, holding its
+    input's edge and residual in slots of its own, `p0` and `x0`, where a Node holds two
+    tuples, `parents` and `primals` (Node2: the same for two inputs).
+
+    Two objects less per recorded operation: a graph lives until its backward pass, and
+    every object in it that the cycle collector tracks makes each collection walk further
+    and come sooner. In a process whose heap is large (Numba's, once loaded) the
+    collections took a sixth of the ode workload's time (benchmarks/README.md). The
+    `parents` and `primals` properties read a compact node as any Node; the engine's loop
+    reads the slots.
+    """
+
+    __slots__ = ("p0", "x0")
+
+    @property
+    def parents(self) -> tuple:
+        return (self.p0,)
+
+    @property
+    def primals(self) -> tuple | None:
+        x0 = self.x0
+        return None if x0 is RELEASED else (x0,)
+
+    @primals.setter
+    def primals(self, value) -> None:
+        if value is None:  # (released)
+            self.x0 = RELEASED
+        else:
+            (self.x0,) = value
+
+
+class Node2(Node1):
+    """Node1 for a primitive with two inputs: `p0`, `p1` and `x0`, `x1`."""
+
+    __slots__ = ("p1", "x1")
+
+    @property
+    def parents(self) -> tuple:
+        return (self.p0, self.p1)
+
+    @property
+    def primals(self) -> tuple | None:
+        x0 = self.x0
+        return None if x0 is RELEASED else (x0, self.x1)
+
+    @primals.setter
+    def primals(self, value) -> None:
+        if value is None:  # (released)
+            self.x0 = RELEASED
+            self.x1 = None
+        else:
+            self.x0, self.x1 = value
+
+
 def new_node(prim, params, primals, out, parents, seq: int, raw: bool = False) -> Node:
     """A node of `prim` with its residuals (`primals`, `out`, `params`), the edges of its inputs
     (`parents`) and its sequence number; `raw`: are the residuals plain NumPy values? (Then a

@@ -522,6 +522,15 @@ def scatter_add(values, shape: tuple, index):
     return scatter(values, shape, *split_index(shape, index))
 
 
+# The params of `x[i]` for small i, shared (params are never mutated): a node recorded for
+# `x[0]` then holds no dict and tuple of its own, objects the cycle collector would track
+# until the backward pass (see core/graph.py's Node1). Indexed as a list: -1 is the last.
+_SMALL_INDEX = 64
+_SMALL_INDEX_PARAMS = [{"index": (i,)} for i in range(_SMALL_INDEX)] + [
+    {"index": (i,)} for i in range(-_SMALL_INDEX, 0)
+]
+
+
 def getitem(x, index):
     """`x[index]` with NumPy's semantics (basic, integer-array and boolean indices), differentiable.
 
@@ -537,10 +546,14 @@ def getitem(x, index):
     """
     if type(index) is int:  # the most common index: one position along the first axis
         if type(x) in TENSOR_TYPES:  # (`bind`'s dispatch, inline: one trace to choose)
+            if -_SMALL_INDEX <= index < _SMALL_INDEX:
+                params = _SMALL_INDEX_PARAMS[index]
+            else:
+                params = {"index": (index,)}
             top = x._trace
             if top.alive:
-                return top.process(getitem_p, (x,), {"index": (index,)})
-            return top.process_dead(getitem_p, (x,), {"index": (index,)})
+                return top.process(getitem_p, (x,), params)
+            return top.process_dead(getitem_p, (x,), params)
         return getitem_p.impl(x, index=(index,))
     return gather(x, *split_index(shape_of(x), index))
 

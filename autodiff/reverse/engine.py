@@ -37,7 +37,7 @@ from numpy import ndarray
 
 from autodiff.core import buffers
 from autodiff.core.dtypes import SCALARS
-from autodiff.core.graph import _Packed, edge_node, edge_pair
+from autodiff.core.graph import RELEASED, Node1, Node2, _Packed, edge_node, edge_pair
 from autodiff.core.primitive import NO_PARAMS
 from autodiff.core.tensor import TENSOR_TYPES, Tensor
 from autodiff.core.trace import state
@@ -232,11 +232,25 @@ def backward_pass(
             prim = node.prim
             if prim is None:
                 continue
-            parents = node.parents
+            # (Compact nodes hold their edges and residuals in slots, not tuples.)
+            kind = type(node)
+            if kind is Node2:
+                parents = (node.p0, node.p1)
+            elif kind is Node1:
+                parents = (node.p0,)
+            else:
+                parents = node.parents
             if fast and node.extra is None and not prim.multiple_results:
                 ct = pop(node, None)
                 if ct is not None:
-                    primals = node.primals
+                    if kind is Node2:
+                        primals = node.x0
+                        primals = None if primals is RELEASED else (primals, node.x1)
+                    elif kind is Node1:
+                        primals = node.x0
+                        primals = None if primals is RELEASED else (primals,)
+                    else:
+                        primals = node.primals
                     if primals is None:
                         raise RuntimeError(RELEASED_MESSAGE)
                     if node.versions is not None:
@@ -345,7 +359,14 @@ def backward_pass(
                         buffers.release_node(node)
                     ct = None
                 if not retain_graph:
-                    node.primals = node.out = None
+                    if kind is Node2:  # (the compact nodes' primals setters, inline)
+                        node.x0 = RELEASED
+                        node.x1 = None
+                    elif kind is Node1:
+                        node.x0 = RELEASED
+                    else:
+                        node.primals = None
+                    node.out = None
             else:
                 run.node(node)
             if not deps:

@@ -1,7 +1,8 @@
 """ReverseTrace and ReverseTracer: the functional reverse-mode level (grad, vjp, jacrev).
 
 A tracer's `_edge` is the Node (autodiff.core.graph) that produced it, or `(node,
-output_index)` when that node has several outputs (`graph.edge_pair` reads either).
+output_index)` when that node has several outputs (`graph.edge_pair` reads either). A node
+of one or two inputs and one output is a compact Node1 or Node2.
 Residuals are saved as values of the level below, so the backward pass is seen — and
 differentiated — by any enclosing level.
 """
@@ -12,7 +13,7 @@ from numpy import ndarray
 
 from autodiff.core import buffers, graph
 from autodiff.core.dtypes import SCALAR_OPERANDS, SCALARS
-from autodiff.core.graph import Node, new_node
+from autodiff.core.graph import Node, Node1, Node2, new_node
 from autodiff.core.primitive import NO_PARAMS, bind_binary, dispatch
 from autodiff.core.tensor import TENSOR_TYPES, Tensor
 from autodiff.core.trace import Trace
@@ -72,19 +73,21 @@ class ReverseTrace(Trace):
                 y = y._value
             else:
                 py = None
-            parents = (px, py)
+            arity = 2  # (the node holds px and py: see below)
             primals = (x, y)
             lower = type(x) in TENSOR_TYPES or type(y) in TENSOR_TYPES
         elif len(args) == 1:  # unary functions: unrolled too
             (x,) = args
             if type(x) in TENSOR_TYPES and x._trace is self:
-                parents = (x._edge,)
+                px = x._edge
                 x = x._value
             else:
-                parents = (None,)
+                px = None
+            arity = 1
             primals = (x,)
             lower = type(x) in TENSOR_TYPES
         else:
+            arity = 0  # (the edges are in `parents`)
             primals = []
             parents = []
             lower = False  # does any primal belong to a lower trace?
@@ -146,16 +149,32 @@ class ReverseTrace(Trace):
                         buffers.spare(spares, p)
             primals = kept
         self._seq = seq = self._seq + 1
-        # Tuples and a shared empty dict: a recorded graph lives until the backward pass, and
-        # each object less per node is memory the next op does not have to fault in.
+        # A recorded graph lives until the backward pass: each object less per node is memory
+        # the next op does not have to fault in, and one less for the cycle collector to walk.
+        # So one or two inputs and one output make a compact node, which holds its edges and
+        # residuals without tuples (core/graph.py's Node1), and no params a shared empty dict.
         # The node and the tracer are made inline, as `new_node` and `reverse_tracer` make them:
         # this runs once per recorded operation, and a call is a large share of its cost.
-        node = Node()
+        if arity == 2 and not prim.multiple_results:
+            node = Node2()
+            node.p0 = px
+            node.p1 = py
+            node.x0, node.x1 = primals
+        elif arity == 1 and not prim.multiple_results:
+            node = Node1()
+            node.p0 = px
+            (node.x0,) = primals
+        elif arity:
+            node = Node()
+            node.parents = (px, py) if arity == 2 else (px,)
+            node.primals = primals
+        else:
+            node = Node()
+            node.parents = parents
+            node.primals = primals
         node.prim = prim
         node.params = params or NO_PARAMS
-        node.primals = primals
         node.out = residual_out
-        node.parents = parents
         node.seq = seq
         node.versions = None
         node.extra = None
