@@ -244,11 +244,12 @@ def test_wide_fan_in_sums_cotangents():
     np.testing.assert_allclose(ad.grad(f)(np.ones(3)), np.full(3, sum(range(200))))
 
 
-def test_compact_nodes_read_as_nodes_and_release_their_residuals():
-    """A functional trace records one- and two-input operations as Node1/Node2, which hold
-    their edges and residuals in slots; they read as any Node, and a backward pass that
-    does not retain the graph releases them (running one again then raises)."""
-    from autodiff.core.graph import Node, Node1, Node2, edge_node
+def test_nodes_of_one_and_two_inputs_read_as_tuples_and_release_their_residuals():
+    """A node keeps the edges and residuals of one or two inputs in slots, not tuples (see
+    core/graph.py's Node); `parents` and `primals` read them as tuples for every arity,
+    and a backward pass that does not retain the graph releases them (running one again
+    then raises), keeping the structure."""
+    from autodiff.core.graph import MANY, ONE, RELEASED, edge_node
     from autodiff.reverse.engine import backward_pass
     from autodiff.reverse.graph import ReverseTrace
 
@@ -262,11 +263,12 @@ def test_compact_nodes_read_as_nodes_and_release_their_residuals():
         ad.ops.shape.stack_p, (z, y, x), {"axis": 0, "dtype": None, "casting": "same_kind"}
     )
     mul, sin, stack = (edge_node(t._edge) for t in (y, z, w))
-    assert (type(mul), type(sin), type(stack)) == (Node2, Node1, Node)
+    assert (mul.p1, sin.p1, stack.p1, leaf.p1) == (None, ONE, MANY, MANY)
     assert mul.parents == (leaf, None) and mul.next_functions == ((leaf, 0), (None, 0))
     assert sin.parents == (mul,) and sin.name() == "SinBackward0"
+    assert stack.parents == (sin, mul, leaf) and leaf.parents == () and leaf.primals == ()
     assert mul.primals[0] is x0 and mul.primals[1] == 3.0
-    assert sin.primals[0] is y._value
+    assert sin.primals[0] is y._value and len(stack.primals) == 3
 
     def run(retain):
         return backward_pass(
@@ -275,16 +277,19 @@ def test_compact_nodes_read_as_nodes_and_release_their_residuals():
 
     want = 3.0 * np.cos(3.0 * x0) + 3.0 + 1.0
     np.testing.assert_allclose(run(True), want)
-    assert mul.primals is not None and sin.primals is not None
+    assert None not in (mul.primals, sin.primals, stack.primals)
     np.testing.assert_allclose(run(False), want)
-    assert mul.primals is None and sin.primals is None and mul.out is None
+    assert mul.primals is None and sin.primals is None and stack.primals is None
+    assert mul.x0 is RELEASED and mul.x1 is None and mul.out is None
     assert mul.parents == (leaf, None) and sin.parents == (mul,)  # (the structure stays)
     with pytest.raises(RuntimeError, match="backward through the graph a second time"):
         run(False)
-    mul.primals = (x0, 2.0)  # (the setters, as Node.release and the engine use them)
-    assert mul.x0 is x0 and mul.x1 == 2.0
-    mul.release()
-    assert mul.primals is None and isinstance(mul, Node)
+    # The setters, as Node.release and buffers.release_node use them:
+    mul.primals, sin.primals, stack.primals = (x0, 2.0), [x0], [x0, x0, x0]
+    assert (mul.x0, mul.x1, sin.x0, stack.x0) == (x0, 2.0, x0, (x0, x0, x0))
+    for node in (mul, sin, stack):
+        node.release()
+        assert node.primals is None and node.out is None
 
 
 def test_x_int_shares_its_params():

@@ -122,6 +122,18 @@ def stand_in(value):
     return out
 
 
+def _marker(name: str):
+    """A unique object that reprs as `name`."""
+    return type(name, (), {"__slots__": (), "__repr__": lambda self: name})()
+
+
+# Markers in a Node's slots (see Node): its p1 for one input, and for other counts; its x0
+# once its residuals are released.
+ONE = _marker("ONE")
+MANY = _marker("MANY")
+RELEASED = _marker("RELEASED")
+
+
 class Node:
     """A recorded primitive application (or, with `prim=None`, a leaf's gradient accumulator).
 
@@ -136,18 +148,84 @@ class Node:
     __slots__ = (
         "prim",
         "params",
-        "primals",
         "out",
-        "parents",
         "seq",
         "versions",
         "extra",
         "raw",
+        "p0",
+        "p1",
+        "x0",
+        "x1",
         "__weakref__",
     )
 
     # No __init__: nodes are made by `new_node` (calling a class whose __init__ is written in
     # Python costs a second interpreter frame, about twice the cost of the node's stores).
+
+    # A node's input edges (`parents`) and saved inputs (`primals`) are kept without tuples
+    # for the commonest arities, one and two inputs: a graph lives until its backward pass,
+    # and every object in it that the cycle collector tracks makes each collection walk
+    # further and come sooner (in a process whose heap is large, Numba's once loaded, they
+    # took a sixth of the ode workload's time: benchmarks/README.md). So:
+    #   two inputs:   p0, p1 = the edges;      x0, x1 = the saved inputs
+    #   one input:    p0 = the edge, p1 = ONE;  x0 = the saved input
+    #   other counts: p0 = the edges' tuple, p1 = MANY; x0 = the saved inputs' tuple
+    # and x0 is RELEASED once the residuals are dropped. `parents` and `primals` read and
+    # write this as tuples (the engine's loop reads the slots itself); `set_inputs` sets both.
+
+    @property
+    def parents(self) -> tuple:
+        """The edges of the inputs (None for an input that needs no gradient)."""
+        p1 = self.p1
+        if p1 is ONE:
+            return (self.p0,)
+        if p1 is MANY:
+            return self.p0
+        return (self.p0, p1)
+
+    @property
+    def primals(self) -> tuple | None:
+        """The saved inputs, or None once released."""
+        x0 = self.x0
+        if x0 is RELEASED:
+            return None
+        p1 = self.p1
+        if p1 is ONE:
+            return (x0,)
+        if p1 is MANY:
+            return x0
+        return (x0, self.x1)
+
+    @primals.setter
+    def primals(self, value) -> None:
+        if value is None:  # (released)
+            self.x0 = RELEASED
+            self.x1 = None
+            return
+        p1 = self.p1
+        if p1 is ONE:
+            (self.x0,) = value
+        elif p1 is MANY:
+            self.x0 = tuple(value)
+        else:
+            self.x0, self.x1 = value
+
+    def set_inputs(self, parents: tuple, primals: tuple) -> None:
+        """Set `parents` and `primals` (of equal lengths)."""
+        if len(parents) == 2:
+            self.p0, self.p1 = parents
+            self.x0, self.x1 = primals
+        elif len(parents) == 1:
+            (self.p0,) = parents
+            self.p1 = ONE
+            (self.x0,) = primals
+            self.x1 = None
+        else:
+            self.p0 = tuple(parents)
+            self.p1 = MANY
+            self.x0 = tuple(primals)
+            self.x1 = None
 
     # ---- torch.autograd.graph.Node API ----
     def name(self) -> str:
@@ -223,65 +301,6 @@ class Node:
         return f"<{name} object at {hex(id(self))}>"
 
 
-# What a compact node's `x0` holds once its residuals are released (a primal may be None).
-RELEASED = type("Released", (), {"__repr__": lambda self: "RELEASED", "__slots__": ()})()
-
-
-class Node1(Node):
-    """A functional trace's node of a primitive with one input and one output, holding its
-    input's edge and residual in slots of its own, `p0` and `x0`, where a Node holds two
-    tuples, `parents` and `primals` (Node2: the same for two inputs).
-
-    Two objects less per recorded operation: a graph lives until its backward pass, and
-    every object in it that the cycle collector tracks makes each collection walk further
-    and come sooner. In a process whose heap is large (Numba's, once loaded) the
-    collections took a sixth of the ode workload's time (benchmarks/README.md). The
-    `parents` and `primals` properties read a compact node as any Node; the engine's loop
-    reads the slots.
-    """
-
-    __slots__ = ("p0", "x0")
-
-    @property
-    def parents(self) -> tuple:
-        return (self.p0,)
-
-    @property
-    def primals(self) -> tuple | None:
-        x0 = self.x0
-        return None if x0 is RELEASED else (x0,)
-
-    @primals.setter
-    def primals(self, value) -> None:
-        if value is None:  # (released)
-            self.x0 = RELEASED
-        else:
-            (self.x0,) = value
-
-
-class Node2(Node1):
-    """Node1 for a primitive with two inputs: `p0`, `p1` and `x0`, `x1`."""
-
-    __slots__ = ("p1", "x1")
-
-    @property
-    def parents(self) -> tuple:
-        return (self.p0, self.p1)
-
-    @property
-    def primals(self) -> tuple | None:
-        x0 = self.x0
-        return None if x0 is RELEASED else (x0, self.x1)
-
-    @primals.setter
-    def primals(self, value) -> None:
-        if value is None:  # (released)
-            self.x0 = RELEASED
-            self.x1 = None
-        else:
-            self.x0, self.x1 = value
-
-
 def new_node(prim, params, primals, out, parents, seq: int, raw: bool = False) -> Node:
     """A node of `prim` with its residuals (`primals`, `out`, `params`), the edges of its inputs
     (`parents`) and its sequence number; `raw`: are the residuals plain NumPy values? (Then a
@@ -289,9 +308,8 @@ def new_node(prim, params, primals, out, parents, seq: int, raw: bool = False) -
     node = Node()
     node.prim = prim
     node.params = params
-    node.primals = primals
+    node.set_inputs(parents, primals)
     node.out = out
-    node.parents = parents
     node.seq = seq
     node.versions = None
     node.extra = None
@@ -342,9 +360,17 @@ def record(prim, args: tuple, params: dict, out):
     node = Node()  # (new_node, inline)
     node.prim = prim
     node.params = params or NO_PARAMS
-    node.primals = tuple(primals)
+    if len(parents) == 2:  # (node.set_inputs, inline: the commonest arities first)
+        node.p0, node.p1 = parents
+        node.x0, node.x1 = primals
+    elif len(parents) == 1:
+        (node.p0,) = parents
+        node.p1 = ONE
+        (node.x0,) = primals
+        node.x1 = None
+    else:
+        node.set_inputs(parents, primals)
     node.out = out
-    node.parents = tuple(parents)
     node.seq = seq
     node.versions = versions
     node.extra = None

@@ -524,7 +524,7 @@ def scatter_add(values, shape: tuple, index):
 
 # The params of `x[i]` for small i, shared (params are never mutated): a node recorded for
 # `x[0]` then holds no dict and tuple of its own, objects the cycle collector would track
-# until the backward pass (see core/graph.py's Node1). Indexed as a list: -1 is the last.
+# until the backward pass (see core/graph.py's Node). Indexed as a list: -1 is the last.
 _SMALL_INDEX = 64
 _SMALL_INDEX_PARAMS = [{"index": (i,)} for i in range(_SMALL_INDEX)] + [
     {"index": (i,)} for i in range(-_SMALL_INDEX, 0)

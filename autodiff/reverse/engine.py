@@ -37,7 +37,7 @@ from numpy import ndarray
 
 from autodiff.core import buffers
 from autodiff.core.dtypes import SCALARS
-from autodiff.core.graph import RELEASED, Node1, Node2, _Packed, edge_node, edge_pair
+from autodiff.core.graph import MANY, ONE, RELEASED, _Packed, edge_node, edge_pair
 from autodiff.core.primitive import NO_PARAMS
 from autodiff.core.tensor import TENSOR_TYPES, Tensor
 from autodiff.core.trace import state
@@ -232,27 +232,24 @@ def backward_pass(
             prim = node.prim
             if prim is None:
                 continue
-            # (Compact nodes hold their edges and residuals in slots, not tuples.)
-            kind = type(node)
-            if kind is Node2:
-                parents = (node.p0, node.p1)
-            elif kind is Node1:
+            p1 = node.p1  # (Node.parents and .primals, inline: see Node for its slots)
+            if p1 is ONE:
                 parents = (node.p0,)
+            elif p1 is MANY:
+                parents = node.p0
             else:
-                parents = node.parents
+                parents = (node.p0, p1)
             if fast and node.extra is None and not prim.multiple_results:
                 ct = pop(node, None)
                 if ct is not None:
-                    if kind is Node2:
-                        primals = node.x0
-                        primals = None if primals is RELEASED else (primals, node.x1)
-                    elif kind is Node1:
-                        primals = node.x0
-                        primals = None if primals is RELEASED else (primals,)
-                    else:
-                        primals = node.primals
-                    if primals is None:
+                    out = node.out
+                    if out is None:  # (released with its primals)
                         raise RuntimeError(RELEASED_MESSAGE)
+                    primals = node.x0
+                    if p1 is ONE:
+                        primals = (primals,)
+                    elif p1 is not MANY:
+                        primals = (primals, node.x1)
                     if node.versions is not None:
                         _check_versions(node)
                     rule = prim.vjp_numpy
@@ -267,9 +264,9 @@ def backward_pass(
                     ):
                         params = node.params
                         if params is NO_PARAMS:  # (a call without keywords builds no dict)
-                            in_cts = rule(ct, node.out, *primals)
+                            in_cts = rule(ct, out, *primals)
                         else:
-                            in_cts = rule(ct, node.out, *primals, **params)
+                            in_cts = rule(ct, out, *primals, **params)
                     elif rule is not None and node.raw and kind not in TENSOR_TYPES:
                         params = node.params
                         if kind is Lazy or (kind is ndarray and ct.size >= DONATE_MIN_SIZE):
@@ -277,7 +274,7 @@ def backward_pass(
                             if (
                                 prim.vjp_fused is not None
                                 and params is NO_PARAMS
-                                and fused.fusable(ct, node.out, primals)
+                                and fused.fusable(ct, out, primals)
                             ):
                                 # Lazy arithmetic: chains of these rules and their sums are
                                 # computed in one pass once a cotangent leaves them (see
@@ -292,22 +289,22 @@ def backward_pass(
                                     rule = prim.vjp_numpy_large
                         if prim.vjp_takes_needs:
                             needs = _needs(parents, kept)
-                            in_cts = rule(ct, node.out, *primals, needs=needs, **params)
+                            in_cts = rule(ct, out, *primals, needs=needs, **params)
                         elif params is NO_PARAMS:  # (a call without keywords builds no dict)
-                            in_cts = rule(ct, node.out, *primals)
+                            in_cts = rule(ct, out, *primals)
                         else:
-                            in_cts = rule(ct, node.out, *primals, **params)
+                            in_cts = rule(ct, out, *primals, **params)
                     else:
                         if type(ct) is Lazy:
                             ct = fused.evaluate(ct, 1)
                         rule = prim.vjp or prim.rule("vjp")
                         if prim.vjp_takes_needs:
                             needs = _needs(parents, kept)
-                            in_cts = rule(ct, *primals, out=node.out, needs=needs, **node.params)
+                            in_cts = rule(ct, *primals, out=out, needs=needs, **node.params)
                         elif node.params is NO_PARAMS:  # (no keyword dict to merge)
-                            in_cts = rule(ct, *primals, out=node.out)
+                            in_cts = rule(ct, *primals, out=out)
                         else:
-                            in_cts = rule(ct, *primals, out=node.out, **node.params)
+                            in_cts = rule(ct, *primals, out=out, **node.params)
                         # (A rule on plain arrays: its large residuals are recycled too.)
                         large = node.raw and type(ct) is ndarray and ct.size >= DONATE_MIN_SIZE
                     for edge, in_ct in zip(parents, in_cts):
@@ -354,19 +351,13 @@ def backward_pass(
                     if large and not retain_graph:
                         # Large arrays this pass alone holds, the cotangent (`ct`) and the
                         # node's residuals, are recycled (core/buffers.py).
-                        primals = None  # (release_node pools only from unshared tuples)
+                        primals = out = None  # (release_node pools only unshared arrays)
                         buffers.give_if_unshared(ct, 1)
                         buffers.release_node(node)
-                    ct = None
+                    ct = out = None
                 if not retain_graph:
-                    if kind is Node2:  # (the compact nodes' primals setters, inline)
-                        node.x0 = RELEASED
-                        node.x1 = None
-                    elif kind is Node1:
-                        node.x0 = RELEASED
-                    else:
-                        node.primals = None
-                    node.out = None
+                    node.x0 = RELEASED  # (node.primals = None, inline)
+                    node.x1 = node.out = None
             else:
                 run.node(node)
             if not deps:

@@ -1,8 +1,7 @@
 """ReverseTrace and ReverseTracer: the functional reverse-mode level (grad, vjp, jacrev).
 
 A tracer's `_edge` is the Node (autodiff.core.graph) that produced it, or `(node,
-output_index)` when that node has several outputs (`graph.edge_pair` reads either). A node
-of one or two inputs and one output is a compact Node1 or Node2.
+output_index)` when that node has several outputs (`graph.edge_pair` reads either).
 Residuals are saved as values of the level below, so the backward pass is seen — and
 differentiated — by any enclosing level.
 """
@@ -13,7 +12,7 @@ from numpy import ndarray
 
 from autodiff.core import buffers, graph
 from autodiff.core.dtypes import SCALAR_OPERANDS, SCALARS
-from autodiff.core.graph import Node, Node1, Node2, new_node
+from autodiff.core.graph import MANY, ONE, Node, new_node
 from autodiff.core.primitive import NO_PARAMS, bind_binary, dispatch
 from autodiff.core.tensor import TENSOR_TYPES, Tensor
 from autodiff.core.trace import Trace
@@ -73,7 +72,7 @@ class ReverseTrace(Trace):
                 y = y._value
             else:
                 py = None
-            arity = 2  # (the node holds px and py: see below)
+            arity = 2  # (the edges: px, py)
             primals = (x, y)
             lower = type(x) in TENSOR_TYPES or type(y) in TENSOR_TYPES
         elif len(args) == 1:  # unary functions: unrolled too
@@ -87,7 +86,7 @@ class ReverseTrace(Trace):
             primals = (x,)
             lower = type(x) in TENSOR_TYPES
         else:
-            arity = 0  # (the edges are in `parents`)
+            arity = 0  # (the edges: `parents`)
             primals = []
             parents = []
             lower = False  # does any primal belong to a lower trace?
@@ -151,27 +150,25 @@ class ReverseTrace(Trace):
         self._seq = seq = self._seq + 1
         # A recorded graph lives until the backward pass: each object less per node is memory
         # the next op does not have to fault in, and one less for the cycle collector to walk.
-        # So one or two inputs and one output make a compact node, which holds its edges and
-        # residuals without tuples (core/graph.py's Node1), and no params a shared empty dict.
+        # So a node of one or two inputs holds its edges and residuals without tuples (see
+        # core/graph.py's Node), and no params are a shared empty dict.
         # The node and the tracer are made inline, as `new_node` and `reverse_tracer` make them:
         # this runs once per recorded operation, and a call is a large share of its cost.
-        if arity == 2 and not prim.multiple_results:
-            node = Node2()
+        node = Node()
+        if arity == 2:  # (Node.set_inputs, inline: one and two inputs take no tuples)
             node.p0 = px
             node.p1 = py
             node.x0, node.x1 = primals
-        elif arity == 1 and not prim.multiple_results:
-            node = Node1()
+        elif arity == 1:
             node.p0 = px
+            node.p1 = ONE
             (node.x0,) = primals
-        elif arity:
-            node = Node()
-            node.parents = (px, py) if arity == 2 else (px,)
-            node.primals = primals
+            node.x1 = None
         else:
-            node = Node()
-            node.parents = parents
-            node.primals = primals
+            node.p0 = parents
+            node.p1 = MANY
+            node.x0 = primals
+            node.x1 = None
         node.prim = prim
         node.params = params or NO_PARAMS
         node.out = residual_out
