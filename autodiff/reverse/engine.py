@@ -245,11 +245,6 @@ def backward_pass(
                     out = node.out
                     if out is None:  # (released with its primals)
                         raise RuntimeError(RELEASED_MESSAGE)
-                    primals = node.x0
-                    if p1 is ONE:
-                        primals = (primals,)
-                    elif p1 is not MANY:
-                        primals = (primals, node.x1)
                     if node.versions is not None:
                         _check_versions(node)
                     rule = prim.vjp_numpy
@@ -261,52 +256,60 @@ def backward_pass(
                         and node.raw
                         and ct.size < DONATE_MIN_SIZE
                         and not prim.vjp_takes_needs
-                    ):
-                        params = node.params
-                        if params is NO_PARAMS:  # (a call without keywords builds no dict)
-                            in_cts = rule(ct, out, *primals)
+                        and node.params is NO_PARAMS
+                    ):  # (positional calls: no tuple of arguments to build)
+                        if p1 is ONE:
+                            in_cts = rule(ct, out, node.x0)
+                        elif p1 is MANY:
+                            in_cts = rule(ct, out, *node.x0)
                         else:
-                            in_cts = rule(ct, out, *primals, **params)
-                    elif rule is not None and node.raw and kind not in TENSOR_TYPES:
-                        params = node.params
-                        if kind is Lazy or (kind is ndarray and ct.size >= DONATE_MIN_SIZE):
-                            large = True
-                            if (
-                                prim.vjp_fused is not None
-                                and params is NO_PARAMS
-                                and fused.fusable(ct, out, primals)
-                            ):
-                                # Lazy arithmetic: chains of these rules and their sums are
-                                # computed in one pass once a cotangent leaves them (see
-                                # kernels/fused.py); `rule` is then the fused one.
-                                rule = prim.vjp_fused
-                            else:
-                                if kind is Lazy:
-                                    ct = fused.evaluate(ct, 1)
-                                if prim.vjp_numpy_donated is not None and _donatable(ct):
-                                    rule = prim.vjp_numpy_donated
-                                elif prim.vjp_numpy_large is not None:
-                                    rule = prim.vjp_numpy_large
-                        if prim.vjp_takes_needs:
-                            needs = _needs(parents, kept)
-                            in_cts = rule(ct, out, *primals, needs=needs, **params)
-                        elif params is NO_PARAMS:  # (a call without keywords builds no dict)
-                            in_cts = rule(ct, out, *primals)
-                        else:
-                            in_cts = rule(ct, out, *primals, **params)
+                            in_cts = rule(ct, out, node.x0, node.x1)
                     else:
-                        if type(ct) is Lazy:
-                            ct = fused.evaluate(ct, 1)
-                        rule = prim.vjp or prim.rule("vjp")
-                        if prim.vjp_takes_needs:
-                            needs = _needs(parents, kept)
-                            in_cts = rule(ct, *primals, out=out, needs=needs, **node.params)
-                        elif node.params is NO_PARAMS:  # (no keyword dict to merge)
-                            in_cts = rule(ct, *primals, out=out)
+                        primals = node.x0  # (node.primals, inline)
+                        if p1 is ONE:
+                            primals = (primals,)
+                        elif p1 is not MANY:
+                            primals = (primals, node.x1)
+                        if rule is not None and node.raw and kind not in TENSOR_TYPES:
+                            params = node.params
+                            if kind is Lazy or (kind is ndarray and ct.size >= DONATE_MIN_SIZE):
+                                large = True
+                                if (
+                                    prim.vjp_fused is not None
+                                    and params is NO_PARAMS
+                                    and fused.fusable(ct, out, primals)
+                                ):
+                                    # Lazy arithmetic: chains of these rules and their sums are
+                                    # computed in one pass once a cotangent leaves them (see
+                                    # kernels/fused.py); `rule` is then the fused one.
+                                    rule = prim.vjp_fused
+                                else:
+                                    if kind is Lazy:
+                                        ct = fused.evaluate(ct, 1)
+                                    if prim.vjp_numpy_donated is not None and _donatable(ct):
+                                        rule = prim.vjp_numpy_donated
+                                    elif prim.vjp_numpy_large is not None:
+                                        rule = prim.vjp_numpy_large
+                            if prim.vjp_takes_needs:
+                                needs = _needs(parents, kept)
+                                in_cts = rule(ct, out, *primals, needs=needs, **params)
+                            elif params is NO_PARAMS:  # (a call without keywords builds no dict)
+                                in_cts = rule(ct, out, *primals)
+                            else:
+                                in_cts = rule(ct, out, *primals, **params)
                         else:
-                            in_cts = rule(ct, *primals, out=out, **node.params)
-                        # (A rule on plain arrays: its large residuals are recycled too.)
-                        large = node.raw and type(ct) is ndarray and ct.size >= DONATE_MIN_SIZE
+                            if type(ct) is Lazy:
+                                ct = fused.evaluate(ct, 1)
+                            rule = prim.vjp or prim.rule("vjp")
+                            if prim.vjp_takes_needs:
+                                needs = _needs(parents, kept)
+                                in_cts = rule(ct, *primals, out=out, needs=needs, **node.params)
+                            elif node.params is NO_PARAMS:  # (no keyword dict to merge)
+                                in_cts = rule(ct, *primals, out=out)
+                            else:
+                                in_cts = rule(ct, *primals, out=out, **node.params)
+                            # (A rule on plain arrays: its large residuals are recycled too.)
+                            large = node.raw and type(ct) is ndarray and ct.size >= DONATE_MIN_SIZE
                     for edge, in_ct in zip(parents, in_cts):
                         if edge is not None and in_ct is not None:
                             if type(edge) is tuple:  # (see graph.edge_pair)
@@ -347,14 +350,14 @@ def backward_pass(
                                 if type(total) is ndarray:
                                     owned.add(parent)
                     # (No stale reference may keep a cotangent from being donated.)
-                    in_cts = in_ct = prev = total = None
+                    in_cts = in_ct = prev = total = primals = None
                     if large and not retain_graph:
                         # Large arrays this pass alone holds, the cotangent (`ct`) and the
                         # node's residuals, are recycled (core/buffers.py).
-                        primals = out = None  # (release_node pools only unshared arrays)
+                        out = None  # (release_node pools only unshared arrays)
                         buffers.give_if_unshared(ct, 1)
                         buffers.release_node(node)
-                    ct = out = None
+                    ct = None
                 if not retain_graph:
                     node.x0 = RELEASED  # (node.primals = None, inline)
                     node.x1 = node.out = None
