@@ -78,7 +78,8 @@ def _collect(roots, count: bool = True) -> tuple[list, dict]:
             continue
         add_seen(node)
         order.append(node)
-        for edge in node.parents:
+        p1 = node.p1  # (node.parents, inline: see Node)
+        for edge in (node.p0,) if p1 is ONE else node.p0 if p1 is MANY else (node.p0, p1):
             if edge is not None:
                 parent = edge[0] if type(edge) is tuple else edge
                 if count:
@@ -493,13 +494,15 @@ class _Runner:
             if extra is not None and extra.pre_hooks:
                 grads = self._node_pre_hooks(node, grads)
             ct = grads if multi else grads[0]
-        if node.primals is None:
+        primals = node.primals
+        if primals is None:
             raise RuntimeError(RELEASED_MESSAGE)
-        primals, out = self._residuals(node)
+        parents = node.parents  # (both properties read once: see Node)
+        primals, out = self._residuals(node, primals, parents)
         rule = prim.vjp or prim.rule("vjp")
         try:
             if prim.vjp_takes_needs:
-                needs = _needs(node.parents, self.kept)
+                needs = _needs(parents, self.kept)
                 in_cts = rule(ct, *primals, out=out, needs=needs, **node.params)
             else:
                 in_cts = rule(ct, *primals, out=out, **node.params)
@@ -518,13 +521,15 @@ class _Runner:
         if not self.retain:
             node.release()
         cts = self.cts
-        for edge, in_ct in zip(node.parents, in_cts):
+        for edge, in_ct in zip(parents, in_cts):
             if edge is not None and in_ct is not None:
                 parent, index = edge_pair(edge)
                 _accumulate(cts, parent, index, in_ct)
 
-    def _residuals(self, node):
-        primals, out = node.primals, node.out
+    def _residuals(self, node, primals: tuple, parents: tuple):
+        """The rule's arguments from the node's saved `primals` (its `parents` are the edges
+        they had) and output."""
+        out = node.out
         if node.versions is None:  # functional-trace node: residuals are lower-level values
             return primals, out
         _check_versions(node)
@@ -533,7 +538,7 @@ class _Runner:
             out = out.unpack(out.packed)
             out = out._value if isinstance(out, Tensor) else out
         values = []
-        for p, edge in zip(primals, node.parents):
+        for p, edge in zip(primals, parents):
             if isinstance(p, _Packed):
                 p = p.unpack(p.packed)
                 p = p if create or not isinstance(p, Tensor) else p._value
