@@ -850,6 +850,23 @@ class TestGraphUtilities:
         g.sum().backward()
         np.testing.assert_allclose(x.grad.numpy(), np.exp([1.0, 2.0]))
 
+    def test_saved_tensors_hooks_pack_with_grad_mode_off(self):
+        # As in torch: a pack hook may compute with the tensor (`t * 1` records nothing, so
+        # saves nothing to pack again), and grad mode is back on after it.
+        x = leaf(1.0, 2.0)
+        seen = []
+
+        def pack(t):
+            seen.append((ad.is_grad_enabled(), t.requires_grad, (t * 1).requires_grad))
+            return t * 1
+
+        with autograd.graph.saved_tensors_hooks(pack, lambda p: p):
+            y = (x * x).exp()
+        assert seen == [(False, True, False)] * 3 and ad.is_grad_enabled()
+        y.sum().backward()
+        want = 2.0 * np.array([1.0, 2.0]) * np.exp(np.array([1.0, 4.0]))
+        np.testing.assert_allclose(x.grad.numpy(), want)
+
     def test_increment_version_invalidates_saved_tensors(self):
         x = leaf(1.0, 2.0)
         y = x * 1

@@ -351,7 +351,7 @@ def record(prim, args: tuple, params: dict, out):
                 edge = a._gradient_edge()  # (a leaf's accumulator, made on first use)
             parents.append(edge)
             versions.append((a, a._vc) if saves else None)
-            primals.append(a._value if hooks is None else _Packed(hooks[0](a), hooks[1]))
+            primals.append(a._value if hooks is None else _pack(hooks, a, st))
         else:
             parents.append(None)
             versions.append(None)
@@ -383,10 +383,21 @@ def record(prim, args: tuple, params: dict, out):
         return tuple(Tensor._from(o, (node, i)) for i, o in enumerate(out))
     result = Tensor._from(out, (node, 0))
     if out_hooks is not None:
-        node.out = _Packed(out_hooks[0](result), out_hooks[1])
+        node.out = _pack(out_hooks, result, st)
         node.raw = False
         node._extra()
     return result
+
+
+def _pack(hooks: tuple, tensor, st) -> _Packed:
+    """`tensor` saved through `saved_tensors_hooks` (pack, unpack): the pack hook runs with grad
+    mode off, as in torch (what it computes is not recorded, so saves nothing to pack again)."""
+    enabled = st.grad_enabled
+    st.grad_enabled = False
+    try:
+        return _Packed(hooks[0](tensor), hooks[1])
+    finally:
+        st.grad_enabled = enabled
 
 
 class _Packed:
