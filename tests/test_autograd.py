@@ -701,6 +701,12 @@ class TestTensorAutogradAttributes:
         with pytest.raises(RuntimeError, match=msg):
             (x * 2).numpy()
         assert x.detach().numpy().tolist() == [1.0, 2.0]
+        # As in torch: with grad mode off, or force=True, the value (its memory, shared).
+        with ad.no_grad():
+            assert x.numpy().tolist() == [1.0, 2.0]
+        forced = x.numpy(force=True)
+        forced[0] = 5.0
+        assert x.tolist() == [5.0, 2.0] and x.requires_grad
 
     @pytest.mark.parametrize("values", [[1, 2], [True, False]])
     def test_requires_grad_on_integer_or_bool_tensor(self, values):
@@ -866,6 +872,20 @@ class TestGraphUtilities:
         y.sum().backward()
         want = 2.0 * np.array([1.0, 2.0]) * np.exp(np.array([1.0, 4.0]))
         np.testing.assert_allclose(x.grad.numpy(), want)
+
+    @pytest.mark.parametrize(
+        "pack", [lambda t: t * 1, lambda t: t.detach() * 1, lambda t: t, lambda t: t.numpy()]
+    )
+    def test_saved_tensors_hooks_keep_the_graph_for_double_backward(self, pack):
+        # As torch puts back a saved variable's grad_fn when it is unpacked: whatever the
+        # pack hook returns, a create_graph pass differentiates through the saved input.
+        with autograd.graph.saved_tensors_hooks(pack, lambda p: p):
+            x = leaf(1.0, 2.0)
+            y = (x * x * x).sum()
+        (g,) = autograd.grad(y, x, create_graph=True)
+        (h,) = autograd.grad(g.sum(), x)
+        np.testing.assert_allclose(g.detach().numpy(), [3.0, 12.0])
+        np.testing.assert_allclose(h.numpy(), [6.0, 12.0])
 
     def test_increment_version_invalidates_saved_tensors(self):
         x = leaf(1.0, 2.0)

@@ -336,9 +336,12 @@ class Tensor:
     def tolist(self):
         return np.asarray(self.primal()).tolist()
 
-    def numpy(self) -> np.ndarray:
-        """The value as a NumPy array (level-0 Tensors that do not require grad)."""
-        if self.requires_grad:
+    def numpy(self, *, force: bool = False) -> np.ndarray:
+        """The value as a NumPy array sharing its memory (level-0 Tensors). As in torch, a
+        Tensor that requires grad gives it only with grad mode off or `force=True`."""
+        if force:
+            return np.asarray(self.detach().__array__())
+        if self.requires_grad and state().grad_enabled:
             raise RuntimeError(
                 "Can't call numpy() on Tensor that requires grad. Use tensor.detach().numpy() "
                 "instead."

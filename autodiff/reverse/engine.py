@@ -540,8 +540,13 @@ class _Runner:
         values = []
         for p, edge in zip(primals, parents):
             if isinstance(p, _Packed):
+                # The unpack hook's value, with the graph the saved input had (as torch puts
+                # back a saved variable's grad_fn): a pack hook runs with grad mode off.
                 p = p.unpack(p.packed)
-                p = p if create or not isinstance(p, Tensor) else p._value
+                if isinstance(p, Tensor):
+                    p = p._value
+                if create and edge is not None:
+                    p = Tensor._from(p, edge_pair(edge))
             elif create and edge is not None:
                 p = Tensor._from(p, edge_pair(edge))  # linked to the graph, as the saved input was
             values.append(p)
