@@ -622,6 +622,17 @@ class TestNodeAPI:
             ("CatBackward0", lambda a, b: anp.concatenate([a, b])),
             ("FlipBackward0", lambda a, b: anp.flip(a, 0)),
             ("IndexBackward0", lambda a, b: a[[0, 1]]),
+            ("IndexBackward0", lambda a, b: a[a > 1.5]),
+            ("SelectBackward0", lambda a, b: a[1]),
+            ("SelectBackward0", lambda a, b: a[np.int64(-1)]),
+            ("SliceBackward0", lambda a, b: a[1:]),
+            ("SliceBackward0", lambda a, b: a[0:]),
+            ("UnsqueezeBackward0", lambda a, b: a[None]),
+            ("SelectBackward0", lambda a, b: a[None, 1]),
+            ("UnsqueezeBackward0", lambda a, b: a[:, None]),
+            ("AliasBackward0", lambda a, b: a[...]),
+            ("SliceBackward0", lambda a, b: a[:]),
+            ("AliasBackward0", lambda a, b: a[..., :]),
         ],
     )
     def test_names_match_torch(self, name, make):

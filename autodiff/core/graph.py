@@ -232,7 +232,10 @@ class Node:
         """`MulBackward0`-style name; `AccumulateGrad` for a leaf."""
         if self.extra is not None and self.extra.name is not None:
             return self.extra.name
-        return "torch::autograd::AccumulateGrad" if self.prim is None else self.prim.node_name
+        if self.prim is None:
+            return "torch::autograd::AccumulateGrad"
+        name = self.prim.node_name  # (a string, or a function of the node's params)
+        return name if type(name) is str else name(self.params)
 
     @property
     def next_functions(self) -> tuple:

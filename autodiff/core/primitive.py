@@ -109,7 +109,8 @@ class Primitive:
         # same value, dtype and floating-point error handling through NumPy's scalar math,
         # without a ufunc call (~60 ns against ~1 us).
         self.scalar_impl = None
-        # torch-style node name: "sin" -> "SinBackward0"
+        # torch-style node name: "sin" -> "SinBackward0" (or a function of a node's params
+        # to the name, where torch's depends on them)
         self.node_name = "".join(p.capitalize() for p in name.split("_")) + "Backward0"
 
     def __repr__(self):

@@ -318,7 +318,31 @@ def _scatter_add_impl(values, *arrays, shape, index):
 getitem_p = Primitive("getitem")
 getitem_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 getitem_p.saves_output = False
-getitem_p.node_name = "IndexBackward0"
+
+
+def _getitem_node_name(params: dict) -> str:
+    """torch's name for the node of `x[index]`: IndexBackward0 for advanced indices; for basic
+    ones torch applies the index's elements in turn, and the node is the last one's that is
+    not a no-op (`:`, `...`): select, slice or unsqueeze (none: an alias). A lone slice is
+    one slice (`x[:]`: torch takes its fast path, which makes a node of it even whole)."""
+    index = params["index"]
+    if len(index) == 1 and type(index[0]) is slice:
+        return "SliceBackward0"
+    name = "AliasBackward0"
+    for i in index:
+        if isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)):
+            name = "SelectBackward0"
+        elif i is None:
+            name = "UnsqueezeBackward0"
+        elif type(i) is slice:
+            if i != slice(None):
+                name = "SliceBackward0"
+        elif i is not Ellipsis:
+            return "IndexBackward0"  # (an integer or boolean array: a gather)
+    return name
+
+
+getitem_p.node_name = _getitem_node_name
 getitem_p.impl = lambda x, *arrays, index: x[fill_index(index, arrays) if arrays else index]
 getitem_p.jvp = lambda primals, tangents, *, out, index: (
     None if tangents[0] is None else gather(tangents[0], index, primals[1:])
