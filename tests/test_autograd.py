@@ -719,6 +719,15 @@ class TestTensorAutogradAttributes:
         forced[0] = 5.0
         assert x.tolist() == [5.0, 2.0] and x.requires_grad
 
+    def test_clone_is_a_differentiable_copy(self):
+        x = leaf(1.0, 2.0)
+        y = x.clone()
+        assert y.grad_fn.name() == "CloneBackward0" and not np.shares_memory(
+            y.numpy(force=True), x.numpy(force=True)
+        )
+        (y * y).sum().backward()
+        assert x.grad.tolist() == [2.0, 4.0]
+
     @pytest.mark.parametrize("values", [[1, 2], [True, False]])
     def test_requires_grad_on_integer_or_bool_tensor(self, values):
         # torch: "Only Tensors of floating point and complex dtype can require gradients"
@@ -897,6 +906,31 @@ class TestGraphUtilities:
         (h,) = autograd.grad(g.sum(), x)
         np.testing.assert_allclose(g.detach().numpy(), [3.0, 12.0])
         np.testing.assert_allclose(h.numpy(), [6.0, 12.0])
+
+    def test_disable_saved_tensors_hooks_and_save_on_cpu(self):
+        graph = autograd.graph
+        x = leaf(1.0, 2.0)
+        with graph.disable_saved_tensors_hooks("no hooks"):
+            y = x * x  # (recording is unaffected)
+            with pytest.raises(RuntimeError, match="^no hooks$"):
+                graph.saved_tensors_hooks(lambda t: t, lambda p: p).__enter__()
+            with pytest.raises(RuntimeError, match="^no hooks$"):
+                graph.save_on_cpu().__enter__()
+            with graph.disable_saved_tensors_hooks("inner"):
+                with pytest.raises(RuntimeError, match="^inner$"):
+                    graph.save_on_cpu().__enter__()
+            with pytest.raises(RuntimeError, match="^no hooks$"):  # (the outer one is back)
+                graph.save_on_cpu().__enter__()
+        with graph.save_on_cpu(pin_memory=True):
+            with pytest.raises(RuntimeError, match="^in use$"):  # (hooks are in use)
+                with graph.disable_saved_tensors_hooks("in use"):
+                    pass
+            z = (x * x * x).sum()
+        (g,) = autograd.grad(z, x, create_graph=True)
+        (h,) = autograd.grad(g.sum(), x)
+        np.testing.assert_allclose(h.numpy(), [6.0, 12.0])
+        y.backward(ad.tensor([1.0, 1.0]))
+        assert x.grad.tolist() == [2.0, 4.0]
 
     def test_increment_version_invalidates_saved_tensors(self):
         x = leaf(1.0, 2.0)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
@@ -73,11 +74,55 @@ class saved_tensors_hooks:
         self.hooks = (pack_hook, unpack_hook)
 
     def __enter__(self):
-        state().saved_tensors_hooks.append(self.hooks)
+        st = state()
+        if st.saved_tensors_hooks_disabled is not None:  # (see disable_saved_tensors_hooks)
+            raise RuntimeError(st.saved_tensors_hooks_disabled)
+        st.saved_tensors_hooks.append(self.hooks)
 
     def __exit__(self, *exc):
         state().saved_tensors_hooks.pop()
         return False
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Save tensors for backward as copies in CPU memory (torch's, for code that uses it: here
+    every tensor is in CPU memory already, so this only copies them, as torch does).
+
+    Example:
+        >>> import autodiff as ad
+        >>> x = ad.tensor([2.0], requires_grad=True)
+        >>> with save_on_cpu():
+        ...     y = x * x
+        >>> y.backward(ad.tensor([1.0])); x.grad
+        tensor([4.])
+    """
+
+    def __init__(self, pin_memory: bool = False, device_type: str = "cuda"):
+        super().__init__(lambda t: t.detach().copy(), lambda packed: packed)
+
+
+@contextlib.contextmanager
+def disable_saved_tensors_hooks(error_message: str):
+    """Within it, using saved-tensor hooks (entering `saved_tensors_hooks` or `save_on_cpu`)
+    raises RuntimeError(error_message); so does entering it while some are in use.
+
+    Example:
+        >>> with disable_saved_tensors_hooks("no hooks here"):
+        ...     try:
+        ...         save_on_cpu().__enter__()
+        ...     except RuntimeError as e:
+        ...         print(e)
+        no hooks here
+    """
+    st = state()
+    if st.saved_tensors_hooks:
+        raise RuntimeError(error_message)
+    previous = st.saved_tensors_hooks_disabled
+    st.saved_tensors_hooks_disabled = error_message
+    try:
+        yield
+    finally:
+        st.saved_tensors_hooks_disabled = previous
 
 
 class _MultiHandle:
@@ -154,8 +199,10 @@ def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable, *, mode: s
 __all__ = [
     "GradientEdge",
     "Node",
+    "disable_saved_tensors_hooks",
     "get_gradient_edge",
     "increment_version",
     "register_multi_grad_hook",
+    "save_on_cpu",
     "saved_tensors_hooks",
 ]

@@ -59,6 +59,7 @@ class _ThreadState(threading.local):
         self.anomaly_check_nan = True
         self.seq = 0  # sequence numbers of level-0 nodes (per thread, as in torch)
         self.saved_tensors_hooks: list = []  # (pack, unpack) pairs, innermost last
+        self.saved_tensors_hooks_disabled: str | None = None  # the error, while disabled
         self.backward_pass_id = 0  # which backward pass is running (multi-grad hooks)
         self.pass_nodes: frozenset | set = frozenset()  # the nodes that pass will run
 

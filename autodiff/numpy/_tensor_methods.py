@@ -129,6 +129,12 @@ def _transpose(self, *axes):
     return _ns().transpose(self, axes or None)
 
 
+def _clone(self, *, memory_format=None):
+    """torch's name for `copy()`: a differentiable copy (CloneBackward0); `memory_format` is
+    accepted for torch code and ignored (a copy is C-contiguous, as NumPy makes it)."""
+    return _ns().copy(self)
+
+
 def _flatten(self, order="C"):
     return _ns().copy(_ns().ravel(self, order=order))
 
@@ -244,6 +250,7 @@ def install() -> None:
     Tensor.transpose = _transpose
     Tensor.flatten = _flatten
     Tensor.copy = _ns().copy
+    Tensor.clone = _clone
     Tensor.__getitem__ = getitem  # (`getitem(x, index)` itself: no wrapper's frame)
     Tensor.__setitem__ = _setitem
     Tensor.at = property(at, doc="Functional updates: `x.at[idx].set(v)`, `.add(v)`, ...")
