@@ -363,16 +363,7 @@ def record(prim, args: tuple, params: dict, out):
     node = Node()  # (new_node, inline)
     node.prim = prim
     node.params = params or NO_PARAMS
-    if len(parents) == 2:  # (node.set_inputs, inline: the commonest arities first)
-        node.p0, node.p1 = parents
-        node.x0, node.x1 = primals
-    elif len(parents) == 1:
-        (node.p0,) = parents
-        node.p1 = ONE
-        (node.x0,) = primals
-        node.x1 = None
-    else:
-        node.set_inputs(parents, primals)
+    node.set_inputs(parents, primals)
     node.out = out
     node.seq = seq
     node.versions = versions

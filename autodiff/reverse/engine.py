@@ -78,8 +78,7 @@ def _collect(roots, count: bool = True) -> tuple[list, dict]:
             continue
         add_seen(node)
         order.append(node)
-        p1 = node.p1  # (node.parents, inline: see Node)
-        for edge in (node.p0,) if p1 is ONE else node.p0 if p1 is MANY else (node.p0, p1):
+        for edge in node.parents:
             if edge is not None:
                 parent = edge[0] if type(edge) is tuple else edge
                 if count:
