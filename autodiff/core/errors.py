@@ -25,3 +25,14 @@ class TracerConversionError(TypeError):
             ...
         autodiff.core.errors.TracerConversionError: Cannot convert a ReverseTracer to a ...
     """
+
+
+class ConcretizationError(TracerConversionError):
+    """A value that is only known by its shape and dtype (staged by `jit`, or an abstract
+    value) was asked for its contents: converted to a Python or NumPy value, used in Python
+    control flow, or needed to know an output's shape (a boolean mask, `unique`).
+
+    The message names where the value came from and the ways out: mark the argument static
+    (`static_argnums`), use structured control flow (`autodiff.cond`, `autodiff.while_loop`),
+    or compute the value outside the staged function.
+    """

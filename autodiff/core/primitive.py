@@ -47,6 +47,15 @@ from __future__ import annotations
 from autodiff.core.dtypes import SCALAR_OPERANDS, SCALARS
 from autodiff.core.tensor import TENSOR_TYPES
 
+# Every primitive ever created, in creation order (definitions, filled at import: tests and
+# staging walk it; nothing mutates it afterwards).
+_REGISTRY: list = []
+
+
+def all_primitives() -> tuple:
+    """Every primitive defined so far, in creation order."""
+    return tuple(_REGISTRY)
+
 
 class Primitive:
     """A named operation. Rules are attached as attributes right after its creation."""
@@ -112,6 +121,7 @@ class Primitive:
         # torch-style node name: "sin" -> "SinBackward0" (or a function of a node's params
         # to the name, where torch's depends on them)
         self.node_name = "".join(p.capitalize() for p in name.split("_")) + "Backward0"
+        _REGISTRY.append(self)
 
     def __repr__(self):
         return f"Primitive({self.name})"
