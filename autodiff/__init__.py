@@ -10,9 +10,9 @@ Example:
 """
 
 from autodiff import (
-    autograd,  # noqa: F401
-    numpy,  # noqa: F401  (installs Tensor's operators)
-    torch_compat,
+    _tensor_methods,  # noqa: F401  (installs Tensor's operators and methods: the one place)
+    autograd,
+    numpy,
 )
 from autodiff.autograd import (
     enable_grad,
@@ -55,10 +55,45 @@ from autodiff.forward_ad.jacobian import hessian, jacfwd
 from autodiff.ops.elementwise import stop_gradient
 from autodiff.reverse import grad, value_and_grad, vjp
 from autodiff.reverse.jacobian import jacrev
-from autodiff.vmap import vmap
 
-torch_compat.install()
-globals().update(torch_compat.FUNCTIONS)  # autodiff.tanh(t), autodiff.cat([...]), ... as torch
+# torch's functions: `autodiff.tanh(t)`, `autodiff.cat([...])`, ... as `torch.<name>`; not in
+# `__all__`, so that a star import does not shadow the builtins sum, abs and pow.
+from autodiff.torch_compat import (  # noqa: F401
+    abs,
+    cat,
+    ceil,
+    clamp,
+    cos,
+    cosh,
+    exp,
+    expm1,
+    floor,
+    log,
+    log1p,
+    matmul,
+    maximum,
+    mean,
+    minimum,
+    mm,
+    pow,
+    prod,
+    reciprocal,
+    relu,
+    sigmoid,
+    sign,
+    sin,
+    sinh,
+    sqrt,
+    square,
+    stack,
+    sum,
+    tan,
+    tanh,
+    trunc,
+    unbind,
+    where,
+)
+from autodiff.vmap import vmap
 
 __version__ = "0.1.0"
 

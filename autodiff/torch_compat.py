@@ -1,37 +1,46 @@
 """PyTorch's most used tensor functions and methods, so torch code ports by renaming the import.
 
-`autodiff.tanh(t)`, `t.exp()`, `t.view(2, 3)`, `t.add_(u)`, ... are thin aliases of
-`autodiff.numpy` functions; in-place methods go through `Tensor._assign_inplace`, so
-they follow torch's version-counter rules.
+`autodiff.tanh(t)`, `autodiff.cat([...])`, ... are the functions below (re-exported by
+`autodiff`); `t.exp()`, `t.view(2, 3)`, `t.add_(u)`, ... are the methods below and thin
+aliases of `autodiff.numpy` functions, installed on Tensor by `autodiff/_tensor_methods.py`.
+In-place methods go through `Tensor._assign_inplace`, so they follow torch's version-counter
+rules.
 """
 
 from __future__ import annotations
+
+import functools
+from collections.abc import Callable
 
 import numpy as np
 
 import autodiff.numpy as anp
 from autodiff.core.tensor import Tensor
 
-_UNARY = (
-    "exp",
-    "log",
-    "log1p",
-    "expm1",
-    "sqrt",
-    "sin",
-    "cos",
-    "tan",
-    "tanh",
-    "sinh",
-    "cosh",
-    "abs",
-    "sign",
-    "floor",
-    "ceil",
-    "trunc",
-    "square",
-    "reciprocal",
-)
+# ---- functions: `autodiff.<name>` as `torch.<name>` ----
+exp = anp.exp
+log = anp.log
+log1p = anp.log1p
+expm1 = anp.expm1
+sqrt = anp.sqrt
+sin = anp.sin
+cos = anp.cos
+tan = anp.tan
+tanh = anp.tanh
+sinh = anp.sinh
+cosh = anp.cosh
+abs = anp.abs  # (torch's names shadow the builtins in this module only)
+sign = anp.sign
+floor = anp.floor
+ceil = anp.ceil
+trunc = anp.trunc
+square = anp.square
+reciprocal = anp.reciprocal
+matmul = anp.matmul
+where = anp.where
+maximum = anp.maximum
+minimum = anp.minimum
+pow = anp.power
 
 
 def sigmoid(x):
@@ -69,72 +78,87 @@ def mm(a, b):
     return anp.matmul(a, b)
 
 
-def _reduction(name):
+def _reduction(name: str) -> Callable:
     f = getattr(anp, name)
 
     def reduce(x, dim=None, keepdim: bool = False):
         return f(x, axis=dim, keepdims=keepdim)
 
-    reduce.__name__ = name
+    reduce.__name__ = reduce.__qualname__ = name
     reduce.__doc__ = f"`torch.{name}(x, dim=None, keepdim=False)`."
     return reduce
 
 
-FUNCTIONS = {name: getattr(anp, name) for name in _UNARY}
-FUNCTIONS.update(
-    sigmoid=sigmoid,
-    relu=relu,
-    clamp=clamp,
-    cat=cat,
-    stack=stack,
-    unbind=unbind,
-    mm=mm,
-    matmul=anp.matmul,
-    where=anp.where,
-    maximum=anp.maximum,
-    minimum=anp.minimum,
-    pow=anp.power,
-    sum=_reduction("sum"),
-    mean=_reduction("mean"),
-    prod=_reduction("prod"),
-)
+sum = _reduction("sum")
+mean = _reduction("mean")
+prod = _reduction("prod")
 
 
-def _inplace(f):
-    def method(self, *args, **kwargs):
-        return self._assign_inplace(f(self, *args, **kwargs))
-
-    return method
-
-
-def _view(self, *shape):
+# ---- methods: `t.<name>(...)` as torch's ----
+def view(self: Tensor, *shape) -> Tensor:
+    """`Tensor.view`: accepts `t.view(2, 3)` and `t.view((2, 3))`."""
     if len(shape) == 1 and not isinstance(shape[0], (int, np.integer)):
         shape = tuple(shape[0])
     return anp.reshape(self, shape)
 
 
-def install() -> None:
-    """Attach torch-style methods to Tensor (ndarray-style ones come from autodiff.numpy)."""
-    for name in (*_UNARY, "sigmoid", "relu"):
-        f = FUNCTIONS[name]
-        setattr(Tensor, name, f)
-        setattr(Tensor, name + "_", _inplace(f))
-    Tensor.pow = anp.power
-    Tensor.mm = mm
-    Tensor.unbind = unbind
-    Tensor.matmul = anp.matmul
-    Tensor.clamp = clamp
-    Tensor.view = _view
-    Tensor.t = lambda self: anp.transpose(self)
-    Tensor.unsqueeze = lambda self, dim: anp.expand_dims(self, dim)
-    Tensor.dim = lambda self: self.ndim
-    Tensor.numel = lambda self: self.size
-    Tensor.add_ = _inplace(lambda self, other, alpha=1: self + other * alpha)
-    Tensor.sub_ = _inplace(lambda self, other, alpha=1: self - other * alpha)
-    Tensor.mul_ = _inplace(anp.multiply)
-    Tensor.div_ = _inplace(anp.divide)
-    Tensor.pow_ = _inplace(anp.power)
-    Tensor.clamp_ = _inplace(clamp)
-    Tensor.zero_ = _inplace(lambda self: anp.zeros_like(self))
-    Tensor.fill_ = _inplace(lambda self, value: anp.full_like(self, value))
-    Tensor.copy_ = _inplace(lambda self, src: anp.broadcast_to(src, self.shape) * 1)
+def t(self: Tensor) -> Tensor:
+    """`Tensor.t`: the transpose."""
+    return anp.transpose(self)
+
+
+def unsqueeze(self: Tensor, dim: int) -> Tensor:
+    """`Tensor.unsqueeze`: a new axis of length 1 at `dim`."""
+    return anp.expand_dims(self, dim)
+
+
+def dim(self: Tensor) -> int:
+    """`Tensor.dim`: the number of dimensions."""
+    return self.ndim
+
+
+def numel(self: Tensor) -> int:
+    """`Tensor.numel`: the number of elements."""
+    return self.size
+
+
+def clone(self: Tensor, *, memory_format=None) -> Tensor:
+    """torch's name for `copy()`: a differentiable copy (CloneBackward0); `memory_format` is
+    accepted for torch code and ignored (a copy is C-contiguous, as NumPy makes it)."""
+    return anp.copy(self)
+
+
+def in_place(f: Callable) -> Callable:
+    """The in-place method `t.<f>_(...)`: `f(t, ...)` written back into `t`."""
+
+    def method(self, *args, **kwargs):
+        return self._assign_inplace(f(self, *args, **kwargs))
+
+    functools.update_wrapper(method, f)  # (f's signature, for help() and the stubs)
+    method.__name__ = method.__qualname__ = f"{f.__name__}_"
+    return method
+
+
+def add_(self: Tensor, other, alpha=1) -> Tensor:
+    """`Tensor.add_`: `self += other * alpha`, in place."""
+    return self._assign_inplace(self + other * alpha)
+
+
+def sub_(self: Tensor, other, alpha=1) -> Tensor:
+    """`Tensor.sub_`: `self -= other * alpha`, in place."""
+    return self._assign_inplace(self - other * alpha)
+
+
+def zero_(self: Tensor) -> Tensor:
+    """`Tensor.zero_`: fill with zeros, in place."""
+    return self._assign_inplace(anp.zeros_like(self))
+
+
+def fill_(self: Tensor, value) -> Tensor:
+    """`Tensor.fill_`: fill with `value`, in place."""
+    return self._assign_inplace(anp.full_like(self, value))
+
+
+def copy_(self: Tensor, src) -> Tensor:
+    """`Tensor.copy_`: copy `src` (broadcast to this shape) into this tensor, in place."""
+    return self._assign_inplace(anp.broadcast_to(src, self.shape) * 1)

@@ -15,11 +15,16 @@ call with its own idiomatic API:
 
 A framework that lacks a transform raises NotImplementedError from it, and its
 cell shows "n/a".
+
+With `--baseline DIR`, one more column, `autodiff@base` (BASELINE), runs autodiff's very
+programs in a worker that imports `autodiff` from the checkout at DIR (`import_autodiff_from`):
+the same suite, before and after a change, in one run.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import partial
@@ -273,6 +278,36 @@ FRAMEWORKS: dict[str, Framework] = {
         Framework("numpy-fwd", "numpy", _no_setup, _numpy_forward, checked=False),
     )
 }
+
+
+# The column of `--baseline DIR`: autodiff's programs, run by a worker whose `autodiff` is DIR's.
+BASELINE = "autodiff@base"
+
+
+def is_autodiff_checkout(path: str) -> bool:
+    """Whether `path` holds an importable `autodiff` package (a checkout or a worktree)."""
+    return os.path.isfile(os.path.join(path, "autodiff", "__init__.py"))
+
+
+def import_autodiff_from(path: str) -> str:
+    """Make this process's `autodiff` the one in the checkout at `path`, before anything imports
+    it; returns that package's directory.
+
+    The worker runs `python -m benchmarks` from this checkout, so the current directory (this
+    checkout's own `autodiff`) comes first on `sys.path`; `path` goes before it. The suite's own
+    modules (`benchmarks.*`) are already imported from this checkout and stay so: both columns
+    run the same workloads and harness, and only `autodiff` differs.
+    """
+    if "autodiff" in sys.modules:
+        raise RuntimeError("autodiff is already imported: the baseline cannot replace it")
+    path = os.path.realpath(path)
+    sys.path.insert(0, path)
+    import autodiff
+
+    package = os.path.dirname(os.path.realpath(autodiff.__file__))
+    if package != os.path.join(path, "autodiff"):
+        raise RuntimeError(f"autodiff was imported from {package}, not from {path}")
+    return package
 
 
 def child_environment() -> dict[str, str]:

@@ -13,6 +13,10 @@ each cell's fastest. A shared machine's speed drifts over seconds to minutes;
 with the frameworks' loops interleaved a few tenths of a second apart, a slow
 spell falls on every column alike instead of on one. Last, the startup section
 (`startup.py`) runs its own fresh processes.
+
+`--baseline DIR` adds the column `autodiff@base`: one more autodiff worker, whose `autodiff`
+is imported from the checkout at DIR (an older commit's worktree, say), interleaved with the
+others like every column, and the ratio `ad/autodiff@base` (this checkout's time over DIR's).
 """
 
 from __future__ import annotations
@@ -37,11 +41,14 @@ from pathlib import Path
 import numpy as np
 
 from benchmarks.frameworks import (
+    BASELINE,
     FRAMEWORKS,
     THREAD_ENV,
     bind_to_child_cpu,
     child_cpu,
     child_environment,
+    import_autodiff_from,
+    is_autodiff_checkout,
 )
 from benchmarks.startup import startup_report
 from benchmarks.suite import WORKLOADS
@@ -159,18 +166,21 @@ def prepare_cell(program, framework, workload, quick: bool, settings: Settings):
     return cell, call
 
 
-def worker(name: str, quick: bool, settings: Settings) -> None:
+def worker(name: str, quick: bool, settings: Settings, autodiff_from: str | None = None) -> None:
     """Serve the parent: one JSON request per line on stdin, one JSON answer per line.
 
     `{"prepare": workload}` prepares the framework's cells of the workload (labelled "" for
     its program, else by alternative API) and answers with them; `{"time": true}` runs one
     timed loop of each cell that runs and answers `{label: [seconds per call, CPU share]}`
     (or an error cell). Anything the framework prints goes to stderr, never to the answers.
+    `autodiff_from`: the checkout whose `autodiff` this worker imports (the baseline column).
     """
     answers = os.fdopen(os.dup(sys.stdout.fileno()), "w")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())
     framework = FRAMEWORKS[name]
     bind_to_child_cpu()
+    if autodiff_from is not None:
+        import_autodiff_from(autodiff_from)
     framework.setup()
 
     def answer(message) -> None:
@@ -238,10 +248,10 @@ def _blas() -> str:
         return "unknown BLAS"
 
 
-def _git_revision() -> str:
+def _git_revision(checkout: Path = ROOT) -> str:
     def git(*cmd):
         return subprocess.run(
-            ["git", "-C", str(ROOT), *cmd], capture_output=True, text=True, timeout=10
+            ["git", "-C", str(checkout), *cmd], capture_output=True, text=True, timeout=10
         ).stdout.strip()
 
     try:
@@ -252,7 +262,7 @@ def _git_revision() -> str:
     return f"{rev or 'unknown revision'}{' + uncommitted changes' if dirty else ''}"
 
 
-def machine_info(quick: bool, settings: Settings) -> str:
+def machine_info(quick: bool, settings: Settings, baseline: Path | None = None) -> str:
     usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
     cpu = child_cpu()
     binding = f"bound to CPU {cpu}" if cpu is not None else "not bound to a CPU"
@@ -270,18 +280,29 @@ def machine_info(quick: bool, settings: Settings) -> str:
             f"autograd {_version('autograd')}, torch {_version('torch')}, "
             f"jax {_version('jax')} (jaxlib {_version('jaxlib')})",
             f"autodiff: {ROOT} at {_git_revision()}",
+            *([f"{BASELINE}: {baseline} at {_git_revision(baseline)}"] if baseline else []),
         ]
     )
 
 
 class _Worker:
-    """The parent's end of one framework's worker process (see `worker`)."""
+    """The parent's end of one column's worker process (see `worker`): framework `name`'s, or
+    with `autodiff_from`, the baseline column's (autodiff imported from that checkout)."""
 
-    def __init__(self, name: str, quick: bool, settings: Settings, log_dir: Path):
+    def __init__(
+        self,
+        name: str,
+        quick: bool,
+        settings: Settings,
+        log_dir: Path,
+        autodiff_from: Path | None = None,
+    ):
         env = child_environment()
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-        cmd = [sys.executable, "-m", "benchmarks", "--child", name]
+        framework = "autodiff" if autodiff_from is not None else name
+        cmd = [sys.executable, "-m", "benchmarks", "--child", framework]
         cmd += ["--repeat", str(settings.repeat)] + (["--quick"] if quick else [])
+        cmd += ["--autodiff-from", str(autodiff_from)] if autodiff_from is not None else []
         self.name, self.timeout = name, settings.request_timeout
         self.log = open(log_dir / f"{name}.stderr", "w+")  # noqa: SIM115  (closed in close())
         self.proc = subprocess.Popen(
@@ -417,7 +438,11 @@ def _alternatives_table(
 
 
 def report(
-    results: dict[str, dict], workload_names: list[str], quick: bool, settings: Settings
+    results: dict[str, dict],
+    workload_names: list[str],
+    quick: bool,
+    settings: Settings,
+    baseline: Path | None = None,
 ) -> str:
     names = list(results)
     peers = [n for n in names if n != REFERENCE] if REFERENCE in results else []
@@ -442,6 +467,12 @@ def report(
         "s each, one process per framework, the frameworks' loops interleaved round-robin. "
         "ad/X = autodiff time / X time (above 1: autodiff is slower)."
     )
+    if BASELINE in names:
+        notes.append(
+            f"{BASELINE} = autodiff's programs with autodiff imported from {baseline}: "
+            f"ad/{BASELINE} = this checkout's time / the baseline's (below 1: this checkout is "
+            "faster)."
+        )
     cells = list(_cells(results, names, workload_names))
     if any(r.get("share", 1.0) < BUSY_SHARE for *_, r in cells):
         notes.append(
@@ -487,24 +518,35 @@ def _installed(name: str) -> bool:
     return True
 
 
+def _columns(framework_names: list[str], baseline: Path | None) -> list[str]:
+    """The installed frameworks in order, and the baseline column right after autodiff's."""
+    names = list(filter(_installed, framework_names))
+    if baseline is not None:
+        at = names.index(REFERENCE) + 1 if REFERENCE in names else len(names)
+        names.insert(at, BASELINE)
+    return names
+
+
 def parent(
     workload_names: list[str],
     framework_names: list[str],
     startup: bool,
     quick: bool,
     settings: Settings,
+    baseline: Path | None = None,
 ) -> None:
-    print(machine_info(quick, settings), flush=True)
+    print(machine_info(quick, settings, baseline), flush=True)
     print(f"thread settings: {' '.join(f'{k}={v!r}' for k, v in THREAD_ENV.items())}\n", flush=True)
     start = time.perf_counter()
     if workload_names:
-        names = list(filter(_installed, framework_names))
+        names = _columns(framework_names, baseline)
         results: dict[str, dict] = {n: {} for n in names}
         with tempfile.TemporaryDirectory() as logs:
             workers = {}
             try:
                 for name in names:
-                    workers[name] = _Worker(name, quick, settings, Path(logs))
+                    source = baseline if name == BASELINE else None
+                    workers[name] = _Worker(name, quick, settings, Path(logs), source)
                 for w in workload_names:
                     t = time.perf_counter()
                     for name, cell in run_workload(workers, w, settings).items():
@@ -513,7 +555,7 @@ def parent(
             finally:
                 for worker_ in workers.values():
                     worker_.close()
-        print(report(results, workload_names, quick, settings), flush=True)
+        print(report(results, workload_names, quick, settings, baseline), flush=True)
     if startup:
         t = time.perf_counter()
         section = startup_report(
@@ -535,7 +577,8 @@ def _names(text: str | None, known, what: str) -> list[str]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m benchmarks [--quick] [--only W,...] [--frameworks F,...] [--repeat N]`.
+    """`python -m benchmarks [--quick] [--only W,...] [--frameworks F,...] [--repeat N]
+    [--baseline DIR]`.
 
     `--only` takes workload names and `startup` (the startup section); by default, all of them.
     """
@@ -563,16 +606,29 @@ def main(argv: list[str] | None = None) -> int:
         "and processes per startup row "
         "(default 5, quick 1)",
     )
+    parser.add_argument(
+        "--baseline",
+        metavar="DIR",
+        type=Path,
+        help=f"add a column {BASELINE}: autodiff's programs with autodiff imported from the "
+        f"checkout at DIR (e.g. a git worktree of an older commit), and the ratio "
+        f"ad/{BASELINE}",
+    )
     parser.add_argument("--child", help=argparse.SUPPRESS)
+    parser.add_argument("--autodiff-from", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.repeat is not None and args.repeat < 1:
         parser.error("--repeat must be at least 1")
+    if args.baseline is not None:
+        args.baseline = args.baseline.resolve()
+        if not is_autodiff_checkout(str(args.baseline)):
+            parser.error(f"--baseline: no autodiff package in {args.baseline}")
     settings = Settings.of(args.quick, args.repeat)
     names = _names(args.only, [*WORKLOADS, STARTUP], "workload")
     workload_names = [n for n in names if n != STARTUP]
     if args.child:
-        worker(args.child, args.quick, settings)
+        worker(args.child, args.quick, settings, args.autodiff_from)
     else:
         frameworks = _names(args.frameworks, FRAMEWORKS, "framework")
-        parent(workload_names, frameworks, STARTUP in names, args.quick, settings)
+        parent(workload_names, frameworks, STARTUP in names, args.quick, settings, args.baseline)
     return 0

@@ -1,174 +1,282 @@
-"""Op table: products (matmul, dot, tensordot, einsum, inner, outer, vdot)."""
+"""Op table: linear algebra (numpy.linalg: inv, solve, det, cholesky, eigh, svd, qr, pinv, lstsq,
+norm, ...; scipy.linalg: solve_triangular, cho_solve, expm, ...).
+
+Domains keep central differences valid: well-conditioned matrices (diagonally shifted),
+symmetric positive definite ones built inside the function (`_spd`), symmetric inputs
+formed inside the function for eigh (whose derivative treats the input as symmetric),
+distinct eigenvalues and singular values, full-rank least squares. Eigenvectors and
+singular vectors are only defined up to sign, so they enter through gauge-invariant
+functions (matrix functions `V f(w) V.T`, squared projections `(V.T x)**2`).
+"""
 
 from functools import partial
 
 import numpy as np
 from optable import OpCase, arr
 
-import autodiff.numpy as anp
+import autodiff.numpy.linalg as la
+import autodiff.scipy.linalg as sla
+
+try:
+    import scipy.linalg as scipy_linalg
+except ImportError:  # SciPy is only a reference for values
+    scipy_linalg = None
 
 CASES = []
 
 
-def _pairs(name, shapes):
-    for sa, sb in shapes:
-        CASES.append(
-            OpCase(
-                f"{name}{sa}{sb}", getattr(anp, name), (arr(*sa), arr(*sb)), ref=getattr(np, name)
-            )
-        )
+def _T(x):
+    return np.swapaxes(x, -1, -2)  # dispatches to autodiff.numpy on tracers
 
 
-# matmul: vector/matrix combinations, batches, broadcast batch dims.
-_pairs(
-    "matmul",
-    [
-        ((4,), (4,)),
-        ((3, 4), (4, 5)),
-        ((4,), (4, 5)),
-        ((3, 4), (4,)),
-        ((1, 1), (1, 1)),
-        ((2, 3, 4), (2, 4, 5)),
-        ((2, 1, 3, 4), (5, 4, 2)),
-        ((3, 4), (2, 4, 5)),
-        ((2, 3, 4), (4, 5)),
-        ((4,), (2, 4, 5)),
-        ((2, 3, 4), (4,)),
-        ((2, 1, 1, 3), (4, 3, 2)),
-    ],
+def _well(*shape, shift=4.0):
+    """Random matrices made well conditioned by a diagonal shift."""
+    return arr(*shape) + shift * np.eye(shape[-1])
+
+
+def _spd(x):
+    """A symmetric positive definite matrix from any square `x` (works on tracers and arrays)."""
+    return x @ _T(x) + 3.0 * np.eye(np.shape(x)[-1])
+
+
+def _sym(x):
+    return (x + _T(x)) * 0.5
+
+
+def _distinct_sym(n, batch=()):
+    """Symmetric matrices with well-separated eigenvalues."""
+    rng = np.random.default_rng(n)
+    q, _ = np.linalg.qr(rng.standard_normal(batch + (n, n)))
+    w = np.arange(n, dtype=float) * 1.5 - 1.0
+    return q @ (w[:, None] * _T(q)) + 0.05 * arr(*batch, n, n)
+
+
+def _both(name, fun, ref, args, **kw):
+    """A case whose function and reference differ only in the linalg module used."""
+    CASES.append(OpCase(name, partial(fun, la), args, ref=partial(ref, np.linalg), **kw))
+
+
+def _same(name, fun, args, **kw):
+    _both(name, fun, fun, args, **kw)
+
+
+# inv, solve, det, slogdet
+for shape in [(3, 3), (2, 3, 3), (1, 1)]:
+    _same(f"inv{shape}", lambda m, a: m.inv(a), (_well(*shape),))
+for sa, sb in [
+    ((3, 3), (3,)),
+    ((3, 3), (3, 2)),
+    ((2, 3, 3), (3, 2)),
+    ((3, 3), (2, 3, 1)),
+    ((2, 3, 3), (3,)),
+]:
+    _same(f"solve{sa}{sb}", lambda m, a, b: m.solve(a, b), (_well(*sa), arr(*sb)))
+for shape in [(3, 3), (2, 3, 3)]:
+    _same(f"det{shape}", lambda m, a: m.det(a), (arr(*shape),))
+_same("slogdet", lambda m, a: m.slogdet(a), (_well(3, 3) * np.array([1.0, -1.0, 1.0]),))
+_same("slogdet_logabsdet(2,3,3)", lambda m, a: m.slogdet(a).logabsdet, (_well(2, 3, 3),))
+
+# cholesky: of a matrix built symmetric positive definite, or of a symmetrized input
+for shape in [(3, 3), (2, 3, 3)]:
+    _same(f"cholesky_spd{shape}", lambda m, x: m.cholesky(_spd(x)), (arr(*shape),))
+_same("cholesky_sym", lambda m, a: m.cholesky(_sym(a)), (_spd(arr(3, 3)),))
+_same("cholesky_upper", lambda m, x: m.cholesky(_spd(x), upper=True), (arr(3, 3),))
+
+# eigh: eigenvalues, and eigenvectors through gauge-invariant functions
+_same("eigvalsh", lambda m, a: m.eigvalsh(_sym(a)), (_distinct_sym(4),))
+_same("eigvalsh_U(2,3,3)", lambda m, a: m.eigvalsh(_sym(a), UPLO="U"), (_distinct_sym(3, (2,)),))
+_same("eigh_values", lambda m, a: m.eigh(_sym(a))[0], (_distinct_sym(3),))
+
+
+def _eigh_matrix_function(m, a):
+    w, v = m.eigh(_sym(a))
+    return (v * np.tanh(w)[..., None, :]) @ _T(v)
+
+
+def _eigh_projection(m, a, x):
+    w, v = m.eigh(_sym(a))
+    return w, (_T(v) @ x) ** 2
+
+
+_same("eigh_matrix_function", _eigh_matrix_function, (_distinct_sym(3),))
+_same("eigh_matrix_function(2,3,3)", _eigh_matrix_function, (_distinct_sym(3, (2,)),))
+_same("eigh_projection", _eigh_projection, (_distinct_sym(4), arr(4)))
+
+
+# svd: singular values, and vectors through gauge-invariant functions
+for shape in [(3, 3), (4, 2), (2, 4), (2, 3, 2)]:
+    _same(f"svdvals{shape}", lambda m, a: m.svd(a, compute_uv=False), (arr(*shape),))
+
+
+def _svd_reconstruct(m, a, full_matrices=False):
+    u, s, vh = m.svd(a, full_matrices=full_matrices)
+    return (u * np.tanh(s)[..., None, :]) @ vh
+
+
+def _svd_projections(m, a, x, y):
+    u, s, vh = m.svd(a, full_matrices=False)
+    return s, (_T(u) @ x) ** 2, (vh @ y) ** 2
+
+
+for shape in [(3, 3), (4, 2), (2, 4), (2, 3, 2)]:
+    _same(f"svd_reconstruct{shape}", _svd_reconstruct, (arr(*shape),))
+_same("svd_full_square", partial(_svd_reconstruct, full_matrices=True), (arr(3, 3),))
+_same("svd_projections(4,3)", _svd_projections, (arr(4, 3), arr(4), arr(3)))
+_same("svd_projections(2,4)", _svd_projections, (arr(2, 4), arr(2), arr(4)))
+
+# qr: Q and R are smooth functions of a full-rank matrix (LAPACK's signs are locally constant)
+for name, a in [
+    ("qr(3,3)", _well(3, 3)),
+    ("qr(4,2)", _well(4, 4)[:, :2]),
+    ("qr(2,4)", _well(4, 4)[:2]),
+    ("qr(2,4,3)", _well(2, 4, 4)[..., :3]),
+]:
+    _same(name, lambda m, a: tuple(m.qr(a)), (a,))
+_same("qr_r", lambda m, a: m.qr(a, mode="r"), (_well(4, 4)[:, :3],))
+_same("qr_complete_wide", lambda m, a: tuple(m.qr(a, mode="complete")), (_well(3, 3)[:2],))
+
+# pinv, lstsq (full rank)
+for shape in [(3, 2), (2, 3), (3, 3)]:
+    _same(f"pinv{shape}", lambda m, a: m.pinv(a), (_well(3, 3)[: shape[0], : shape[1]],))
+
+
+def _lstsq(m, a, b):
+    x, residuals, _, s = m.lstsq(a, b)
+    return x, residuals, s
+
+
+for sa, sb in [((4, 2), (4,)), ((4, 2), (4, 3)), ((2, 4), (2,)), ((3, 3), (3, 2))]:
+    _same(f"lstsq{sa}{sb}", _lstsq, (_well(4, 4)[: sa[0], : sa[1]], arr(*sb)))
+
+# norm: vector and matrix orders, axes, keepdims
+for ord_, shape, axis, keepdims in [
+    (None, (5,), None, False),
+    (None, (2, 3), None, True),
+    (None, (2, 3, 4), None, False),
+    (2, (5,), None, False),
+    (1, (5,), None, False),
+    (np.inf, (5,), None, False),
+    (-np.inf, (5,), None, False),
+    (3, (5,), None, False),
+    (0.5, (5,), None, False),
+    (None, (3, 4), 1, False),
+    (2, (3, 4), 0, True),
+    (3, (2, 3, 4), -1, True),
+    ("fro", (3, 4), None, False),
+    ("nuc", (3, 4), None, False),
+    (2, (3, 4), None, False),
+    (-2, (3, 4), None, False),
+    (1, (3, 4), None, False),
+    (-1, (3, 4), None, False),
+    (np.inf, (3, 4), None, False),
+    (-np.inf, (3, 4), None, False),
+    ("fro", (2, 3, 4), (0, 2), False),
+    (2, (2, 3, 4), (2, 0), True),
+    (np.inf, (2, 3, 4), (1, 2), True),
+]:
+    _same(
+        f"norm[{ord_},{axis},{keepdims}]{shape}",
+        lambda m, x, o=ord_, ax=axis, k=keepdims: m.norm(x, o, ax, k),
+        (arr(*shape),),
+    )
+_same(
+    "vector_norm", lambda m, x: m.vector_norm(x, axis=(0, 2), keepdims=True, ord=3), (arr(2, 3, 4),)
 )
-CASES.append(
-    OpCase("matmul_operator", lambda a, b: a @ b, (arr(3, 4), arr(4, 2)), ref=lambda a, b: a @ b)
+_same("matrix_norm", lambda m, x: m.matrix_norm(x, ord="nuc"), (arr(2, 3, 4),))
+
+# matrix_power, cond, tensorinv, tensorsolve, multi_dot
+for n in [0, 1, 2, 3, 5, 6, -1, -3]:
+    _same(
+        f"matrix_power[{n}]", lambda m, a, n=n: m.matrix_power(a, n), (_well(3, 3, shift=1.5) / 2,)
+    )
+_same("matrix_power[4](2,3,3)", lambda m, a: m.matrix_power(a, 4), (arr(2, 3, 3) / 2,))
+for p in [None, 2, -2, "fro", 1, np.inf]:
+    _same(f"cond[{p}]", lambda m, a, p=p: m.cond(a, p), (_well(3, 3),))
+_same("tensorinv", lambda m, a: m.tensorinv(a, ind=1), (_well(6, 6).reshape(6, 2, 3),))
+_same("tensorsolve", lambda m, a, b: m.tensorsolve(a, b), (_well(6, 6).reshape(2, 3, 6), arr(2, 3)))
+_same(
+    "multi_dot",
+    lambda m, a, b, c, d: m.multi_dot([a, b, c, d]),
+    (
+        arr(
+            4,
+        ),
+        arr(4, 5),
+        arr(5, 2),
+        arr(2, 3),
+    ),
 )
+_same("matrix_transpose", lambda m, a: m.matrix_transpose(a), (arr(2, 3, 4),))
+_same("diagonal", lambda m, a: m.diagonal(a, offset=1), (arr(2, 3, 4),))
+_same("trace", lambda m, a: m.trace(a, offset=-1), (arr(2, 4, 3),))
+
+
+# scipy.linalg: solve_triangular, cholesky, cho_factor/cho_solve, solve, inv, det, expm
+def _scipy_case(name, fun, args, **kw):
+    ref = None if scipy_linalg is None else partial(fun, scipy_linalg)
+    CASES.append(OpCase(name, partial(fun, sla), args, ref=ref, **kw))
+
+
+for trans, lower, unit, sb in [
+    (0, True, False, (3,)),
+    (0, False, False, (3, 2)),
+    (1, True, False, (3, 2)),
+    ("T", False, True, (3,)),
+    (2, True, True, (3, 1)),
+]:
+    _scipy_case(
+        f"solve_triangular[{trans},{lower},{unit}]{sb}",
+        lambda m, a, b, t=trans, lo=lower, u=unit: m.solve_triangular(
+            a, b, trans=t, lower=lo, unit_diagonal=u
+        ),
+        (_well(3, 3), arr(*sb)),
+    )
 CASES.append(
-    OpCase(
-        "matmul_chain",
-        lambda a, b: anp.tanh(a @ b) @ b,
-        (arr(3, 4), arr(4, 4)),
-        ref=lambda a, b: np.tanh(a @ b) @ b,
+    OpCase(  # stacks (SciPy's batching reads a 2-D b as one right-hand side matrix)
+        "solve_triangular(2,3,3)(3,2)",
+        lambda a, b: sla.solve_triangular(a, b, lower=True),
+        (_well(2, 3, 3), arr(3, 2)),
     )
 )
-
-# dot: scalars, vectors, matrices, N-D.
-_pairs(
-    "dot",
-    [
-        ((), ()),
-        ((), (3, 4)),
-        ((3,), ()),
-        ((4,), (4,)),
-        ((3, 4), (4,)),
-        ((4,), (4, 3)),
-        ((3, 4), (4, 5)),
-        ((2, 3, 4), (4,)),
-        ((4,), (2, 4, 3)),
-        ((2, 3, 4), (5, 4, 2)),
-        ((3, 4), (2, 4, 5)),
-        ((2, 3, 4), (4, 5)),
-    ],
+_scipy_case("scipy_cholesky_upper", lambda m, x: m.cholesky(_spd(x)), (arr(3, 3),))
+_scipy_case("scipy_cholesky_lower", lambda m, x: m.cholesky(_spd(x), lower=True), (arr(3, 3),))
+for lower in (False, True):
+    _scipy_case(
+        f"cho_solve[{lower}]",
+        lambda m, x, b, lo=lower: m.cho_solve(m.cho_factor(_spd(x), lower=lo), b),
+        (arr(3, 3), arr(3, 2)),
+    )
+for assume_a in (None, "sym", "pos", "diagonal", "tridiagonal", "lower triangular"):
+    _scipy_case(
+        f"scipy_solve[{assume_a}]",
+        lambda m, a, b, k=assume_a: m.solve(a, b, assume_a=k),
+        (_well(3, 3), arr(3)),
+    )
+_scipy_case(
+    "scipy_solve_transposed",
+    lambda m, a, b: m.solve(a, b, transposed=True),
+    (_well(3, 3), arr(3, 2)),
 )
-
-# tensordot: int axes (default 2, 1, 0) and pairs of sequences / ints, negative axes.
-for axes, sa, sb in [
-    (2, (2, 3, 4), (3, 4, 5)),
-    (1, (3, 4), (4, 5)),
-    (0, (2, 3), (4,)),
-    (0, (), (3,)),
-    (([1, 0], [0, 1]), (3, 2, 4), (2, 3, 5)),
-    ((1, 0), (3, 4), (4, 5)),
-    (([-1], [-2]), (2, 3, 4), (5, 4, 2)),
-    (([0, 2], [2, 0]), (2, 3, 4), (4, 5, 2)),
-    (1, (4,), (4,)),
-]:
+# SciPy's own inv and det round differently in float32: NumPy's are the reference (test_linalg.py
+# compares with SciPy's at a float32 tolerance).
+CASES.append(OpCase("scipy_inv", sla.inv, (_well(3, 3),), ref=np.linalg.inv))
+CASES.append(OpCase("scipy_det", sla.det, (arr(3, 3),), ref=np.linalg.det))
+_scipy_case("scipy_inv_pos", lambda m, x: m.inv(_spd(x), assume_a="pos"), (arr(3, 3),))
+_scipy_case(
+    "scipy_solve_pos_lower",
+    lambda m, x, b: m.solve(_spd(x), b, assume_a="pos", lower=True),
+    (arr(3, 3), arr(3)),
+)
+# expm: a small norm (a low Pade degree), a large one (scaling and squaring), a stack. It works
+# in double precision (SciPy's float32 expm rounds in float32): the reference does the same.
+for name, a in [("expm_small", arr(3, 3) / 20), ("expm", arr(3, 3)), ("expm(2,3,3)", arr(2, 3, 3))]:
     CASES.append(
         OpCase(
-            f"tensordot{axes}{sa}{sb}",
-            partial(anp.tensordot, axes=axes),
-            (arr(*sa), arr(*sb)),
-            ref=partial(np.tensordot, axes=axes),
+            name,
+            sla.expm,
+            (a,),
+            ref=None
+            if scipy_linalg is None
+            else (lambda a: scipy_linalg.expm(a.astype(np.float64)).astype(a.dtype)),
         )
     )
-
-# einsum: explicit and implicit outputs, ellipsis, diagonals, sums, broadcasting, 1-3 operands.
-for spec, shapes in [
-    ("ij,jk->ik", [(3, 4), (4, 5)]),
-    ("ij,jk", [(3, 4), (4, 5)]),
-    ("ij->ji", [(3, 4)]),
-    ("ij", [(3, 4)]),
-    ("ji", [(3, 4)]),
-    ("ij->", [(3, 4)]),
-    ("ij->j", [(3, 4)]),
-    ("ii", [(3, 3)]),
-    ("ii->i", [(3, 3)]),
-    ("iij->j", [(3, 3, 2)]),
-    ("iij->ij", [(3, 3, 2)]),
-    ("iii->i", [(2, 2, 2)]),
-    ("ii,i->i", [(3, 3), (3,)]),
-    ("i,i", [(4,), (4,)]),
-    ("i,i->i", [(4,), (4,)]),
-    ("i,j->ij", [(3,), (4,)]),
-    (",i->i", [(), (3,)]),
-    ("i,->", [(3,), ()]),
-    ("bij,bjk->bik", [(2, 3, 4), (2, 4, 5)]),
-    ("...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 2)]),
-    ("...ij,jk", [(2, 3, 4), (4, 5)]),
-    ("ij...->...", [(3, 4, 2)]),
-    ("...ii->...i", [(2, 3, 3)]),
-    ("i...,i...->...", [(3, 2, 4), (3, 1, 4)]),
-    ("ijk,ikl,lm->jm", [(2, 3, 4), (2, 4, 5), (5, 3)]),
-    ("ij,ij->ij", [(3, 1), (1, 4)]),
-    ("ij,jk->ik", [(3, 1), (4, 5)]),
-    ("ij,kl->ijkl", [(2, 3), (3, 2)]),
-    ("Ab,bC->AC", [(3, 4), (4, 2)]),
-    ("b a -> a b", [(3, 4)]),
-    ("ij,ij->", [(3, 4), (3, 4)]),
-]:
-    CASES.append(
-        OpCase(
-            f"einsum[{spec}]{tuple(shapes)}",
-            partial(anp.einsum, spec),
-            tuple(arr(*s) for s in shapes),
-            ref=partial(np.einsum, spec),
-        )
-    )
-CASES += [
-    OpCase(
-        "einsum_optimize",
-        lambda a, b, c: anp.einsum("ij,jk,kl->il", a, b, c, optimize=True),
-        (arr(3, 4), arr(4, 5), arr(5, 2)),
-        ref=lambda a, b, c: np.einsum("ij,jk,kl->il", a, b, c, optimize=True),
-    ),
-    OpCase(
-        "einsum_optimize_greedy",
-        lambda a, b: anp.einsum("ij,jk", a, b, optimize="greedy"),
-        (arr(3, 4), arr(4, 5)),
-        ref=lambda a, b: np.einsum("ij,jk", a, b, optimize="greedy"),
-    ),
-    OpCase(
-        "einsum_sublists",
-        lambda a, b: anp.einsum(a, [0, 1], b, [1, 2], [0, 2]),
-        (arr(3, 4), arr(4, 5)),
-        ref=lambda a, b: np.einsum(a, [0, 1], b, [1, 2], [0, 2]),
-    ),
-    OpCase(
-        "einsum_sublists_ellipsis",
-        lambda a, b: anp.einsum(a, [Ellipsis, 0], b, [0]),
-        (arr(2, 3, 4), arr(4)),
-        ref=lambda a, b: np.einsum(a, [Ellipsis, 0], b, [0]),
-    ),
-]
-
-_pairs(
-    "inner",
-    [
-        ((), (3,)),
-        ((4,), (4,)),
-        ((3, 4), (4,)),
-        ((4,), (3, 4)),
-        ((3, 4), (2, 4)),
-        ((2, 3, 4), (5, 4)),
-        ((3, 4), (2, 5, 4)),
-    ],
-)
-_pairs("outer", [((3,), (4,)), ((2, 3), (4,)), ((), (3,)), ((2, 2), (1, 3))])
-_pairs("vdot", [((4,), (4,)), ((2, 3), (3, 2)), ((), ())])

@@ -1,411 +1,473 @@
-"""Products (matmul, dot, einsum, ...): dtypes, complex convention, NumPy dispatch, hot path, errors."""
+"""Linear algebra (numpy.linalg, scipy.linalg): a Gaussian-process likelihood to second order,
+eigh/svd gauges and degeneracies, norm at the origin, conventions (symmetric derivatives,
+triangles read), NumPy/SciPy semantics (result types, dtypes, errors, lstsq, matrix_rank,
+cond), dispatch."""
 
 import numpy as np
 import pytest
 
 import autodiff as ad
 import autodiff.numpy as anp
-from autodiff.ops import linalg
-from autodiff.testing import check_grads
+import autodiff.numpy.linalg as la
+import autodiff.scipy.linalg as sla
+from autodiff.testing import check_grads, numerical_jvp
 
 rng = np.random.default_rng(0)
 
 
-def _vjp(f, *args, ct=None):
-    out, pullback = ad.vjp(f, *args)
-    ct = np.ones_like(out) if ct is None else ct
-    return out, pullback(ct)
+def _fd_grad(f, x, eps=1e-5):
+    """Central-difference gradient of a scalar function."""
+    g = np.zeros_like(x)
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = eps
+        g[i] = (f(x + e) - f(x - e)) / (2 * eps)
+    return g
 
 
-# ------------------------------------------------------------------------------------ dtypes
+def _fd_jacobian(f, x, eps=1e-5):
+    cols = []
+    for i in np.ndindex(x.shape):
+        e = np.zeros_like(x)
+        e[i] = eps
+        cols.append((np.asarray(f(x + e)) - np.asarray(f(x - e))) / (2 * eps))
+    return np.stack(cols, axis=-1).reshape(np.shape(f(x)) + x.shape)
 
 
-@pytest.mark.parametrize("name", ["matmul", "dot", "inner", "tensordot", "vdot"])
-def test_float32_stays_float32(name):
-    a = rng.standard_normal((3, 4)).astype(np.float32)
-    b = rng.standard_normal((4, 3) if name in ("matmul", "dot") else (3, 4)).astype(np.float32)
-    f = getattr(anp, name)
-    out, (ga, gb) = _vjp(f, a, b)
-    assert out.dtype == getattr(np, name)(a, b).dtype == np.float32
-    assert ga.dtype == gb.dtype == np.float32
+def _symmetric_with_spectrum(w, seed=1):
+    q, _ = np.linalg.qr(np.random.default_rng(seed).standard_normal((len(w), len(w))))
+    return q @ np.diag(w) @ q.T
 
 
-def test_float32_einsum_and_outer():
-    a = rng.standard_normal((3, 3)).astype(np.float32)
-    out, (g,) = _vjp(lambda x: anp.einsum("ii->i", x), a)
-    assert out.dtype == g.dtype == np.float32
-    out, (g,) = _vjp(lambda x: anp.outer(x, x), a[0])
-    assert out.dtype == g.dtype == np.float32
+# ------------------------------------------------------------------ Gaussian-process likelihood
+
+X_TRAIN = np.linspace(-2.0, 2.0, 7)[:, None] + 0.1 * rng.standard_normal((7, 1))
+Y_TRAIN = np.sin(2.0 * X_TRAIN[:, 0]) + 0.1 * rng.standard_normal(7)
 
 
-def test_int_times_float_follows_numpy_and_differentiates_the_float():
-    i = np.arange(12).reshape(3, 4)
-    w32 = rng.standard_normal((4, 2)).astype(np.float32)
-    assert anp.matmul(i, w32).dtype == np.matmul(i, w32).dtype
-    assert anp.dot(i, w32).dtype == np.dot(i, w32).dtype
-    out, (g,) = _vjp(lambda w: i @ w, w32)
-    assert g.dtype == np.float32
-    np.testing.assert_allclose(g, i.T @ np.ones_like(out), rtol=1e-6)
+def _gp_nll(theta, xp=anp, linalg=sla):
+    """Negative log marginal likelihood of a GP with an RBF kernel; theta = log(l, s2, noise)."""
+    lengthscale, signal, noise = xp.exp(theta[0]), xp.exp(theta[1]), xp.exp(theta[2])
+    sq = (X_TRAIN - X_TRAIN.T) ** 2
+    k = signal * xp.exp(-0.5 * sq / lengthscale**2) + noise * np.eye(len(Y_TRAIN))
+    chol = linalg.cholesky(k, lower=True)
+    alpha = linalg.solve_triangular(chol, Y_TRAIN, lower=True)
+    log_det = 2.0 * xp.sum(xp.log(xp.diagonal(chol) if xp is np else la.diagonal(chol)))
+    return 0.5 * xp.sum(alpha * alpha) + 0.5 * log_det + 0.5 * len(Y_TRAIN) * np.log(2 * np.pi)
 
 
-def test_mixed_precision_cotangents_have_their_primal_dtype():
-    a = rng.standard_normal((3, 4)).astype(np.float32)
-    b = rng.standard_normal((4, 2))
-    for f in (anp.matmul, anp.dot, lambda x, y: anp.einsum("ij,jk", x, y)):
-        out, (ga, gb) = _vjp(f, a, b)
-        assert out.dtype == np.float64
-        assert ga.dtype == np.float32 and gb.dtype == np.float64
+THETA = np.array([np.log(0.8), np.log(1.3), np.log(0.05)])
 
 
-def test_python_scalars_and_lists_as_numpy():
-    assert anp.dot(2.0, np.ones(3, np.float32)).dtype == np.dot(2.0, np.ones(3, np.float32)).dtype
-    np.testing.assert_array_equal(anp.outer([1.0, 2.0], [3, 4]), np.outer([1.0, 2.0], [3, 4]))
-    assert anp.matmul([1.0, 2.0], [3.0, 4.0]) == 11.0
-    assert type(anp.dot(np.ones(3), np.ones(3))) is np.float64
+def test_gp_nll_value_matches_numpy():
+    scipy_linalg = pytest.importorskip("scipy.linalg")
+    want = _gp_nll(THETA, np, scipy_linalg)
+    assert np.isclose(_gp_nll(THETA), want, rtol=1e-12)
 
 
-# ----------------------------------------------------------------------------------- complex
+def test_gp_nll_gradient_matches_finite_differences_and_the_closed_form():
+    grad = ad.grad(_gp_nll)(THETA)
+    np.testing.assert_allclose(grad, _fd_grad(_gp_nll, THETA), rtol=1e-6, atol=1e-8)
+    # d nll / d theta = 0.5 tr((K^-1 - alpha alpha^T) dK/dtheta)
+    lengthscale, signal, noise = np.exp(THETA)
+    sq = (X_TRAIN - X_TRAIN.T) ** 2
+    rbf = signal * np.exp(-0.5 * sq / lengthscale**2)
+    k = rbf + noise * np.eye(len(Y_TRAIN))
+    k_inv = np.linalg.inv(k)
+    alpha = k_inv @ Y_TRAIN
+    dks = [rbf * sq / lengthscale**2, rbf, noise * np.eye(len(Y_TRAIN))]
+    closed = [0.5 * np.trace((k_inv - np.outer(alpha, alpha)) @ dk) for dk in dks]
+    np.testing.assert_allclose(grad, closed, rtol=1e-8)
 
 
-def test_complex_vjp_follows_the_conjugate_convention():
-    """Public reverse mode follows PyTorch for complex values: the cotangent of a in a @ b
-    is g @ b^H (rules transpose plainly; the API conjugates, see conj_complex)."""
-    a = rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))
-    b = rng.standard_normal((4, 2)) + 1j * rng.standard_normal((4, 2))
-    g = rng.standard_normal((3, 2)) + 1j * rng.standard_normal((3, 2))
-    _, (ga, gb) = _vjp(anp.matmul, a, b, ct=g)
-    np.testing.assert_allclose(ga, g @ b.conj().T)
-    np.testing.assert_allclose(gb, a.conj().T @ g)
-    _, (ga, gb) = _vjp(lambda x, y: anp.einsum("ij,jk->ik", x, y), a, b, ct=g)
-    np.testing.assert_allclose(ga, g @ b.conj().T)
-    np.testing.assert_allclose(gb, a.conj().T @ g)
+def test_gp_nll_hessian_matches_finite_differences():
+    hess = ad.hessian(_gp_nll)(THETA)
+    np.testing.assert_allclose(hess, hess.T, rtol=1e-10, atol=1e-10)
+    fd = _fd_jacobian(ad.grad(_gp_nll), THETA)
+    np.testing.assert_allclose(hess, fd, rtol=1e-6, atol=1e-7)
+    # forward-over-reverse and reverse-over-reverse agree
+    rev_rev = ad.jacrev(ad.grad(_gp_nll))(THETA)
+    np.testing.assert_allclose(rev_rev, hess, rtol=1e-10, atol=1e-12)
 
 
-def test_vdot_conjugates_its_first_argument():
-    a = rng.standard_normal(3) + 1j * rng.standard_normal(3)
-    b = rng.standard_normal(3) + 1j * rng.standard_normal(3)
-    assert anp.vdot(a, b) == np.vdot(a, b)
-    _, (ga, gb) = _vjp(anp.vdot, a, b, ct=np.complex128(1.0))
-    np.testing.assert_allclose(ga, b)  # as torch.vdot: grad_a = b * conj(g), grad_b = a * g
-    np.testing.assert_allclose(gb, a)
+def test_gp_nll_through_numpy_linalg_and_cho_solve():
+    def nll(theta):
+        lengthscale, signal, noise = anp.exp(theta[0]), anp.exp(theta[1]), anp.exp(theta[2])
+        sq = (X_TRAIN - X_TRAIN.T) ** 2
+        k = signal * anp.exp(-0.5 * sq / lengthscale**2) + noise * np.eye(len(Y_TRAIN))
+        alpha = sla.cho_solve(sla.cho_factor(k, lower=True), Y_TRAIN)
+        return 0.5 * anp.sum(Y_TRAIN * alpha) + 0.5 * la.slogdet(k).logabsdet
+
+    offset = 0.5 * len(Y_TRAIN) * np.log(2 * np.pi)
+    assert np.isclose(nll(THETA) + offset, _gp_nll(THETA), rtol=1e-10)
+    np.testing.assert_allclose(ad.grad(nll)(THETA), ad.grad(_gp_nll)(THETA), rtol=1e-8)
+    np.testing.assert_allclose(ad.hessian(nll)(THETA), ad.hessian(_gp_nll)(THETA), rtol=1e-7)
+    check_grads(nll, (THETA,), order=2, modes=("fwd", "rev"))
 
 
-# ------------------------------------------------------------------------ dispatch and methods
+def test_gp_nll_batched_over_hyperparameters():
+    thetas = THETA + 0.1 * rng.standard_normal((4, 3))
+    got = ad.vmap(ad.grad(_gp_nll))(thetas)
+    np.testing.assert_allclose(got, np.stack([ad.grad(_gp_nll)(t) for t in thetas]), rtol=1e-12)
 
 
-def test_plain_numpy_calls_dispatch_inside_grad():
-    w = rng.standard_normal((4, 3))
-    x = rng.standard_normal((2, 4))
-    v = rng.standard_normal(3)
+# ------------------------------------------------------------------ eigh and svd: gauges, degeneracy
+
+
+def test_eigh_gradient_of_weighted_eigenvalues():
+    a = _symmetric_with_spectrum(np.array([-1.0, 0.5, 2.0, 3.5]))
+    c = np.array([1.0, -2.0, 0.5, 3.0])
+
+    def f(a):
+        return anp.sum(c * la.eigvalsh(a))
+
+    w, v = np.linalg.eigh(a)
+    grad = ad.grad(f)(a)
+    np.testing.assert_allclose(grad, v @ np.diag(c) @ v.T, rtol=1e-10, atol=1e-12)
+    sym = lambda a: (a + a.T) / 2  # noqa: E731  (a symmetric perturbation is what eigh reads)
+    np.testing.assert_allclose(
+        grad, _fd_grad(lambda x: float(np.sum(c * np.linalg.eigvalsh(sym(x)))), a), atol=1e-7
+    )
+    np.testing.assert_allclose(ad.grad(lambda a: anp.sum(c * la.eigh(a)[0]))(a), grad, atol=1e-12)
+
+
+def test_eigh_projection_gradient_matches_finite_differences():
+    a = _symmetric_with_spectrum(np.array([-2.0, 0.0, 1.0, 4.0]))
+    x = rng.standard_normal(4)
+
+    def f(a, xp):
+        w, v = xp.linalg.eigh((a + a.T) / 2)
+        return xp.sum(w * (v.T @ x) ** 2 * np.arange(1.0, 5.0))
+
+    np.testing.assert_allclose(
+        ad.grad(lambda a: f(a, anp))(a), _fd_grad(lambda a: f(a, np), a), rtol=1e-6, atol=1e-8
+    )
+
+
+def test_eigh_degenerate_eigenvalues_give_nonfinite_vector_derivatives():
+    x = np.array([1.0, 2.0, 3.0])
+
+    def f(a):
+        return anp.sum((la.eigh(a).eigenvectors.T @ x) ** 2 * np.arange(3.0))
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        g = ad.grad(f)(np.diag([1.0, 1.0, 3.0]))  # exactly degenerate
+        assert not np.all(np.isfinite(g))
+        near = _symmetric_with_spectrum(np.array([1.0, 1.0, 3.0]))  # equal up to rounding
+        assert np.abs(ad.grad(f)((near + near.T) / 2)).max() > 1e8
+    # eigenvalues alone are fine at a degeneracy of a rotation-invariant function
+    g = ad.grad(lambda a: anp.sum(la.eigvalsh(a)))(np.diag([1.0, 1.0, 3.0]))
+    np.testing.assert_allclose(g, np.eye(3), atol=1e-12)
+
+
+def test_svd_projection_gradient_matches_finite_differences():
+    for shape in [(4, 3), (3, 5), (3, 3)]:
+        a = rng.standard_normal(shape)
+        x, y = rng.standard_normal(shape[0]), rng.standard_normal(shape[1])
+
+        def f(a, xp):
+            u, s, vh = xp.linalg.svd(a, full_matrices=False)
+            return xp.sum(s * (u.T @ x) ** 2) + xp.sum(s**2 * (vh @ y) ** 2)
+
+        np.testing.assert_allclose(
+            ad.grad(lambda a: f(a, anp))(a), _fd_grad(lambda a: f(a, np), a), rtol=1e-6, atol=1e-8
+        )
+
+
+def test_singular_value_gradient_is_outer_product_of_singular_vectors():
+    a = rng.standard_normal((4, 3))
+    u, s, vh = np.linalg.svd(a, full_matrices=False)
+    jac = ad.jacrev(lambda a: la.svd(a, compute_uv=False))(a)
+    np.testing.assert_allclose(jac, np.einsum("ik,kj->kij", u, vh), atol=1e-12)
+    np.testing.assert_allclose(ad.grad(lambda a: la.norm(a, "nuc"))(a), u @ vh, atol=1e-12)
+
+
+def test_svd_full_matrices_values_and_derivative_rules():
+    a = rng.standard_normal((4, 2))
+    u, s, vh = la.svd(a)
+    want = np.linalg.svd(a)
+    assert u.shape == (4, 4) and vh.shape == (2, 2)
+    for got, ref in zip((u, s, vh), want):
+        np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-15)
+    with pytest.raises(NotImplementedError, match="full_matrices=False"):
+        ad.grad(lambda a: anp.sum(la.svd(a)[0]))(a)
+    with pytest.raises(NotImplementedError, match="full_matrices=False"):
+        ad.jvp(lambda a: la.svd(a), (a,), (a,))
+    # reverse mode differentiates the singular values alone whatever full_matrices says
+    np.testing.assert_allclose(
+        ad.grad(lambda a: la.svd(a)[1][0])(a), np.outer(u[:, 0], vh[0]), atol=1e-12
+    )
+    np.testing.assert_allclose(
+        ad.grad(lambda a: la.svd(a.T)[1][1])(a), np.outer(u[:, 1], vh[1]), atol=1e-12
+    )
+    sq = rng.standard_normal((3, 3))
+    check_grads(lambda a: la.svd(a)[0] @ la.svd(a)[2], (sq,), order=1, modes=("fwd", "rev"))
+
+
+def test_qr_complete_tall_is_not_differentiable():
+    a = rng.standard_normal((4, 2))
+    q, r = la.qr(a, mode="complete")
+    assert q.shape == (4, 4) and r.shape == (4, 2)
+    with pytest.raises(NotImplementedError, match="mode='reduced'"):
+        ad.grad(lambda a: anp.sum(la.qr(a, mode="complete").Q))(a)
+    with pytest.raises(NotImplementedError, match="raw"):
+        la.qr(a, mode="raw")
+
+
+# ------------------------------------------------------------------ norm at the origin
+
+
+@pytest.mark.parametrize(
+    "ord_, axis", [(None, None), (2, None), (3, None), ("fro", (0, 1)), (None, 1), (2, 0), (1.5, 1)]
+)
+def test_norm_has_subgradient_zero_at_the_origin(ord_, axis):
+    shape = (3,) if axis is None and ord_ not in ("fro",) else (2, 3)
+    x = np.zeros(shape)
 
     def f(x):
-        h = np.matmul(x, w) + np.dot(x, w) + np.einsum("ij,jk->ik", x, w)
-        h = h + np.tensordot(x, w, axes=1) + np.inner(x, w.T)
-        return np.vdot(np.ravel(np.outer(h, v)), np.ones(h.size * v.size))
+        return anp.sum(la.norm(x, ord_, axis))
 
-    g = ad.grad(f)(x)
-    np.testing.assert_allclose(g, 5 * v.sum() * np.outer(np.ones(2), w @ np.ones(3)), rtol=1e-12)
-
-
-def test_matmul_operator_with_raw_array_on_either_side():
-    w = rng.standard_normal((4, 4))
-    x = rng.standard_normal(4)
-    g = ad.grad(lambda x: anp.vdot(w @ x, x @ w))(x)
-    np.testing.assert_allclose(g, w.T @ (x @ w) + w @ (w @ x), rtol=1e-12)
+    assert f(x) == 0.0
+    np.testing.assert_array_equal(ad.grad(f)(x), np.zeros(shape))
+    np.testing.assert_array_equal(ad.jvp(f, (x,), (np.ones(shape),))[1], 0.0)
+    if ord_ != 1.5:  # |x|**1.5 has an infinite second derivative at 0
+        np.testing.assert_array_equal(ad.hessian(f)(x), 0.0)
 
 
-def test_tensor_operator_and_methods():
-    a = ad.tensor([[1.0, 2.0], [3.0, 4.0]])
-    b = ad.tensor([1.0, -1.0])
-    assert isinstance(a @ b, ad.Tensor)
-    np.testing.assert_array_equal((a @ b).numpy(), [-1.0, -1.0])
-    np.testing.assert_array_equal(a.dot(b).numpy(), [-1.0, -1.0])
-    np.testing.assert_array_equal((b @ a).numpy(), [-2.0, -2.0])
+def test_norm_away_from_zero_and_rows_at_zero():
+    x = np.array([[3.0, 4.0], [0.0, 0.0]])
+    g = ad.grad(lambda x: anp.sum(la.norm(x, axis=1)))(x)
+    np.testing.assert_allclose(g, [[0.6, 0.8], [0.0, 0.0]])
+    g = ad.grad(lambda x: la.norm(x, np.inf))(np.array([1.0, -3.0, 2.0]))
+    np.testing.assert_allclose(g, [0.0, -1.0, 0.0])
 
 
-# ---------------------------------------------------------------------------------- hot path
+def test_norm_semantics_match_numpy():
+    x = rng.standard_normal((2, 3, 4))
+    for args in [(None, None, True), (0, 1, False), (2, (0, 1), True), ("nuc", (2, 1), False)]:
+        np.testing.assert_allclose(la.norm(x, *args), np.linalg.norm(x, *args), rtol=1e-12)
+    assert la.norm(np.arange(4)).dtype == np.linalg.norm(np.arange(4)).dtype
+    assert la.norm(x.astype(np.float32), 2, 1).dtype == np.float32
+    for bad in [("fro", 1), ("nuc", None)]:
+        with pytest.raises(ValueError):
+            la.norm(x if bad[1] is None else x[0, 0], *bad)
+    with pytest.raises(ValueError, match="Invalid norm order for matrices"):
+        la.norm(x[0], 3)
 
 
-def test_2d_matmul_backward_is_two_matmuls_and_no_einsum(monkeypatch):
-    calls = []
-    impl = linalg.matmul_p.impl
-    counted = lambda a, b: calls.append("mm") or impl(a, b)  # noqa: E731
-    monkeypatch.setattr(linalg.matmul_p, "impl", counted)
-    monkeypatch.setattr(linalg.buffers, "matmul_into", counted)  # (the NumPy backward rule's)
-    monkeypatch.setattr(linalg.einsum_p, "impl", lambda *a, **k: pytest.fail("einsum called"))
-    x, w = rng.standard_normal((5, 4)), rng.standard_normal((4, 3))
-    _, pullback = ad.vjp(lambda x, w: x @ w, x, w)
-    assert calls == ["mm"]
-    gx, gw = pullback(np.ones((5, 3)))
-    assert calls == ["mm"] * 3
-    np.testing.assert_allclose(gx, np.ones((5, 3)) @ w.T)
-    np.testing.assert_allclose(gw, x.T @ np.ones((5, 3)))
+# ------------------------------------------------------------------ conventions
 
 
-def test_broadcast_batch_dims_are_summed_back():
-    a = rng.standard_normal((3, 4))
-    b = rng.standard_normal((2, 5, 4, 3))
-    _, (ga, gb) = _vjp(anp.matmul, a, b)
-    np.testing.assert_allclose(ga, np.ones((3, 3)) @ b.sum((0, 1)).T)
-    assert gb.shape == b.shape
-
-
-# ------------------------------------------------------------------------------ higher order
-
-
-def test_hessian_vector_product_of_a_quadratic_form():
-    A = rng.standard_normal((4, 4))
-    v = rng.standard_normal(4)
-    f = lambda x: anp.einsum("i,ij,j", x, A, x)  # noqa: E731
-    hv = ad.grad(lambda x: anp.vdot(v, ad.grad(f)(x)))(rng.standard_normal(4))
-    np.testing.assert_allclose(hv, (A + A.T) @ v, rtol=1e-12)
-
-
-def test_third_order_through_diagonal_einsum():
-    # f(x) = trace(x @ x @ x) for x = t * M: f = t^3 trace(M^3), f''' = 6 trace(M^3)
-    M = rng.standard_normal((3, 3))
-    f = lambda t: anp.einsum("ii", (t * M) @ (t * M) @ (t * M))  # noqa: E731
-    assert np.isclose(ad.grad(ad.grad(ad.grad(f)))(0.7), 6 * np.trace(M @ M @ M))
-
-
-def test_forward_mode_with_one_constant_operand():
-    w = rng.standard_normal((4, 3))
-    x, dx = rng.standard_normal((2, 4)), rng.standard_normal((2, 4))
-    out, t = ad.jvp(lambda x: anp.einsum("ij,jk->ik", x, w) + x @ w, (x,), (dx,))
-    np.testing.assert_allclose(t, 2 * dx @ w)
-
-
-@pytest.mark.parametrize(
-    "spec, shapes", [("ii->", [(3, 3)]), ("i,->i", [(3,), ()]), ("ij,j->i", [(2, 3), (3,)])]
-)
-def test_einsum_derivatives_to_order_three(spec, shapes):
-    args = tuple(rng.standard_normal(s) for s in shapes)
-    check_grads(lambda *xs: anp.einsum(spec, *xs), args, order=3, modes=("fwd", "rev"))
-
-
-# ------------------------------------------------------------------------------ einsum forms
-
-
-def test_einsum_forms_match_numpy():
-    a, b = rng.standard_normal((3, 4)), rng.standard_normal((4, 5))
-    np.testing.assert_array_equal(anp.einsum(a, [0, 1], b, [1, 2]), np.einsum(a, [0, 1], b, [1, 2]))
-    np.testing.assert_array_equal(anp.einsum("bA", a), np.einsum("bA", a))
-    path = np.einsum_path("ij,jk->ik", a, b, optimize="greedy")[0]
-    np.testing.assert_allclose(anp.einsum("ij,jk->ik", a, b, optimize=path), a @ b)
-    _, (ga, gb) = _vjp(lambda x, y: anp.einsum("ij,jk->ik", x, y, optimize=path), a, b)
-    np.testing.assert_allclose(ga, np.ones((3, 5)) @ b.T)
-
-
-# ------------------------------------------------------------------------------------ errors
-
-
-@pytest.mark.parametrize(
-    "call",
-    [
-        lambda x: anp.matmul(x, x, out=np.empty((2, 2))),
-        lambda x: anp.dot(x, x, out=np.empty((2, 2))),
-        lambda x: anp.outer(x, x, out=np.empty((4, 4))),
-        lambda x: anp.einsum("ij,jk", x, x, out=np.empty((2, 2))),
-        lambda x: anp.einsum("ij,jk", x, x, dtype=np.float32),
-    ],
-)
-def test_unsupported_arguments_raise(call):
-    with pytest.raises(NotImplementedError):
-        call(np.ones((2, 2)))
-
-
-@pytest.mark.parametrize(
-    "call",
-    [
-        lambda x: anp.matmul(x[0, 0], x),
-        lambda x: anp.matmul(x, np.ones((3, 2))),
-        lambda x: anp.tensordot(x, np.ones((3, 2)), axes=1),
-        lambda x: anp.tensordot(x, x, axes=([0, 1], [0])),
-        lambda x: anp.einsum("ij,jk", x, np.ones((3, 2))),
-        lambda x: anp.einsum("ii", np.ones((1, 2))),
-        lambda x: anp.einsum("ij->k", x),
-        lambda x: anp.einsum("ij->ii", x),
-        lambda x: anp.einsum("...i->i", x),
-        lambda x: anp.einsum("ij", x, x),
-        lambda x: anp.einsum("i.j", x),
-    ],
-)
-def test_invalid_shapes_and_subscripts_raise_value_error(call):
-    with pytest.raises(ValueError):
-        call(np.ones((2, 2)))
-    with pytest.raises(ValueError):
-        ad.grad(lambda x: anp.vdot(call(x), np.ones(1)))(np.ones((2, 2)))
-
-
-@pytest.mark.parametrize("sa, sb", [((4,), (4,)), ((3, 4), (4,)), ((4,), (4, 3)), ((3, 4), (4, 2))])
-def test_mixed_dtype_dot_derivatives(sa, sb):
-    a, b = rng.standard_normal(sa).astype(np.float32), rng.standard_normal(sb)
-    check_grads(anp.dot, (a, b), order=2, modes=("fwd", "rev"))
-    check_grads(anp.inner, (a, b.T), order=2, modes=("fwd", "rev"))
-
-
-# -------------------------------------------------------------------------------------- vmap
-
-
-def _vmap_vs_loop(f, args, in_axes, size=3, rtol=1e-12):
-    """vmap(f, in_axes) on stacked args (batch axis at in_axes[i]) against a Python loop."""
-    per = [
-        [a * (1.0 + 0.1 * b) if d is not None else a for a, d in zip(args, in_axes)]
-        for b in range(size)
-    ]
-    stacked = [
-        np.stack([p[i] for p in per], axis=d) if d is not None else a
-        for i, (a, d) in enumerate(zip(args, in_axes))
-    ]
-    got = ad.vmap(f, in_axes=tuple(in_axes))(*stacked)
-    want = np.stack([np.asarray(f(*p)) for p in per])
-    assert np.asarray(got).shape == want.shape
-    assert np.asarray(got).dtype == want.dtype
-    np.testing.assert_allclose(np.asarray(got), want, rtol=rtol, atol=1e-13)
-
-
-def _all_in_axes(shapes):
-    """Every batch-axis position (first, middle, last) for one or both operands."""
-    out = []
-    for i, s in enumerate(shapes):
-        for d in range(len(s) + 1):
-            out.append(tuple(d if j == i else None for j in range(len(shapes))))
-    if len(shapes) == 2:
-        out += [(d0, d1) for d0 in range(len(shapes[0]) + 1) for d1 in range(len(shapes[1]) + 1)]
-    return out
-
-
-_PRODUCT_SHAPES = {
-    "matmul": [
-        ((4,), (4,)),
-        ((3, 4), (4, 5)),
-        ((4,), (4, 5)),
-        ((3, 4), (4,)),
-        ((2, 3, 4), (4, 5)),
-        ((4,), (2, 4, 5)),
-        ((2, 1, 3, 4), (5, 4, 2)),
-        ((3, 4), (2, 4, 5)),
-    ],
-    "dot": [
-        ((4,), (4,)),
-        ((3, 4), (4,)),
-        ((2, 3, 4), (4,)),
-        ((4,), (2, 4, 3)),
-        ((2, 3, 4), (5, 4, 2)),
-        ((3, 4), (2, 4, 5)),
-        ((2, 3, 4), (4, 5)),
-    ],
-}
-_VMAP_PARAMS = [
-    pytest.param(name, sa, sb, axes, id=f"{name}{sa}{sb}-{axes}")
-    for name, pairs in _PRODUCT_SHAPES.items()
-    for sa, sb in pairs
-    for axes in _all_in_axes([sa, sb])
-]
-
-
-@pytest.mark.parametrize("name, sa, sb, in_axes", _VMAP_PARAMS)
-def test_vmap_of_products_at_every_batch_axis(name, sa, sb, in_axes):
-    _vmap_vs_loop(getattr(anp, name), (rng.standard_normal(sa), rng.standard_normal(sb)), in_axes)
-
-
-@pytest.mark.parametrize(
-    "spec, shapes",
-    [
-        ("ij,jk->ik", [(3, 4), (4, 5)]),
-        ("ii->i", [(3, 3)]),
-        ("iij->j", [(3, 3, 2)]),
-        ("ijk,ikl,lm->jm", [(2, 3, 4), (2, 4, 5), (5, 3)]),
-        (",i->i", [(), (3,)]),
-        ("...ij,...jk->...ik", [(2, 1, 3, 4), (5, 4, 2)]),
-    ],
-)
-def test_vmap_of_einsum_at_every_batch_axis(spec, shapes):
-    args = tuple(rng.standard_normal(s) for s in shapes)
-    for axes in _all_in_axes(shapes) + [tuple(len(s) // 2 for s in shapes)]:
-        _vmap_vs_loop(lambda *xs: anp.einsum(spec, *xs), args, axes)
-
-
-def test_vmap_of_einsum_with_an_explicit_path_and_many_labels():
-    a, b, c = rng.standard_normal((3, 4)), rng.standard_normal((4, 5)), rng.standard_normal((5, 2))
-    path = np.einsum_path("ij,jk,kl->il", a, b, c, optimize="greedy")[0]
-    _vmap_vs_loop(
-        lambda *xs: anp.einsum("ij,jk,kl->il", *xs, optimize=path), (a, b, c), (1, None, 0)
-    )
-    # 51 labels used: the batch axis takes the last free one
-    labels = linalg._LABELS[:-1]
-    x = rng.standard_normal((1,) * 49 + (2, 3))
-    _vmap_vs_loop(lambda x: anp.einsum(labels + "->" + labels[-1], x), (x,), (0,))
-
-
-@pytest.mark.parametrize("sa, sb", [((3, 4), (4,)), ((2, 3, 4), (5, 4, 2)), ((4,), (2, 4, 3))])
-def test_vmap_of_mixed_dtype_dot_keeps_numpy_dtypes(sa, sb):
-    a, b = rng.standard_normal(sa).astype(np.float32), rng.standard_normal(sb)
-    for axes in _all_in_axes([sa, sb]):
-        _vmap_vs_loop(anp.dot, (a, b), axes, rtol=1e-6)
-    i = np.arange(int(np.prod(sa))).reshape(sa)
-    for axes in [(0, None), (None, 0), (0, 0)]:
-        _vmap_vs_loop(anp.dot, (i, b), axes)
-
-
-def test_vmap_of_unbatched_weight_matmul_is_one_matrix_product(monkeypatch):
-    """Per-example x @ w with w unbatched: the batch axis folds into the rows, so NumPy sees
-    one 2-D product (one BLAS call) and no transpose."""
-    monkeypatch.setattr(linalg.transpose_p, "impl", lambda *a, **k: pytest.fail("transpose"))
-    shapes = []
-    matmul_impl = linalg.matmul_p.impl
-    monkeypatch.setattr(
-        linalg.matmul_p, "impl", lambda a, b: shapes.append((a.ndim, b.ndim)) or matmul_impl(a, b)
-    )
-    x, w = rng.standard_normal((7, 3, 4)), rng.standard_normal((4, 5))
-    ad.vmap(lambda x: x @ w)(x)
-    assert shapes == [(2, 2)]
-    np.testing.assert_allclose(ad.vmap(lambda x: x @ w)(x), x @ w)
-    np.testing.assert_allclose(ad.vmap(lambda x: x @ w, in_axes=1, out_axes=1)(x), x @ w)
-    np.testing.assert_allclose(ad.vmap(lambda x: x[0] @ w)(x), x[:, 0] @ w)
-    np.testing.assert_allclose(ad.vmap(anp.dot, in_axes=(0, None))(x, w), x @ w)
-
-
-def test_per_example_gradients_of_a_linear_model():
-    w = rng.standard_normal((4, 3))
-    xs, ys = rng.standard_normal((6, 4)), rng.standard_normal((6, 3))
-
-    def loss(w, x, y):
-        r = x @ w - y
-        return anp.einsum("i,i->", r, r) + anp.dot(x, w).sum()
-
-    got = ad.vmap(ad.grad(loss), in_axes=(None, 0, 0))(w, xs, ys)
-    want = np.stack([ad.grad(loss)(w, x, y) for x, y in zip(xs, ys)])
-    np.testing.assert_allclose(got, want, rtol=1e-12)
+def test_cholesky_derivative_treats_the_input_as_symmetric():
+    a = _symmetric_with_spectrum(np.array([1.0, 2.0, 4.0]))
+    g = ad.grad(lambda a: anp.sum(la.cholesky(a) * np.arange(9.0).reshape(3, 3)))(a)
+    np.testing.assert_allclose(g, g.T, atol=1e-12)
+    d = rng.standard_normal((3, 3))
+    t = ad.jvp(la.cholesky, (a,), (d,))[1]
+    np.testing.assert_allclose(t, ad.jvp(la.cholesky, (a,), ((d + d.T) / 2,))[1], atol=1e-12)
+    # along a symmetric direction it is the derivative of the values
+    sym = (d + d.T) / 2
     np.testing.assert_allclose(
-        got, np.stack([np.outer(x, 2 * (x @ w - y) + 1) for x, y in zip(xs, ys)]), rtol=1e-12
+        t, numerical_jvp(np.linalg.cholesky, (a,), (sym,), 1e-6)[0], atol=1e-7
     )
 
 
-def test_nested_vmap_and_jvp_of_vmap():
-    a, b = rng.standard_normal((2, 3, 4, 5)), rng.standard_normal((3, 5, 2))
-    got = ad.vmap(ad.vmap(anp.matmul, in_axes=(0, 0)), in_axes=(0, None))(a, b)
-    np.testing.assert_allclose(got, a @ b, rtol=1e-12)
-    got = ad.vmap(
-        ad.vmap(lambda x, y: anp.einsum("ij,jk", x, y), in_axes=(1, 0)), in_axes=(0, None)
-    )(np.swapaxes(a, 1, 2), b)
-    np.testing.assert_allclose(got, a @ b, rtol=1e-12)
-    ta = rng.standard_normal(a.shape)
-    _, t = ad.jvp(lambda x: ad.vmap(anp.dot, in_axes=(1, None))(x, b[0]), (a,), (ta,))
-    np.testing.assert_allclose(t, np.swapaxes(ta, 0, 1) @ b[0], rtol=1e-12)
+def test_triangular_solve_reads_one_triangle():
+    scipy_linalg = pytest.importorskip("scipy.linalg")
+    a = rng.standard_normal((3, 3)) + 4 * np.eye(3)
+    b = rng.standard_normal(3)
+    for lower in (True, False):
+        for unit in (True, False):
+            x = sla.solve_triangular(a, b, lower=lower, unit_diagonal=unit)
+            want = scipy_linalg.solve_triangular(a, b, lower=lower, unit_diagonal=unit)
+            np.testing.assert_allclose(x, want, rtol=1e-12)
+            g = ad.grad(
+                lambda a: anp.sum(sla.solve_triangular(a, b, lower=lower, unit_diagonal=unit))
+            )(a)
+            mask = np.tril(np.ones((3, 3)), -unit) if lower else np.triu(np.ones((3, 3)), unit)
+            assert np.all(g[mask == 0] == 0) and np.all(g[mask == 1] != 0)
 
 
-def test_jacobians_of_products():
-    a, b = rng.standard_normal((3, 4)), rng.standard_normal((4, 2))
+@pytest.mark.parametrize(
+    "trans, lower, unit", [(0, True, False), (1, True, True), (0, False, True), ("C", False, False)]
+)
+def test_blocked_triangular_solve_matches_scipy(trans, lower, unit):
+    scipy_linalg = pytest.importorskip("scipy.linalg")
+    n = 150  # several blocks
+    a = rng.standard_normal((2, n, n)) / np.sqrt(n) + (2 + 1j) * np.eye(n)
+    b = rng.standard_normal((n, 3))
+    got = sla.solve_triangular(a, b, trans=trans, lower=lower, unit_diagonal=unit)
+    for g, m in zip(got, a):
+        want = scipy_linalg.solve_triangular(m, b, trans=trans, lower=lower, unit_diagonal=unit)
+        np.testing.assert_allclose(g, want, rtol=1e-12, atol=1e-14)
+    got_1d = sla.solve_triangular(a[0].real, b[:, 0], trans=trans, lower=lower)
+    want_1d = scipy_linalg.solve_triangular(a[0].real, b[:, 0], trans=trans, lower=lower)
+    np.testing.assert_allclose(got_1d, want_1d, rtol=1e-12)
+    assert got_1d.dtype == np.float64
+
+
+def test_complex_holomorphic_functions():
+    a = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3)) + 3 * np.eye(3)
+    b = rng.standard_normal(3) + 1j * rng.standard_normal(3)
+    np.testing.assert_allclose(la.inv(a), np.linalg.inv(a), rtol=1e-12)
+    np.testing.assert_allclose(la.solve(a, b), np.linalg.solve(a, b), rtol=1e-12)
+    np.testing.assert_allclose(la.det(a), np.linalg.det(a), rtol=1e-12)
+    # JAX convention: the jvp of a holomorphic function is J @ t with complex J
+    d = rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3))
+    t = ad.jvp(la.det, (a,), (d,))[1]
+    eps = 1e-6
+    np.testing.assert_allclose(
+        t, (np.linalg.det(a + eps * d) - np.linalg.det(a - eps * d)) / (2 * eps), rtol=1e-6
+    )
+    with pytest.raises(NotImplementedError, match="complex"):
+        ad.grad(lambda a: anp.real(anp.sum(la.eigh(a)[0])))(a @ a.conj().T)
+
+
+# ------------------------------------------------------------------ NumPy / SciPy semantics
+
+
+def test_result_types_dtypes_and_float32_gradients():
+    a32 = (rng.standard_normal((3, 3)) + 4 * np.eye(3)).astype(np.float32)
+    spd = a32 @ a32.T
+    for name, got, want in [
+        ("eigh", la.eigh(spd), np.linalg.eigh(spd)),
+        ("svd", la.svd(a32), np.linalg.svd(a32)),
+        ("qr", la.qr(a32), np.linalg.qr(a32)),
+        ("slogdet", la.slogdet(a32), np.linalg.slogdet(a32)),
+    ]:
+        assert type(got).__name__ == type(want).__name__ and got._fields == want._fields, name
+        for g, w in zip(got, want):
+            assert np.asarray(g).dtype == np.asarray(w).dtype, name
     for f in (
-        anp.matmul,
-        anp.dot,
-        lambda x, y: anp.einsum("ij,jk", x, y),
-        lambda x, y: anp.tensordot(x, y, axes=1),
+        la.inv,
+        la.cholesky,
+        lambda a: la.eigh(a)[1],
+        lambda a: la.svd(a)[0],
+        la.pinv,
+        lambda a: la.qr(a)[1],
+        la.det,
+        lambda a: la.slogdet(a)[1],
+        sla.expm,
     ):
-        jf = ad.jacfwd(f, argnums=(0, 1))(a, b)
-        jr = ad.jacrev(f, argnums=(0, 1))(a, b)
-        np.testing.assert_allclose(jr[0], np.einsum("ik,jl->ijkl", np.eye(3), b.T), rtol=1e-12)
-        np.testing.assert_allclose(jr[1], np.einsum("ik,lj->ijkl", a, np.eye(2)), rtol=1e-12)
-        for x, y in zip(jf, jr):
-            np.testing.assert_allclose(x, y, rtol=1e-12)
+        out, pullback = ad.vjp(f, spd)
+        (g,) = pullback(np.ones_like(out))
+        assert out.dtype == g.dtype == np.float32
+    assert la.inv(np.eye(2, dtype=int)).dtype == np.float64
+    assert sla.expm(np.eye(2, dtype=np.float32)).dtype == np.float32
+
+
+def test_scipy_values():
+    scipy_linalg = pytest.importorskip("scipy.linalg")
+    a = rng.standard_normal((3, 3))
+    for x in (a, a.astype(np.float32)):
+        rtol = 1e-5 if x.dtype == np.float32 else 1e-12
+        np.testing.assert_allclose(sla.inv(x), scipy_linalg.inv(x), rtol=rtol)
+        np.testing.assert_allclose(sla.det(x), scipy_linalg.det(x), rtol=rtol)
+    spd = a @ a.T + np.eye(3)
+    c, lower = sla.cho_factor(spd)
+    c_ref, lower_ref = scipy_linalg.cho_factor(spd)
+    assert lower == lower_ref
+    np.testing.assert_allclose(np.triu(c), np.triu(c_ref), rtol=1e-12)
+    assert np.all(np.tril(c, -1) == 0)
+
+
+@pytest.mark.parametrize("scale", [1e-3, 0.1, 1.0, 10.0, 50.0])
+def test_expm_matches_scipy_and_its_frechet_derivative(scale):
+    scipy_linalg = pytest.importorskip("scipy.linalg")
+    a = scale * rng.standard_normal((4, 4))
+    e = rng.standard_normal((4, 4))
+    want, frechet = scipy_linalg.expm_frechet(a, e)
+    np.testing.assert_allclose(sla.expm(a), want, rtol=1e-11, atol=1e-13 * np.abs(want).max())
+    _, t = ad.jvp(sla.expm, (a,), (e,))
+    np.testing.assert_allclose(t, frechet, rtol=1e-8, atol=1e-11 * np.abs(frechet).max())
+    g = rng.standard_normal((4, 4))
+    (ct,) = ad.vjp(sla.expm, a)[1](g)
+    assert np.isclose(np.sum(ct * e), np.sum(g * frechet), rtol=1e-8)
+
+
+def test_expm_complex_and_stacks():
+    scipy_linalg = pytest.importorskip("scipy.linalg")
+    a = rng.standard_normal((2, 3, 3)) + 1j * rng.standard_normal((2, 3, 3))
+    np.testing.assert_allclose(sla.expm(a), np.stack([scipy_linalg.expm(m) for m in a]), rtol=1e-11)
+    assert np.all(np.isnan(sla.expm(np.full((2, 2), np.nan))))
+    assert sla.expm(np.zeros((0, 0))).shape == (0, 0)
+
+
+def test_lstsq_matches_numpy_and_rank_deficient_problems():
+    a = rng.standard_normal((5, 3))
+    b = rng.standard_normal((5, 2))
+    for got, want in zip(la.lstsq(a, b), np.linalg.lstsq(a, b)):
+        np.testing.assert_allclose(got, want, rtol=1e-10)
+        assert np.asarray(got).dtype == np.asarray(want).dtype
+    deficient = np.array([[1.0, 1.0], [1.0, 1.0], [0.0, 0.0]])
+    x, res, rank, s = la.lstsq(deficient, np.array([1.0, 2.0, 3.0]))
+    assert rank == 1 and res.shape == (0,)
+    np.testing.assert_allclose(x, [0.75, 0.75])
+    # the minimum-norm solution differentiates like pinv(a) @ b
+    bb = rng.standard_normal(5)
+    np.testing.assert_allclose(
+        ad.grad(lambda a: anp.sum(la.lstsq(a, bb)[0] ** 2))(a),
+        ad.grad(lambda a: anp.sum((la.pinv(a) @ bb) ** 2))(a),
+        rtol=1e-8,
+    )
+    with pytest.raises(la.LinAlgError, match="Incompatible dimensions"):
+        la.lstsq(a, b[:4])
+
+
+def test_matrix_rank_and_cond():
+    a = np.array([[1.0, 2.0], [2.0, 4.0]])
+    assert la.matrix_rank(a) == np.linalg.matrix_rank(a) == 1
+    stack = np.stack([a, np.eye(2), np.zeros((2, 2))])
+    np.testing.assert_array_equal(la.matrix_rank(stack), np.linalg.matrix_rank(stack))
+    np.testing.assert_array_equal(ad.vmap(la.matrix_rank)(stack), [1, 2, 0])
+    assert la.matrix_rank(np.array([0.0, 1.0])) == 1
+    for p in (None, 1, "fro", -2):
+        np.testing.assert_allclose(la.cond(stack[:2], p), np.linalg.cond(stack[:2], p))
+    assert np.isnan(la.cond(np.array([[np.nan, 0.0], [0.0, 1.0]]), 1))  # NaN input: NaN, not inf
+
+
+def test_errors_follow_numpy():
+    with pytest.raises(la.LinAlgError, match="square"):
+        la.inv(np.ones((2, 3)))
+    with pytest.raises(la.LinAlgError, match="at least two-dimensional"):
+        la.det(np.ones(3))
+    with pytest.raises(la.LinAlgError):
+        la.cholesky(-np.eye(2))
+    with pytest.raises(ValueError, match="incompatible"):
+        sla.solve_triangular(np.eye(3), np.ones(2))
+    with pytest.raises(NotImplementedError, match="banded"):
+        sla.solve(np.eye(2), np.ones(2), assume_a="banded")
+    with pytest.raises(TypeError, match="integer"):
+        la.matrix_power(np.eye(2), 1.5)
+
+
+# ------------------------------------------------------------------ transforms and dispatch
+
+
+def test_plain_numpy_linalg_dispatches_on_tensors_and_tracers():
+    a = rng.standard_normal((3, 3)) + 3 * np.eye(3)
+    g = ad.grad(lambda a: np.linalg.det(a) + np.linalg.norm(np.linalg.inv(a)))(a)
+    want = ad.grad(lambda a: la.det(a) + la.norm(la.inv(a)))(a)
+    np.testing.assert_allclose(g, want, rtol=1e-12)
+    t = ad.tensor(a, requires_grad=True)
+    np.linalg.slogdet(t).logabsdet.backward()
+    np.testing.assert_allclose(t.grad.numpy(), np.linalg.inv(a).T, rtol=1e-12)
+
+
+def test_vmap_with_batch_axis_in_the_middle_and_per_example_jacobians():
+    a = rng.standard_normal((3, 4, 3)) + 3 * np.eye(3)[:, None, :]  # batch axis 1
+    got = ad.vmap(la.inv, in_axes=1)(a)
+    np.testing.assert_allclose(got, np.linalg.inv(np.moveaxis(a, 1, 0)), rtol=1e-12)
+    w, v = ad.vmap(lambda m: la.eigh(m @ m.T), in_axes=1, out_axes=(0, 2))(a)
+    assert w.shape == (4, 3) and v.shape == (3, 3, 4)
+    jac = ad.vmap(ad.jacrev(lambda m: la.slogdet(m).logabsdet), in_axes=1)(a)
+    np.testing.assert_allclose(
+        jac, np.swapaxes(np.linalg.inv(np.moveaxis(a, 1, 0)), -1, -2), rtol=1e-10
+    )
+
+
+def test_matrix_power_negative_and_zero():
+    a = rng.standard_normal((2, 3, 3)) + 3 * np.eye(3)
+    for n in (-3, -1, 0, 7):
+        np.testing.assert_allclose(la.matrix_power(a, n), np.linalg.matrix_power(a, n), rtol=1e-12)
+    np.testing.assert_array_equal(ad.grad(lambda a: anp.sum(la.matrix_power(a, 0)))(a), 0.0)

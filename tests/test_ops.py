@@ -153,7 +153,7 @@ def _primitives_with_numpy_rules():
     for module in list(sys.modules.values()):
         if getattr(module, "__name__", "").startswith("autodiff."):
             for value in list(vars(module).values()):
-                if isinstance(value, Primitive) and value.vjp_numpy is not None:
+                if isinstance(value, Primitive) and value.fast.vjp is not None:
                     found[value.name] = value
     assert len(found) >= 10
     return list(found.values())
@@ -210,18 +210,18 @@ def _assert_bitwise_equal(got: list, want: list) -> None:
 
 @pytest.mark.parametrize("case, dtype", PARAMS)
 def test_numpy_vjp_rules_match_the_vjp_rules(case, dtype):
-    """`Primitive.vjp_numpy` (used on plain NumPy residuals) gives exactly what `vjp` gives."""
+    """`Primitive.fast.vjp` (used on plain NumPy residuals) gives exactly what `vjp` gives."""
     cotangents = _pullback_of_random_cotangent(case, dtype, seed=1)
     with_rules = cotangents()
     prims = _primitives_with_numpy_rules()
-    saved = [p.vjp_numpy for p in prims]
+    saved = [p.fast.vjp for p in prims]
     try:
         for p in prims:
-            p.vjp_numpy = None
+            p.fast.vjp = None
         without = cotangents()
     finally:
         for p, rule in zip(prims, saved):
-            p.vjp_numpy = rule
+            p.fast.vjp = rule
     assert len(with_rules) == len(without)
     for a, b in zip(with_rules, without):
         np.testing.assert_array_equal(np.asarray(a), np.asarray(b))
@@ -232,15 +232,15 @@ def test_numpy_vjp_rules_match_the_vjp_rules(case, dtype):
 def test_memory_savings_give_the_same_results(case, dtype, monkeypatch):
     """What reverse mode does to save memory changes no result, bitwise. With every float
     residual that rules read only the shape and dtype of (saves_inputs / saves_output False)
-    replaced by a stand-in, every cotangent nothing else refers to donated to the rules
-    that write into it (`Primitive.vjp_numpy_donated`), the same cotangents and dtypes."""
+    replaced by a stand-in, and every node's arrays recycled (core/buffers.py), the same
+    cotangents and dtypes."""
     from autodiff.core import graph
     from autodiff.reverse import engine
 
     cotangents = _pullback_of_random_cotangent(case, dtype, seed=2)
     want = cotangents()
     monkeypatch.setattr(graph, "STAND_IN_MIN_SIZE", 0)
-    monkeypatch.setattr(engine, "DONATE_MIN_SIZE", 0)
+    monkeypatch.setattr(engine, "RECYCLE_MIN_SIZE", 0)
     _assert_bitwise_equal(cotangents(), want)
 
 
@@ -263,15 +263,15 @@ def test_fused_cotangents_give_the_same_results(case, dtype, monkeypatch):
 @pytest.mark.parametrize("case, dtype", PARAMS)
 def test_recycled_memory_gives_the_same_results(case, dtype, monkeypatch):
     """With every array a backward pass alone holds recycled into the next calls' recorded
-    ops and sums (core/buffers.py; grad, whose graph is not retained), on top of stand-ins and
-    donation: the same gradients and dtypes, bitwise, call after call."""
+    ops and sums (core/buffers.py; grad, whose graph is not retained), on top of stand-ins:
+    the same gradients and dtypes, bitwise, call after call."""
     from autodiff.core import buffers, graph
     from autodiff.reverse import engine
 
     gradient = _gradient_of_random_projection(case, dtype, seed=3)
     want = gradient()
     monkeypatch.setattr(graph, "STAND_IN_MIN_SIZE", 0)
-    monkeypatch.setattr(engine, "DONATE_MIN_SIZE", 0)
+    monkeypatch.setattr(engine, "RECYCLE_MIN_SIZE", 0)
     monkeypatch.setattr(buffers, "POOL_MIN_BYTES", 1)
     buffers.clear()
     try:

@@ -314,24 +314,7 @@ def test_x_int_shares_its_params():
     assert seen[0] is seen[4] and seen[5] is not seen[0]
 
 
-# --------------------------------------------------------------------------- donated cotangents
-
-
-def _count_donations(monkeypatch) -> dict:
-    """Wrap every `vjp_numpy_donated` rule of the elementwise family to count its calls."""
-    from autodiff.core.primitive import Primitive
-    from autodiff.ops import elementwise
-
-    calls: dict = {}
-    for value in vars(elementwise).values():
-        if isinstance(value, Primitive) and value.vjp_numpy_donated is not None:
-
-            def counted(*args, _rule=value.vjp_numpy_donated, _name=value.name, **kwargs):
-                calls[_name] = calls.get(_name, 0) + 1
-                return _rule(*args, **kwargs)
-
-            monkeypatch.setattr(value, "vjp_numpy_donated", counted)
-    return calls
+# ------------------------------------------------------------------------------ NumPy rules
 
 
 _MATMUL_OPERANDS = {
@@ -349,7 +332,7 @@ def test_matmul_numpy_rule_matches_the_general_rule(name, monkeypatch):
     """The matmul NumPy rule (plain float matrices) gives the general rule's cotangents,
     bitwise and in the input dtypes, and computes no product for a constant operand."""
     from autodiff.core import buffers
-    from autodiff.ops import linalg
+    from autodiff.ops import products
 
     a_shape, b_shape, a_dt, b_dt = _MATMUL_OPERANDS[name]
     rng = np.random.default_rng(0)
@@ -360,13 +343,13 @@ def test_matmul_numpy_rule_matches_the_general_rule(name, monkeypatch):
         b = b + 1j * rng.standard_normal(b_shape)
     f = lambda a, b: anp.sum(anp.abs(anp.tanh(a @ b)) ** 2)
     grads = {argnums: ad.grad(f, argnums)(a, b) for argnums in (0, 1, (0, 1))}
-    products = []  # the backward pass's products (the forward one is matmul_p.impl)
+    calls = []  # the backward pass's products (the forward one is matmul_p.impl)
     real = buffers.matmul_into
-    monkeypatch.setattr(buffers, "matmul_into", lambda x, y: products.append(1) or real(x, y))
+    monkeypatch.setattr(buffers, "matmul_into", lambda x, y: calls.append(1) or real(x, y))
     assert ad.grad(f, 1)(a, b).dtype == b.dtype
     if name in ("matrices", "float32"):
-        assert len(products) == 1  # the constant `a` gets no product
-    monkeypatch.setattr(linalg.matmul_p, "vjp_numpy", None)
+        assert len(calls) == 1  # the constant `a` gets no product
+    monkeypatch.setattr(products.matmul_p.fast, "vjp", None)
     for argnums, want in grads.items():
         got = ad.grad(f, argnums)(a, b)
         for g, w in zip(got, want) if argnums == (0, 1) else [(got, want)]:
@@ -374,31 +357,13 @@ def test_matmul_numpy_rule_matches_the_general_rule(name, monkeypatch):
             np.testing.assert_array_equal(g, w)
 
 
-def test_large_cotangents_are_donated_and_results_unchanged(monkeypatch):
-    """A large elementwise backward pass writes into cotangents nothing else refers to, and
-    gives the same gradient as without donation."""
+def test_recycling_never_writes_into_arrays_the_caller_holds(monkeypatch):
+    """Seeds, inputs, residuals and cotangents shared between parents are never recycled."""
+    from autodiff.core import buffers
     from autodiff.reverse import engine
 
-    x = np.random.default_rng(0).standard_normal(engine.DONATE_MIN_SIZE)
-    y = x * x + 0.5
-    f = lambda x: anp.sum(anp.tanh(x) * anp.exp(-x * x) + anp.log1p(x * x))
-    g = lambda x: anp.sum(anp.log1p(anp.square(anp.sin(anp.cos(anp.log(anp.sqrt(x)))))) * 2.0)
-    calls = _count_donations(monkeypatch)
-    got_f, got_g = ad.grad(f)(x), ad.grad(g)(y)
-    if not engine._EXACT_REFCOUNTS:
-        pytest.skip("no exact reference counts: nothing is donated")
-    for name in ("neg", "exp", "tanh", "log1p", "square", "sin", "cos", "log", "sqrt"):
-        assert calls.get(name, 0) >= 1, name
-    monkeypatch.setattr(engine, "DONATE_MIN_SIZE", x.size + 1)
-    np.testing.assert_array_equal(got_f, ad.grad(f)(x))
-    np.testing.assert_array_equal(got_g, ad.grad(g)(y))
-
-
-def test_donation_never_writes_into_arrays_the_caller_holds(monkeypatch):
-    """Seeds, inputs, residuals and cotangents shared between parents are never donated."""
-    from autodiff.reverse import engine
-
-    monkeypatch.setattr(engine, "DONATE_MIN_SIZE", 0)
+    monkeypatch.setattr(engine, "RECYCLE_MIN_SIZE", 0)
+    monkeypatch.setattr(buffers, "POOL_MIN_BYTES", 1)
     x = np.linspace(-1.0, 1.0, 64)
     seed = np.linspace(1.0, 2.0, 64)
     keep = x.copy(), seed.copy()
@@ -570,7 +535,7 @@ def test_recycled_memory_is_per_thread():
             np.testing.assert_array_equal(got, want)
 
 
-def test_donation_with_list_and_scalar_operands(monkeypatch):
+def test_recycling_with_list_and_scalar_operands(monkeypatch):
     """Donating rules handle operands that are lists, NumPy scalars or other dtypes."""
     from autodiff.reverse import engine
 
@@ -584,7 +549,7 @@ def test_donation_with_list_and_scalar_operands(monkeypatch):
         lambda x: anp.sum(anp.multiply(np.arange(5), anp.sin(x)) * 2.0),
     ]
     want = [ad.grad(f)(x) for f in fs]
-    monkeypatch.setattr(engine, "DONATE_MIN_SIZE", 0)
+    monkeypatch.setattr(engine, "RECYCLE_MIN_SIZE", 0)
     for f, w in zip(fs, want):
         got = ad.grad(f)(x)
         np.testing.assert_array_equal(got, w)

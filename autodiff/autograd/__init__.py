@@ -3,7 +3,7 @@
 Runs on the same core and engine as the functional transforms.
 """
 
-from autodiff.autograd import _tensor_api, forward_ad, functional, graph
+from autodiff.autograd import forward_ad, functional, graph
 from autodiff.autograd._backward import backward, grad
 from autodiff.autograd.anomaly_mode import (
     detect_anomaly,
@@ -22,8 +22,6 @@ from autodiff.autograd.grad_mode import (
     set_multithreading_enabled,
 )
 from autodiff.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
-
-_tensor_api.install()
 
 __all__ = [
     "Function",

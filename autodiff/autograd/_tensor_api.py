@@ -1,21 +1,34 @@
-"""Tensor's autograd methods (backward, hooks, retain_grad), attached by autodiff.autograd."""
+"""Tensor's autograd methods (backward, hooks, retain_grad) and its `.grad` property.
+
+Installed on Tensor by `autodiff/_tensor_methods.py`, with every other method, in one table.
+"""
 
 from __future__ import annotations
 
+import sys
 import warnings
+import weakref
+from collections.abc import Callable
 
+from autodiff.autograd._backward import backward as _run_backward
+from autodiff.core import buffers
 from autodiff.core.graph import _RemovableHandle
 from autodiff.core.tensor import Tensor
+from autodiff.core.trace import EVAL_TRACE
 
 
-def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None) -> None:
+def backward(
+    self: Tensor,
+    gradient=None,
+    retain_graph: bool | None = None,
+    create_graph: bool = False,
+    inputs=None,
+) -> None:
     """Accumulate the gradient of this tensor into the leaves' `.grad` (see autograd.backward)."""
-    from autodiff.autograd._backward import backward as run
-
-    run(self, gradient, retain_graph, create_graph, inputs=inputs)
+    _run_backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 
 
-def register_hook(self, hook):
+def register_hook(self: Tensor, hook: Callable) -> _RemovableHandle:
     """`hook(grad) -> Tensor | None` runs when this tensor's gradient is computed."""
     if not self.requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
@@ -23,7 +36,7 @@ def register_hook(self, hook):
     return node._register_tensor_pre_hook(index, hook)
 
 
-def register_post_accumulate_grad_hook(self, hook):
+def register_post_accumulate_grad_hook(self: Tensor, hook: Callable) -> _RemovableHandle:
     """`hook(tensor)` runs after `.grad` of this leaf has been accumulated."""
     if not self.requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
@@ -37,7 +50,7 @@ def register_post_accumulate_grad_hook(self, hook):
     return _RemovableHandle(extra.post_accumulate_hooks, hook)
 
 
-def retain_grad(self) -> None:
+def retain_grad(self: Tensor) -> None:
     """Keep `.grad` for this non-leaf tensor during backward (a no-op on leaves)."""
     if not self.requires_grad:
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
@@ -47,7 +60,8 @@ def retain_grad(self) -> None:
     node._retain(index, self)
 
 
-def _retains_grad(self) -> bool:
+def retains_grad(self: Tensor) -> bool:
+    """Whether `retain_grad()` was called on this non-leaf tensor (the `.retains_grad` property)."""
     if self._edge is None:
         return False
     node, index = self._gradient_edge()
@@ -60,8 +74,9 @@ def _retains_grad(self) -> bool:
     )
 
 
-def _grad_get(self):
-    if self._edge is not None and self._grad is None and not _retains_grad(self):
+def grad(self: Tensor) -> Tensor | None:
+    """The gradient accumulated by `backward()` (leaves; non-leaves that `retain_grad()`)."""
+    if self._edge is not None and self._grad is None and not retains_grad(self):
         warnings.warn(
             "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
             ".grad attribute won't be populated during autograd.backward(). If you indeed want "
@@ -70,16 +85,27 @@ def _grad_get(self):
             UserWarning,
             stacklevel=2,
         )
-    return _core_grad.fget(self)
+    return self._grad if self._trace is EVAL_TRACE else None
 
 
-_core_grad = Tensor.grad
-
-
-def install() -> None:
-    Tensor.backward = backward
-    Tensor.register_hook = register_hook
-    Tensor.register_post_accumulate_grad_hook = register_post_accumulate_grad_hook
-    Tensor.retain_grad = retain_grad
-    Tensor.retains_grad = property(_retains_grad)
-    Tensor.grad = property(_grad_get, _core_grad.fset, doc=_core_grad.__doc__)
+def set_grad(self: Tensor, value) -> None:
+    """`t.grad = value` (a Tensor or array of `t`'s shape, or None)."""
+    if value is not None:
+        value = value if isinstance(value, Tensor) else Tensor(value)
+        if value.shape != self.shape:
+            raise RuntimeError(
+                f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
+                f"of size '{list(self.shape)}'. Please ensure that the gradient and the "
+                "tensor are the same size"
+            )
+    old, self._grad = self._grad, value
+    # A dropped gradient nothing else holds (`p.grad = None`, as optimizers' zero_grad
+    # does) is recycled: the next backward pass writes this parameter's gradient into it
+    # (core/buffers.py) instead of into fresh memory.
+    if (
+        old is not None
+        and old._trace is EVAL_TRACE
+        and sys.getrefcount(old) == 2  # (`old`, getrefcount's argument)
+        and not weakref.getweakrefcount(old)
+    ):
+        buffers.give_if_unshared(old._value, 1)  # (`old._value`)

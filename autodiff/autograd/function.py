@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from autodiff.core.abstract import same_aval
 from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.primitive import Primitive, bind
 from autodiff.core.tensor import Tensor
@@ -804,6 +805,7 @@ class Function:
 _delayed_error_p = Primitive("delayed_error")
 _delayed_error_p.node_name = "torch::autograd::Error"
 _delayed_error_p.impl = lambda x: x
+_delayed_error_p.abstract_eval = same_aval
 _delayed_error_p.jvp = lambda primals, tangents, *, out: tangents[0]
 _delayed_error_p.batch = lambda values, dims: (values[0], dims[0])
 

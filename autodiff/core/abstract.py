@@ -24,6 +24,8 @@ _PYTHON_DTYPES = {
 _WEAK_VALUES = {"b": False, "i": 0, "u": 0, "f": 0.0, "c": 0j}
 # For ufunc.resolve_dtypes, which takes the Python types themselves as weak operands.
 _WEAK_TYPES = {"i": int, "u": int, "f": float, "c": complex}
+# The default integers, in which NumPy sums and multiplies bools and narrower integers.
+_INT, _UINT = np.dtype(np.int_), np.dtype(np.uint)
 _SHORT_KINDS = {"f": "f", "c": "c", "i": "i", "u": "u", "b": "bool", "V": "void"}
 
 
@@ -114,22 +116,100 @@ def result_type(*avals: ShapedArray) -> np.dtype:
     return np.result_type(*[dtype_operand(a) for a in avals])
 
 
+def array_result_type(*avals: ShapedArray) -> np.dtype:
+    """NumPy's promotion of `avals`' dtypes for functions that make an array of every operand
+    first (np.concatenate, np.stack, np.correlate): a Python scalar counts as its default
+    dtype there, not weakly."""
+    return np.result_type(*[a.dtype for a in avals])
+
+
+def accumulation_dtype(dtype) -> np.dtype:
+    """The dtype of NumPy's sum, prod, cumsum and cumprod of `dtype` without `dtype=`: bools and
+    integers narrower than the default integer accumulate in it (unsigned ones in its unsigned
+    twin); the rest keep their dtype.
+
+    Example:
+        >>> accumulation_dtype(np.int8), accumulation_dtype(np.float32)
+        (dtype('int64'), dtype('float32'))
+    """
+    dtype = np.dtype(dtype)
+    if dtype.kind == "b" or (dtype.kind == "i" and dtype.itemsize < _INT.itemsize):
+        return _INT
+    if dtype.kind == "u" and dtype.itemsize < _UINT.itemsize:
+        return _UINT
+    return dtype
+
+
+def shaped_like(x: ShapedArray, shape: tuple, dtype=None) -> ShapedArray:
+    """The aval of `shape` and `dtype` (by default `x`'s) computed from `x`: weakly typed if `x`
+    is and its dtype passes straight through.
+
+    Example:
+        >>> shaped_like(aval_of(1.0), (2,)), shaped_like(aval_of(1.0), (2,), np.float32)
+        (~f64[2], f32[2])
+    """
+    dtype = x.dtype if dtype is None else np.dtype(dtype)
+    return ShapedArray(shape, dtype, weak_type=x.weak_type and dtype == x.dtype)
+
+
+def shape_with_length(shape: tuple, axis: int, length: int) -> tuple:
+    """`shape` with `length` at (non-negative) `axis`."""
+    return shape[:axis] + (length,) + shape[axis + 1 :]
+
+
 def all_weak(*avals: ShapedArray) -> bool:
     """Is every aval weakly typed (so that a result computed from them is weak too)?"""
     return all(a.weak_type for a in avals)
 
 
-def same_aval(x: ShapedArray, **params) -> ShapedArray:
+def same_aval(x: ShapedArray, *others: ShapedArray, **params) -> ShapedArray:
     """The abstract_eval of a primitive whose output has its (first) input's shape and dtype."""
     return x
 
 
 __all__ = [
     "ShapedArray",
+    "accumulation_dtype",
     "all_weak",
+    "array_result_type",
     "aval_of",
     "dtype_operand",
     "result_type",
     "same_aval",
+    "shape_with_length",
+    "shaped_like",
     "ufunc_operand",
 ]
+
+
+def ufunc_result_dtype(ufunc, *operands) -> np.dtype:
+    """The dtype `ufunc` gives for `operands`: avals (weakly typed ones count as Python
+    scalars, NEP 50) or dtypes (of intermediate NumPy results, never weak).
+
+    Example:
+        >>> ufunc_result_dtype(np.exp, ShapedArray((), np.int8))
+        dtype('float16')
+        >>> ufunc_result_dtype(np.multiply, aval_of(2.0), np.dtype(np.float32))
+        dtype('float32')
+    """
+    types = [ufunc_operand(o) if type(o) is ShapedArray else np.dtype(o) for o in operands]
+    return ufunc.resolve_dtypes((*types, None))[-1]
+
+
+__all__.append("ufunc_result_dtype")
+
+
+def result_aval(shape: tuple, dtype, *avals: ShapedArray) -> ShapedArray:
+    """The aval of a result of `shape` and `dtype` computed from `avals`: weakly typed when
+    every one of them is and `dtype` is their promotion (as `shaped_like`, for several).
+
+    Example:
+        >>> result_aval((), np.float64, aval_of(1.0), aval_of(2)), result_aval((2,), np.int8)
+        (~f64[], i8[2])
+    """
+    dtype = np.dtype(dtype)
+    weak = bool(avals) and all_weak(*avals) and dtype == result_type(*avals)
+    return ShapedArray(shape, dtype, weak_type=weak)
+
+
+__all__.append("result_aval")

@@ -8,6 +8,11 @@ import numpy as np
 # first op a scalar function computes with them.
 SCALARS = frozenset((np.float64, np.float32, np.complex128, np.complex64))
 SCALAR_OPERANDS = SCALARS | {int, float}
+# The pairs of operand types `Primitive.fast.scalar_impl` takes: scalar operands, at least one
+# of them a NumPy scalar. `(type(x), type(y)) in SCALAR_PAIRS` is the one test, wherever made.
+SCALAR_PAIRS = frozenset(
+    (a, b) for a in SCALAR_OPERANDS for b in SCALAR_OPERANDS if a in SCALARS or b in SCALARS
+)
 
 
 def dtype_of(x) -> np.dtype:

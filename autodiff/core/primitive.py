@@ -1,50 +1,32 @@
 """Primitive: a named operation with its rules side by side, and `bind`, the one dispatch point.
 
-A primitive's rules (all optional except `impl`):
+A primitive's rules (all optional except `impl`), written next to its creation in one
+module of `autodiff/ops/`:
 
 - `impl(*raw_args, **params)`: NumPy arrays in, NumPy array (or tuple if
   `multiple_results`) out.
-- `abstract_eval(*shapes_dtypes, **params)`: output shape/dtype without computing.
+- `abstract_eval(*avals, **params)`: the output's `ShapedArray` (core/abstract.py) from the
+  inputs' (Python scalars come weakly typed), computing nothing.
 - `jvp(primals, tangents, *, out, **params)`: tangent of the output; a tangent
   of `None` is a symbolic zero.
 - `vjp(ct, *primals, out, **params)`: a tuple with one cotangent (or `None`) per
   primal; `ct` is a tuple for `multiple_results` primitives. With
   `vjp_takes_needs`, it also gets `needs` (a bool per primal) and may return None
   where a cotangent is not needed.
-- `vjp_numpy(ct, out, *primals, **params)`: optional, the same result as `vjp`
-  computed with NumPy directly. The engine calls it instead of `vjp` when nothing
-  watches the pass: the cotangent and every residual are plain NumPy values (no
-  Tensor, no tracer) and the pass is not recorded. A few hot primitives have one:
-  it spares the dispatch of each op inside the rule (a large share of a small op's
-  backward time). `out` comes positionally, so that calling it builds no keyword dict.
-  With `vjp_takes_needs`, it gets `needs` too, as `vjp` does.
-- `vjp_numpy_donated(ct, out, *primals, **params)`: optional, `vjp_numpy` for a
-  cotangent the engine donates (a large array nothing else refers to): it may write its
-  result into `ct`, with the same operations in the same order (bitwise the same result).
-  One large array less to allocate per node of a large elementwise backward pass.
-- `vjp_numpy_large(ct, out, *primals, **params)`: optional, `vjp_numpy` for a large
-  cotangent that is not donated: it may take its results' memory from the pool of
-  recycled arrays (core/buffers.py), the same operations otherwise.
-- `vjp_fused(ct, out, *primals)`: optional, `vjp_numpy` as lazy arithmetic
-  (kernels/fused.py) for an elementwise primitive bound without params: the engine calls
-  it when the cotangent, `out` and every primal are large float arrays of one shape and
-  dtype (or numbers), so that chains of such rules and their sums run as one pass over
-  memory. The same operations in the same order as `vjp_numpy` (bitwise the same result),
-  which a primitive with `vjp_fused` also has.
 - `batch(values, batch_dims, **params)`: `(value_out, batch_dim_out)` under vmap.
-- `scalar_impl(x, y)`: optional, `impl` of a binary primitive for NumPy scalars (see
-  SCALARS): the same value, dtype and floating-point error handling through NumPy's
-  scalar math, without a ufunc call. `bind` on plain values and reverse mode's recording
-  call it for such operands.
 
-Rules are written with autodiff ops so they differentiate, batch and nest again.
+Rules are written with autodiff ops so they differentiate, batch, nest and stage again.
 Primitives with `differentiable=False` (comparisons, rounding, integer results)
 produce constants under every transform.
+
+`Primitive.fast` (a `FastPaths`) holds what the hot paths may use instead of a rule, each
+derived from the rule it stands for (the same formula, computed with NumPy directly), never
+a second formula of its own; tests compare every fast path with its rule, bitwise.
 """
 
 from __future__ import annotations
 
-from autodiff.core.dtypes import SCALAR_OPERANDS, SCALARS
+from autodiff.core.dtypes import SCALAR_PAIRS
 from autodiff.core.tensor import TENSOR_TYPES
 
 # Every primitive ever created, in creation order (definitions, filled at import: tests and
@@ -57,6 +39,35 @@ def all_primitives() -> tuple:
     return tuple(_REGISTRY)
 
 
+class FastPaths:
+    """What the hot paths may call instead of a primitive's rules, on plain NumPy values.
+
+    - `vjp(ct, out, *primals, **params)`: the vjp rule computed with NumPy directly (no
+      dispatch per operation inside the rule), for a pass nobody records: the cotangent
+      and every residual are NumPy values. `out` comes positionally, so that calling it
+      builds no keyword dict. With the primitive's `vjp_takes_needs`, it gets `needs` too.
+    - `fused_vjp(ct, out, *primals)`: `vjp` for a large (or lazy) cotangent of an elementwise
+      primitive: it computes lazily (kernels/fused.py) when the cotangent, the output and
+      every primal are float arrays of one shape and dtype, so that a large backward pass
+      runs whole chains of rules and their sums as one pass over memory; else as `vjp`.
+      A lazy cotangent is evaluated before any other rule sees it.
+    - `scalar_impl(x, y)`: `impl` of a binary primitive for NumPy scalars (see
+      core/dtypes.py's SCALARS), through NumPy's scalar math: the same value, dtype and
+      floating-point error handling without a ufunc call (~60 ns against ~1 us).
+    - `pooled_ufunc`: the NumPy ufunc that is `impl`, when its result has the shape and float
+      dtype of same-shaped float arguments: recorded applications on large arrays then write
+      into recycled memory (core/buffers.py).
+    """
+
+    __slots__ = ("vjp", "fused_vjp", "scalar_impl", "pooled_ufunc")
+
+    def __init__(self):
+        self.vjp = None
+        self.fused_vjp = None
+        self.scalar_impl = None
+        self.pooled_ufunc = None
+
+
 class Primitive:
     """A named operation. Rules are attached as attributes right after its creation."""
 
@@ -66,12 +77,7 @@ class Primitive:
         "abstract_eval",
         "jvp",
         "vjp",
-        "vjp_numpy",
-        "vjp_numpy_donated",
-        "vjp_numpy_large",
-        "vjp_fused",
         "batch",
-        "transpose",
         "multiple_results",
         "differentiable",
         "node_name",
@@ -79,22 +85,23 @@ class Primitive:
         "jvp_computes_primal",
         "saves_inputs",
         "saves_output",
-        "pooled_ufunc",
-        "scalar_impl",
+        "fast",
     )
 
-    def __init__(self, name: str, *, multiple_results: bool = False, differentiable: bool = True):
+    def __init__(
+        self,
+        name: str,
+        *,
+        multiple_results: bool = False,
+        differentiable: bool = True,
+        node_name: str | None = None,
+    ):
         self.name = name
         self.impl = None
         self.abstract_eval = None
         self.jvp = None
         self.vjp = None
-        self.vjp_numpy = None
-        self.vjp_numpy_donated = None
-        self.vjp_numpy_large = None
-        self.vjp_fused = None
         self.batch = None
-        self.transpose = None
         self.multiple_results = multiple_results
         self.differentiable = differentiable
         # vjp rules of costly ops may accept `needs` (one bool per input: is a cotangent
@@ -110,17 +117,12 @@ class Primitive:
         # mode then keeps a large output's shape and dtype, not its memory (see saves_inputs
         # for the inputs).
         self.saves_output = True
-        # The NumPy ufunc that is `impl`, when its result has the shape and float dtype of
-        # same-shaped float arguments: reverse mode's recorded applications on large arrays
-        # then write into recycled memory (autodiff/core/buffers.py).
-        self.pooled_ufunc = None
-        # `impl` for two NumPy float scalars, or one and a Python number (see SCALARS): the
-        # same value, dtype and floating-point error handling through NumPy's scalar math,
-        # without a ufunc call (~60 ns against ~1 us).
-        self.scalar_impl = None
+        self.fast = FastPaths()
         # torch-style node name: "sin" -> "SinBackward0" (or a function of a node's params
         # to the name, where torch's depends on them)
-        self.node_name = "".join(p.capitalize() for p in name.split("_")) + "Backward0"
+        self.node_name = node_name or (
+            "".join(p.capitalize() for p in name.split("_")) + "Backward0"
+        )
         _REGISTRY.append(self)
 
     def __repr__(self):
@@ -201,13 +203,9 @@ def bind_binary(prim: Primitive, x, y):
     elif type(y) in TENSOR_TYPES:
         top = y._trace
     else:
-        if (
-            prim.scalar_impl is not None
-            and (type(x) in SCALARS or type(y) in SCALARS)
-            and type(x) in SCALAR_OPERANDS
-            and type(y) in SCALAR_OPERANDS
-        ):
-            return prim.scalar_impl(x, y)
+        scalar_impl = prim.fast.scalar_impl
+        if scalar_impl is not None and (type(x), type(y)) in SCALAR_PAIRS:
+            return scalar_impl(x, y)
         return prim.impl(x, y)
     if top.alive:
         return top.process(prim, (x, y), NO_PARAMS)

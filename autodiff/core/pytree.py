@@ -7,7 +7,7 @@ flat lists.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 _registry: dict[type, tuple[Callable, Callable]] = {}
@@ -68,7 +68,7 @@ class TreeDef:
         self.kind = kind
         self.aux = aux
         self.children = children
-        self.num_leaves = 1 if kind is None else sum(c.num_leaves for c in children)
+        self.num_leaves: int = 1 if kind is None else sum(c.num_leaves for c in children)
 
     def __eq__(self, other):
         return (
@@ -115,7 +115,7 @@ def tree_flatten(tree) -> tuple[list, TreeDef]:
     root = _children(tree)
     if root is None:
         return [tree], _LEAF
-    stack = [(root, iter(root[2]), [])]
+    stack: list[tuple[tuple, Iterator, list[TreeDef]]] = [(root, iter(root[2]), [])]
     while True:
         (kind, aux, _), it, defs = stack[-1]
         for child in it:

@@ -2,32 +2,35 @@
 
 A level-0 Tensor holds a concrete NumPy array in `_value`. A tracer (a subclass
 defined by its transform) holds its primal in `_value` — a raw array or a tracer
-of a lower level — and its trace in `_trace`. Operators, ndarray-style methods and
-the NumPy protocols (`__array_ufunc__`, `__array_function__`) are attached by
-`autodiff.numpy`, because they are written with its functions and the core must
-not import upward.
+of a lower level — and its trace in `_trace`. Operators, ndarray-style and torch-style
+methods, the NumPy protocols (`__array_ufunc__`, `__array_function__`) and the autograd
+methods (`backward`, hooks, `.grad`) are installed by `autodiff/_tensor_methods.py`, from one
+table, because they are written with the op families and the engine and the core must not
+import upward. `tensor.pyi` beside this file shows the whole class.
 """
 
 from __future__ import annotations
 
 import math
-import sys
 import threading
-import weakref
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from autodiff.core import buffers
 from autodiff.core.errors import TracerConversionError
-from autodiff.core.trace import EVAL_TRACE, state
+from autodiff.core.trace import EVAL_TRACE, Trace, state
+
+if TYPE_CHECKING:
+    from autodiff.core.graph import Node
 
 _ACCUMULATOR_LOCK = threading.Lock()
 # Tensor and its subclasses (they register themselves): `type(x) in TENSOR_TYPES` is the hot
 # paths' faster `isinstance(x, Tensor)` (a set lookup rather than a walk of x's type's MRO).
-TENSOR_TYPES: set = set()
+TENSOR_TYPES: set[type[Tensor]] = set()
 # Those of them whose shape is their value's (every Tensor's dtype is its value's): code that
 # compares the metadata of two values walks down through them (see `unbroadcast`).
-SHAPE_OF_VALUE: set = set()
+SHAPE_OF_VALUE: set[type[Tensor]] = set()
 
 
 class Tensor:
@@ -50,9 +53,16 @@ class Tensor:
         "_accumulator",
         "__weakref__",
     )
+    _value: Any  # a raw array or scalar; a tracer's primal (raw, or a lower level's tracer)
+    _trace: Trace
+    _edge: Any  # (node, output index) of a recorded result; None for leaves
+    _requires_grad: bool
+    _grad: Tensor | None
+    _vc: int
+    _accumulator: Any  # a leaf's gradient-accumulator Node, made on first need
     __array_priority__ = 1000
 
-    def __init__(self, data, dtype=None, requires_grad: bool = False):
+    def __init__(self, data, dtype=None, requires_grad: bool = False) -> None:
         if isinstance(data, Tensor):
             data = data._value if data._trace is EVAL_TRACE else data.__array__()
         self._value = np.asarray(data, dtype=dtype)
@@ -66,7 +76,7 @@ class Tensor:
             self.requires_grad = True
 
     @classmethod
-    def _from(cls, value, edge=None):
+    def _from(cls, value, edge=None) -> Tensor:
         """A level-0 Tensor around a fresh result (no copy, no checks): the recording fast path."""
         t = cls.__new__(cls)
         t._value = value
@@ -117,36 +127,9 @@ class Tensor:
         return self._trace is not EVAL_TRACE or self._edge is None
 
     @property
-    def grad_fn(self):
+    def grad_fn(self) -> Node | None:
         """The Node that produced this tensor (None for leaves)."""
         return self._edge[0] if self._trace is EVAL_TRACE and self._edge is not None else None
-
-    @property
-    def grad(self):
-        """The gradient accumulated by `backward()` (leaves; non-leaves that `retain_grad()`)."""
-        return self._grad if self._trace is EVAL_TRACE else None
-
-    @grad.setter
-    def grad(self, value) -> None:
-        if value is not None:
-            value = value if isinstance(value, Tensor) else Tensor(value)
-            if value.shape != self.shape:
-                raise RuntimeError(
-                    f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
-                    f"of size '{list(self.shape)}'. Please ensure that the gradient and the "
-                    "tensor are the same size"
-                )
-        old, self._grad = self._grad, value
-        # A dropped gradient nothing else holds (`p.grad = None`, as optimizers' zero_grad
-        # does) is recycled: the next backward pass writes this parameter's gradient into it
-        # (core/buffers.py) instead of into fresh memory.
-        if (
-            old is not None
-            and old._trace is EVAL_TRACE
-            and sys.getrefcount(old) == 2  # (`old`, getrefcount's argument)
-            and not weakref.getweakrefcount(old)
-        ):
-            buffers.give_if_unshared(old._value, 1)  # (`old._value`)
 
     @property
     def _version(self) -> int:
@@ -161,7 +144,7 @@ class Tensor:
     def data(self) -> Tensor:
         return self.detach()
 
-    def _gradient_edge(self):
+    def _gradient_edge(self) -> tuple[Node, int]:
         """`(node, index)` where this tensor's gradient enters the graph (a leaf's accumulator)."""
         edge = self._edge
         if edge is not None:  # (a functional trace's tracer may hold its node: graph.edge_pair)
@@ -175,7 +158,7 @@ class Tensor:
                     self._accumulator = leaf_node(self, next_sequence_number())
         return (self._accumulator, 0)
 
-    def __init_subclass__(cls, **kwargs):
+    def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
         TENSOR_TYPES.add(cls)
         if cls.shape is Tensor.__dict__["shape"]:  # (vmap's BatchTracer has its own)
@@ -185,7 +168,7 @@ class Tensor:
     # A loop down the levels rather than a property call per level (nested transforms ask
     # often: every broadcasting rule compares shapes and dtypes), testing types in a set.
     @property
-    def shape(self) -> tuple:
+    def shape(self) -> tuple[int, ...]:
         v = self._value
         while type(v) in SHAPE_OF_VALUE:
             v = v._value
@@ -218,7 +201,7 @@ class Tensor:
             raise TypeError("len() of unsized object")
         return shape[0]
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Tensor]:
         if not self.shape:
             raise TypeError("iteration over a 0-d tensor")
         return (self[i] for i in range(self.shape[0]))
@@ -309,7 +292,7 @@ class Tensor:
         return self
 
     # ---- concrete values: a tracer's primal is concrete, so control flow works ----
-    def primal(self):
+    def primal(self) -> Any:
         """The concrete NumPy value underneath all levels."""
         v = self._value
         return v.primal() if isinstance(v, Tensor) else v
@@ -329,11 +312,11 @@ class Tensor:
     def __complex__(self) -> complex:
         return complex(self.primal())
 
-    def item(self):
+    def item(self) -> Any:
         """The value of a one-element tensor as a Python number."""
         return np.asarray(self.primal()).item()
 
-    def tolist(self):
+    def tolist(self) -> Any:
         return np.asarray(self.primal()).tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
@@ -348,7 +331,7 @@ class Tensor:
             )
         return np.asarray(self.__array__())
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype=None, copy=None) -> np.ndarray:
         if self._trace is not EVAL_TRACE:
             raise TracerConversionError(
                 f"Cannot convert a {type(self).__name__} to a NumPy array: the result would "
@@ -358,7 +341,7 @@ class Tensor:
         v = self._value
         return np.asarray(v, dtype=dtype) if dtype is not None else np.asarray(v)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         body = np.array2string(np.asarray(self.primal()), separator=", ", prefix="tensor(")
         if self._trace is EVAL_TRACE:
             if self._edge is not None:

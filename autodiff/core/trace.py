@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from numpy import ndarray as _ndarray
 
 from autodiff.core import buffers as _buffers
-from autodiff.core.dtypes import SCALAR_OPERANDS, SCALARS
+from autodiff.core.dtypes import SCALAR_PAIRS
 from autodiff.core.errors import EscapedTracerError
 
 
@@ -84,28 +84,24 @@ class EvalTrace(Trace):
             else:
                 raw.append(a)
         out = None
+        fast = prim.fast
         array = raw[0] if raw else None  # (the first array operand)
         if len(raw) == 2:
             x, y = raw
-            if (
-                prim.scalar_impl is not None
-                and (type(x) in SCALARS or type(y) in SCALARS)
-                and type(x) in SCALAR_OPERANDS
-                and type(y) in SCALAR_OPERANDS
-            ):
-                out = prim.scalar_impl(x, y)  # (NumPy scalars: see Primitive.scalar_impl)
+            if fast.scalar_impl is not None and (type(x), type(y)) in SCALAR_PAIRS:
+                out = fast.scalar_impl(x, y)  # (NumPy scalars: see FastPaths.scalar_impl)
             elif type(x) in _NUMBERS:  # (`2 * x`)
                 array = y
         if out is None:
             if (
-                prim.pooled_ufunc is not None
+                fast.pooled_ufunc is not None
                 and not params
                 and type(array) is _ndarray
                 and array.nbytes >= _buffers.POOL_MIN_BYTES
             ):
                 # Large elementwise results go into memory a backward pass recycled, as in a
                 # functional trace (core/buffers.py): no fresh pages for the OS to fault in.
-                out = _buffers.ufunc_into(prim.pooled_ufunc, tuple(raw))
+                out = _buffers.ufunc_into(fast.pooled_ufunc, tuple(raw))
             else:
                 out = prim.impl(*raw, **params)
         if record and prim.differentiable and _state.grad_enabled:

@@ -79,27 +79,27 @@ class Lazy:
         return f"Lazy({_UFUNCS[self.op].__name__}, shape={self.shape}, dtype={self.dtype})"
 
 
-def add(a, b) -> Lazy:
+def add(a, b) -> Lazy | np.ndarray:
     """`a + b`, lazily (see `Lazy`)."""
     return _lazy(ADD, a, b)
 
 
-def subtract(a, b) -> Lazy:
+def subtract(a, b) -> Lazy | np.ndarray:
     """`a - b`, lazily."""
     return _lazy(SUBTRACT, a, b)
 
 
-def multiply(a, b) -> Lazy:
+def multiply(a, b) -> Lazy | np.ndarray:
     """`a * b`, lazily."""
     return _lazy(MULTIPLY, a, b)
 
 
-def divide(a, b) -> Lazy:
+def divide(a, b) -> Lazy | np.ndarray:
     """`a / b`, lazily."""
     return _lazy(DIVIDE, a, b)
 
 
-def negative(a) -> Lazy:
+def negative(a) -> Lazy | np.ndarray:
     """`-a`, lazily."""
     return _lazy(NEGATIVE, a, None)
 
@@ -157,8 +157,12 @@ def _operand_fits(x, shape, dtype) -> bool:
     )
 
 
-def _lazy(op: int, a, b) -> Lazy:
+def _lazy(op: int, a, b) -> Lazy | np.ndarray:
     lead = a if type(a) is Lazy or type(a) is np.ndarray else b
+    if not (_fits_lead(a, lead) and _fits_lead(b, lead)):
+        # Operands of another shape or dtype: NumPy's broadcasting and promotion, now.
+        operands = [materialize(x) for x in (a, b) if x is not None]
+        return _UFUNCS[op](*operands)
     inputs = _merge(_inputs(a), _inputs(b))
     ops = 1 + _ops(a) + _ops(b)
     if len(inputs) > MAX_INPUTS or ops > MAX_OPS:  # evaluate the larger operand first
@@ -170,6 +174,13 @@ def _lazy(op: int, a, b) -> Lazy:
     node.shape, node.dtype, node.size = lead.shape, lead.dtype, lead.size
     node.inputs, node.ops = inputs, ops
     return node
+
+
+def _fits_lead(x, lead) -> bool:
+    """May `x` be an operand of an expression shaped as `lead` (a lazy cotangent or array)?"""
+    if x is None or type(x) in _NUMBERS or x is lead:
+        return True
+    return _operand_fits(x, lead.shape, lead.dtype)
 
 
 def _inputs(x) -> tuple:

@@ -2,7 +2,9 @@
 
 Functions come from the op families in `autodiff.ops`; array creation and dtype
 names are NumPy's own. Plain `numpy` calls on Tensors and tracers land here
-through the protocols installed on `Tensor` (see `_tensor_methods`).
+through the protocols installed on `Tensor` (see `_tensor_methods`). The names are
+built at import; `__init__.pyi` lists them for editors and type checkers
+(`python tools/make_stubs.py` writes it).
 """
 
 import numpy as _np
@@ -11,12 +13,12 @@ from autodiff.numpy import _creation
 from autodiff.ops import arrays as _arrays
 from autodiff.ops import elementwise as _elementwise
 from autodiff.ops import index as _index
-from autodiff.ops import linalg as _linalg
+from autodiff.ops import products as _products
 from autodiff.ops import reduce as _reduce
 from autodiff.ops import shape as _shape
 
 FUNCTIONS: dict = {}
-for _family in (_elementwise, _reduce, _shape, _index, _linalg, _arrays, _creation):
+for _family in (_elementwise, _reduce, _shape, _index, _products, _arrays, _creation):
     FUNCTIONS.update(_family.FUNCTIONS)
 FUNCTIONS.update(
     {
@@ -36,9 +38,7 @@ globals().update(FUNCTIONS)
 for _name in _creation.PASSTHROUGH:
     globals()[_name] = getattr(_np, _name)
 
-# These need FUNCTIONS above; linalg receives numpy.linalg calls on Tensors.
-from autodiff.numpy import _tensor_methods, linalg  # noqa: E402, F401
-
-_tensor_methods.install()
+# linalg receives numpy.linalg calls on Tensors.
+from autodiff.numpy import linalg  # noqa: E402, F401
 
 __all__ = sorted(FUNCTIONS) + list(_creation.PASSTHROUGH)

@@ -1,3 +1,3 @@
-"""Primitives by family, rules adjacent: elementwise, broadcast, reduce, shape, index, at, linalg
-(products), decompositions, special, arrays; shared batch-rule helpers in batching.
+"""Primitives by family, rules adjacent: elementwise, broadcast, reduce, shape, index, at,
+products, linalg, special, arrays; shared batch-rule helpers in batching.
 """

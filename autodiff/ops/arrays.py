@@ -27,7 +27,15 @@ import warnings
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
+from autodiff.core.abstract import (
+    ShapedArray,
+    accumulation_dtype,
+    array_result_type,
+    shape_with_length,
+    shaped_like,
+)
 from autodiff.core.dtypes import dtype_of, is_inexact
+from autodiff.core.errors import ConcretizationError
 from autodiff.core.primitive import Primitive, bind
 from autodiff.core.tensor import Tensor
 from autodiff.kernels.scatter import scatter_add_rows
@@ -38,7 +46,7 @@ from autodiff.ops.batching import batch_size, move_to_front
 from autodiff.ops.broadcast import broadcast_to, shape_of
 from autodiff.ops.elementwise import astype, stop_gradient, where
 from autodiff.ops.index import getitem, scatter_add
-from autodiff.ops.linalg import einsum
+from autodiff.ops.products import einsum
 
 _operand = shp._operand  # arrays, Tensors, and lists holding Tensors as one differentiable value
 
@@ -90,6 +98,11 @@ def _axis_batch_rule(p):
     return rule
 
 
+def _cumulative_abstract_eval(x, *, axis, dtype, reverse=False):
+    """abstract_eval of cumsum and cumprod: x's shape, in `dtype` or NumPy's accumulation dtype."""
+    return shaped_like(x, x.shape, accumulation_dtype(x.dtype) if dtype is None else dtype)
+
+
 # ---------------------------------------------------------------------------------------------
 # cumsum: linear; the transpose of a cumulative sum is the cumulative sum taken backwards.
 
@@ -105,6 +118,7 @@ cumsum_p.node_name = "CumsumBackward0"
 cumsum_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 cumsum_p.saves_output = False
 cumsum_p.impl = _cumsum_impl
+cumsum_p.abstract_eval = _cumulative_abstract_eval
 cumsum_p.jvp = lambda primals, tangents, *, out, axis, reverse, dtype: _maybe(
     _cumsum, tangents[0], axis, reverse
 )
@@ -186,6 +200,9 @@ def _linear_recurrence_batch(values, dims, *, axis, reverse):
 
 linear_recurrence_p = Primitive("linear_recurrence")
 linear_recurrence_p.impl = _linear_recurrence_impl
+linear_recurrence_p.abstract_eval = lambda a, b, *, axis, reverse: ShapedArray(
+    np.broadcast_shapes(a.shape, b.shape), array_result_type(a, b)
+)
 linear_recurrence_p.jvp = _linear_recurrence_jvp
 linear_recurrence_p.vjp = _linear_recurrence_vjp
 linear_recurrence_p.vjp_takes_needs = True
@@ -203,6 +220,7 @@ def _exclusive(y, axis: int):
 
 cumprod_p = Primitive("cumprod")
 cumprod_p.impl = lambda x, *, axis, dtype: np.cumprod(x, axis, dtype)
+cumprod_p.abstract_eval = _cumulative_abstract_eval
 cumprod_p.jvp = lambda primals, tangents, *, out, axis, dtype: _maybe(
     lambda t: linear_recurrence(primals[0], t * _exclusive(out, axis), axis), tangents[0]
 )
@@ -216,6 +234,7 @@ cumprod_p.batch = _axis_batch_rule(cumprod_p)
 
 argsort_p = Primitive("argsort", differentiable=False)
 argsort_p.impl = lambda x, *, axis, kind, stable: np.argsort(x, axis, kind=kind, stable=stable)
+argsort_p.abstract_eval = lambda x, *, axis, kind, stable: ShapedArray(x.shape, np.intp)
 argsort_p.batch = _axis_batch_rule(argsort_p)
 
 
@@ -245,6 +264,7 @@ def _searchsorted_batch(values, dims, *, side, batch_dims):
 
 searchsorted_p = Primitive("searchsorted", differentiable=False)
 searchsorted_p.impl = _searchsorted_impl
+searchsorted_p.abstract_eval = lambda a, v, *, side, batch_dims: ShapedArray(v.shape, np.intp)
 searchsorted_p.batch = _searchsorted_batch
 
 
@@ -273,6 +293,16 @@ def _scatter_add_along_impl(values, idx, *, axis, shape):
     return out.reshape(shape)
 
 
+def _gather_abstract_eval(x, idx, *, axis):
+    if idx.ndim != x.ndim:
+        raise ValueError("`indices` and `arr` must have the same number of dimensions")
+    # idx's length along `axis`; the other axes broadcast (np.take_along_axis's fancy index)
+    others = np.broadcast_shapes(
+        shape_with_length(x.shape, axis, 1), shape_with_length(idx.shape, axis, 1)
+    )
+    return shaped_like(x, shape_with_length(others, axis, idx.shape[axis]))
+
+
 def _index_front(idx, bdim):
     """An index operand with its batch axis first, or a size-1 first axis (it broadcasts)."""
     if bdim is not None:
@@ -294,6 +324,7 @@ def _scatter_add_along_batch(values, dims, *, axis, shape):
 
 gather_p = Primitive("gather")
 gather_p.impl = lambda x, idx, *, axis: np.take_along_axis(x, idx, axis)
+gather_p.abstract_eval = _gather_abstract_eval
 gather_p.jvp = lambda primals, tangents, *, out, axis: _maybe(
     _gather, tangents[0], primals[1], axis
 )
@@ -305,6 +336,7 @@ gather_p.batch = _gather_batch
 
 scatter_add_along_p = Primitive("scatter_add_along")
 scatter_add_along_p.impl = _scatter_add_along_impl
+scatter_add_along_p.abstract_eval = lambda values, idx, *, axis, shape: shaped_like(values, shape)
 scatter_add_along_p.jvp = lambda primals, tangents, *, out, axis, shape: _maybe(
     _scatter_add_along, tangents[0], primals[1], axis, shape
 )
@@ -323,8 +355,17 @@ def _unique_batch(values, dims, **params):
     )
 
 
+def _unique_abstract_eval(ar, **params):
+    raise ConcretizationError(
+        "unique has no abstract evaluation: how many values its result holds depends on the "
+        "values of its input, which are not known here (only their shape and dtype). Call "
+        "autodiff.numpy.unique outside the staged function and pass its result in."
+    )
+
+
 unique_p = Primitive("unique", multiple_results=True, differentiable=False)
 unique_p.impl = _unique_impl
+unique_p.abstract_eval = _unique_abstract_eval
 unique_p.batch = _unique_batch
 
 # ---------------------------------------------------------------------------------------------
@@ -389,6 +430,9 @@ def _correlate_batch(values, dims, *, mode):
 
 correlate_p = Primitive("correlate")
 correlate_p.impl = _correlate_impl
+correlate_p.abstract_eval = lambda a, w, *, mode: ShapedArray(
+    (_correlate_window(a.shape[0], w.shape[0], mode)[1],), array_result_type(a, w)
+)
 correlate_p.jvp = _correlate_jvp
 correlate_p.vjp = _correlate_vjp
 correlate_p.vjp_takes_needs = True
@@ -619,9 +663,7 @@ def _pad_widths(pad_width, ndim: int) -> list:
 
 
 def _axis_block(x, axis: int, length: int) -> tuple:
-    shape = list(shape_of(x))
-    shape[axis] = length
-    return tuple(shape)
+    return shape_with_length(shape_of(x), axis, length)
 
 
 def _pad_with(x, axis: int, before, after):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from autodiff.core.abstract import same_aval
 from autodiff.core.dtypes import dtype_of
 from autodiff.core.primitive import Primitive, bind
 from autodiff.ops.broadcast import shape_of
@@ -44,6 +45,7 @@ def _update_primitive(name: str, ufunc) -> Primitive:
 
     prim = Primitive(name)
     prim.impl = impl
+    prim.abstract_eval = same_aval  # (a copy of x, updated in place)
     prim.batch = update_batch_rule(prim)
     return prim
 

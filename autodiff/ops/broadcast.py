@@ -2,17 +2,18 @@
 
 import numpy as np
 
+from autodiff.core.abstract import ShapedArray, accumulation_dtype, shaped_like
 from autodiff.core.primitive import Primitive, bind
 from autodiff.core.tensor import Tensor
 
 # (Module-level names: numpy's module __getattr__ keeps CPython from specializing `np.name`
 # loads, and these run once per broadcasting operand of a backward pass.)
-_HAVE_SHAPE = (np.ndarray, Tensor, np.generic)
+_HAVE_SHAPE = (np.ndarray, Tensor, np.generic, ShapedArray)
 _add_reduce = np.add.reduce
 
 
 def shape_of(x) -> tuple:
-    """Shape of an array, Tensor or Python scalar."""
+    """Shape of an array, Tensor, abstract value or Python scalar."""
     return x.shape if isinstance(x, _HAVE_SHAPE) else np.shape(x)
 
 
@@ -34,11 +35,24 @@ def _sum_to_shape_impl(x, shape):
     return out.reshape(shape) if lead or out.shape != shape else out
 
 
+def _broadcast_to_abstract_eval(x, *, shape):
+    if np.broadcast_shapes(x.shape, shape) != shape:
+        raise ValueError(f"cannot broadcast an array of shape {x.shape} to shape {shape}")
+    return shaped_like(x, shape)
+
+
+def _sum_to_shape_abstract_eval(x, *, shape):
+    if x.shape == shape:
+        return x
+    return shaped_like(x, shape, accumulation_dtype(x.dtype))  # a sum, as np.add.reduce sums
+
+
 broadcast_to_p = Primitive("broadcast_to")
 broadcast_to_p.node_name = "ExpandBackward0"
 broadcast_to_p.saves_inputs = False
 broadcast_to_p.saves_output = False
 broadcast_to_p.impl = lambda x, shape: np.broadcast_to(x, shape)
+broadcast_to_p.abstract_eval = _broadcast_to_abstract_eval
 broadcast_to_p.jvp = lambda primals, tangents, *, out, shape: broadcast_to(tangents[0], shape)
 broadcast_to_p.vjp = lambda g, x, *, out, shape: (sum_to_shape(g, shape_of(x)),)
 
@@ -46,6 +60,7 @@ sum_to_shape_p = Primitive("sum_to_shape")
 sum_to_shape_p.saves_inputs = False
 sum_to_shape_p.saves_output = False
 sum_to_shape_p.impl = _sum_to_shape_impl
+sum_to_shape_p.abstract_eval = _sum_to_shape_abstract_eval
 sum_to_shape_p.jvp = lambda primals, tangents, *, out, shape: sum_to_shape(tangents[0], shape)
 sum_to_shape_p.vjp = lambda g, x, *, out, shape: (broadcast_to(g, shape_of(x)),)
 

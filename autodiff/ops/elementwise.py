@@ -1,41 +1,42 @@
 """Elementwise primitives: arithmetic, exp/log, trig and hyperbolic, comparisons, where, casts.
 
-Each primitive's impl is a NumPy ufunc (NumPy broadcasting and NEP 50 dtype rules
-apply as they are), except the fused derivative formulas `tanh_backward` and
-`log1p_backward`, whose impls run a Numba kernel on large arrays. Derivative rules
-use the functions of this module, so they differentiate again. Binary rules reduce
-cotangents to each input's shape and dtype with `unbroadcast`; Python-number
-arguments are constants and get no cotangent at all.
+Each primitive's impl is a NumPy ufunc (NumPy broadcasting and NEP 50 dtype rules apply as
+they are), except the fused derivative formulas `tanh_backward` and `log1p_backward`, whose
+impls run a Numba kernel on large arrays.
+
+A differentiable elementwise primitive is its derivative formulas, one per operand: `g`
+times the partial derivative of the output in that operand, as an expression of `g`, the
+operands `x` (and `y`) and the output `out` — `"g * cos(x)"` for sin. ops/formulas.py
+compiles each into every rule: the jvp and vjp with autodiff's functions, and the NumPy and
+lazy forms the backward engine runs on plain arrays (bitwise the same results). Binary rules
+reduce cotangents to each operand's shape and dtype (`unbroadcast`); Python-number operands
+are constants and get no cotangent at all.
 """
 
 from __future__ import annotations
 
 import operator
+from functools import partial
 
 import numpy as np
-from numpy import ndarray  # (`np.ndarray` is an unspecialized lookup: numpy has a __getattr__)
 
 from autodiff.core import buffers
+from autodiff.core.abstract import ShapedArray, all_weak, result_type, ufunc_operand
 from autodiff.core.dtypes import is_inexact
 from autodiff.core.primitive import Primitive, bind, bind_binary, bind_unary
 from autodiff.core.tensor import SHAPE_OF_VALUE
 from autodiff.kernels import elementwise as kernels
-from autodiff.kernels import fused as lazy
+from autodiff.kernels import fused
 from autodiff.ops.batching import broadcasting_batch_rule, unary_batch_rule
 from autodiff.ops.broadcast import (
-    _add_reduce,
     _sum_to_shape_impl,
     broadcast_to,
     shape_of,
     sum_to_shape,
 )
+from autodiff.ops.formulas import Formulas, binary_rules, unary_rules
 
 _NUMBER = frozenset((int, float, complex, bool))
-
-
-def _const(x) -> bool:
-    """Python numbers are never traced: rules skip their cotangent (NumPy scalars are not)."""
-    return type(x) in _NUMBER
 
 
 def unbroadcast(g, x):
@@ -58,6 +59,21 @@ def unbroadcast(g, x):
     return g
 
 
+def unbroadcast_numpy(g, x):
+    """`unbroadcast` for NumPy values: `g` summed to the shape of `x`, in its dtype."""
+    try:
+        shape, dt = x.shape, x.dtype
+        reduce = g.shape != shape
+    except AttributeError:  # a list or other array-like operand
+        return unbroadcast(g, x)
+    if reduce:
+        g = _sum_to_shape_impl(g, shape)
+    gdt = g.dtype
+    if gdt is not dt and gdt != dt and dt.kind in "fc":  # (`is`: the common case, no compare)
+        g = _astype_impl(g, dt)
+    return g
+
+
 def _tangent_like(t, out):
     """A tangent broadcast to the output's shape (None stays a symbolic zero)."""
     if t is None:
@@ -74,67 +90,153 @@ def _sum_tangents(a, b, out):
 
 
 # ---------------------------------------------------------------------------------------------
-# Unary ops defined by their derivative d(x, out): jvp = t * d, vjp = g * d.
+# Shapes and dtypes: NumPy's own broadcasting and ufunc type resolution (NEP 50 included).
 
 
-def _unary(name: str, impl, deriv):
-    p = Primitive(name)
+def ufunc_abstract_eval(ufunc):
+    """The abstract_eval of a primitive whose impl is `ufunc` (or computes as it does)."""
+
+    def abstract_eval(*avals):
+        shape = np.broadcast_shapes(*[a.shape for a in avals])
+        dtypes = ufunc.resolve_dtypes((*[ufunc_operand(a) for a in avals], None))
+        return ShapedArray(shape, dtypes[-1], weak_type=all_weak(*avals))
+
+    return abstract_eval
+
+
+def _same_shape_dtype(x, **params):
+    return x
+
+
+def _real_dtype(dtype: np.dtype) -> np.dtype:
+    """The dtype of a value's real part (a complex dtype's component, else itself)."""
+    return np.dtype(dtype.char.lower()) if dtype.kind == "c" else dtype
+
+
+# ---------------------------------------------------------------------------------------------
+# Elementwise primitives from their derivative formulas (ops/formulas.py).
+
+# The names formulas see, filled at the end of the module (once the functions exist).
+FORMULAS = Formulas()
+
+
+def _elementwise(name: str, impl, make_rules, node_name, batch_rule) -> Primitive:
+    p = Primitive(name, node_name=node_name)
     p.impl = impl
-    # (Rules bind primitives directly: `multiply` would be one more call per op.)
-    p.jvp = lambda primals, tangents, *, out: bind_binary(
-        multiply_p, tangents[0], deriv(primals[0], out)
-    )
-    p.vjp = lambda g, x, *, out: (bind_binary(multiply_p, g, deriv(x, out)),)
+    _rules_on_first_use(p, make_rules)
+    p.batch = batch_rule(p)
+    if isinstance(impl, np.ufunc):
+        p.abstract_eval = ufunc_abstract_eval(impl)
+        p.fast.pooled_ufunc = impl  # (float ufuncs: same-shaped float operands give their dtype)
     return p
 
 
-def _nondiff(name: str, impl):
+def _rules_on_first_use(p: Primitive, make_rules) -> None:
+    """Give `p` its rules compiled from its formulas, the first time one of them is called
+    (compiling every primitive's at import would make `import autodiff` 0.1 s slower)."""
+
+    def install():
+        rules = make_rules()
+        p.jvp, p.vjp = rules.jvp, rules.vjp
+        p.fast.vjp, p.fast.fused_vjp = rules.numpy_vjp, rules.fused_vjp
+        return rules
+
+    p.jvp = lambda *args, **kwargs: install().jvp(*args, **kwargs)
+    p.vjp = lambda *args, **kwargs: install().vjp(*args, **kwargs)
+    p.fast.vjp = lambda *args, **kwargs: install().numpy_vjp(*args, **kwargs)
+    p.fast.fused_vjp = lambda *args, **kwargs: install().fused_vjp(*args, **kwargs)
+
+
+def unary(name: str, impl, d: str, *, node_name: str | None = None) -> Primitive:
+    """A differentiable elementwise primitive of one operand `x`: `impl` (a NumPy ufunc), and
+    `d`, the formula of `g` times d out / d x (see ops/formulas.py)."""
+    make_rules = partial(unary_rules, name, d, FORMULAS)
+    return _elementwise(name, impl, make_rules, node_name, unary_batch_rule)
+
+
+def binary(
+    name: str, impl, dx: str, dy: str, *, node_name: str | None = None, symmetric: bool = False
+) -> Primitive:
+    """A differentiable elementwise primitive of two broadcasting operands `x` and `y`: `impl`
+    (a NumPy ufunc), and `dx`, `dy`, the formulas of `g` times the partial derivatives in `x`
+    and in `y` (see ops/formulas.py). `symmetric`: `dy` is `dx` with the operands swapped."""
+    make_rules = partial(binary_rules, name, dx, dy, FORMULAS, symmetric)
+    return _elementwise(name, impl, make_rules, node_name, broadcasting_batch_rule)
+
+
+def _factor(name: str, deriv) -> str:
+    """A derivative factor `deriv(*operands, out)` written with autodiff's functions, as a
+    name formulas can call (computed with those functions in every namespace)."""
+    FORMULAS.define(name, ad=deriv, numpy=deriv, lazy=_now(deriv))
+    return name
+
+
+def _unary(name: str, impl, deriv) -> Primitive:
+    """`unary` from a derivative factor `deriv(x, out)` (see `_factor`)."""
+    return unary(name, impl, f"g * {_factor(f'd_{name}', deriv)}(x, out)")
+
+
+def _binary(name: str, impl, dx, dy) -> Primitive:
+    """`binary` from derivative factors `dx(x, y, out)`, `dy(x, y, out)` (see `_factor`)."""
+    fx, fy = _factor(f"dx_{name}", dx), _factor(f"dy_{name}", dy)
+    return binary(name, impl, f"g * {fx}(x, y, out)", f"g * {fy}(x, y, out)")
+
+
+def nondiff(name: str, impl, *, batch_rule=unary_batch_rule) -> Primitive:
+    """A primitive whose derivative is zero wherever it has one (comparisons, rounding, ...):
+    its results are constants under every transform."""
     p = Primitive(name, differentiable=False)
     p.impl = impl
+    if isinstance(impl, np.ufunc):
+        p.abstract_eval = ufunc_abstract_eval(impl)
+    p.batch = batch_rule(p)
     return p
 
 
-negative_p = Primitive("neg")
-negative_p.impl = np.negative
-negative_p.jvp = lambda primals, tangents, *, out: negative(tangents[0])
-negative_p.vjp = lambda g, x, *, out: (bind_unary(negative_p, g),)
+# ---------------------------------------------------------------------------------------------
+# Unary primitives: each derivative formula, `g` times d out / d x.
 
-exp_p = _unary("exp", np.exp, lambda x, out: out)
 _LN2 = float(np.log(2.0))
 _LN10 = float(np.log(10.0))
 
-exp2_p = _unary("exp2", np.exp2, lambda x, out: out * _LN2)
-expm1_p = _unary("expm1", np.expm1, lambda x, out: out + 1.0)
-log_p = _unary("log", np.log, lambda x, out: reciprocal(x))
-log2_p = _unary("log2", np.log2, lambda x, out: reciprocal(x * _LN2))
-log10_p = _unary("log10", np.log10, lambda x, out: reciprocal(x * _LN10))
-log1p_p = Primitive("log1p")
-log1p_p.impl = np.log1p
-log1p_p.jvp = lambda primals, tangents, *, out: log1p_backward(tangents[0], primals[0])
-log1p_p.vjp = lambda g, x, *, out: (log1p_backward(g, x),)
-log1p_p.node_name = "Log1PBackward0"
-sqrt_p = _unary("sqrt", np.sqrt, lambda x, out: 0.5 / out)
-cbrt_p = _unary("cbrt", np.cbrt, lambda x, out: reciprocal(3.0 * out * out))
-square_p = _unary("square", np.square, lambda x, out: 2.0 * x)
-reciprocal_p = _unary("reciprocal", np.reciprocal, lambda x, out: negative(out * out))
-sin_p = _unary("sin", np.sin, lambda x, out: cos(x))
-cos_p = _unary("cos", np.cos, lambda x, out: negative(sin(x)))
-tan_p = _unary("tan", np.tan, lambda x, out: 1.0 + out * out)
-arcsin_p = _unary("asin", np.arcsin, lambda x, out: reciprocal(sqrt(1.0 - x * x)))
-arccos_p = _unary("acos", np.arccos, lambda x, out: negative(reciprocal(sqrt(1.0 - x * x))))
-arctan_p = _unary("atan", np.arctan, lambda x, out: reciprocal(1.0 + x * x))
-sinh_p = _unary("sinh", np.sinh, lambda x, out: cosh(x))
-cosh_p = _unary("cosh", np.cosh, lambda x, out: sinh(x))
-tanh_p = Primitive("tanh")
-tanh_p.impl = np.tanh
-tanh_p.jvp = lambda primals, tangents, *, out: tanh_backward(tangents[0], out)
-tanh_p.vjp = lambda g, x, *, out: (tanh_backward(g, out),)
-arcsinh_p = _unary("asinh", np.arcsinh, lambda x, out: reciprocal(sqrt(x * x + 1.0)))
-arccosh_p = _unary("acosh", np.arccosh, lambda x, out: reciprocal(sqrt(x * x - 1.0)))
-arctanh_p = _unary("atanh", np.arctanh, lambda x, out: reciprocal(1.0 - x * x))
-# abs: derivative sign(x), 0 at the origin (the subgradient JAX and PyTorch use).
-abs_p = Primitive("abs")
+negative_p = unary("negative", np.negative, "-g", node_name="NegBackward0")
+exp_p = unary("exp", np.exp, "g * out")
+exp2_p = unary("exp2", np.exp2, "g * (out * LN2)")
+expm1_p = unary("expm1", np.expm1, "g * (out + 1.0)")
+log_p = unary("log", np.log, "g * reciprocal(x)")
+log2_p = unary("log2", np.log2, "g * reciprocal(x * LN2)")
+log10_p = unary("log10", np.log10, "g * reciprocal(x * LN10)")
+log1p_p = unary("log1p", np.log1p, "log1p_backward(g, x)", node_name="Log1PBackward0")
+sqrt_p = unary("sqrt", np.sqrt, "g * (0.5 / out)")
+cbrt_p = unary("cbrt", np.cbrt, "g * reciprocal(3.0 * out * out)")
+square_p = unary("square", np.square, "g * (2.0 * x)")
+reciprocal_p = unary("reciprocal", np.reciprocal, "g * -(out * out)")
+sin_p = unary("sin", np.sin, "g * cos(x)")
+cos_p = unary("cos", np.cos, "g * -sin(x)")
+tan_p = unary("tan", np.tan, "g * (1.0 + out * out)")
+arcsin_p = unary(
+    "arcsin", np.arcsin, "g * reciprocal(sqrt(1.0 - x * x))", node_name="AsinBackward0"
+)
+arccos_p = unary(
+    "arccos", np.arccos, "g * -reciprocal(sqrt(1.0 - x * x))", node_name="AcosBackward0"
+)
+arctan_p = unary("arctan", np.arctan, "g * reciprocal(1.0 + x * x)", node_name="AtanBackward0")
+sinh_p = unary("sinh", np.sinh, "g * cosh(x)")
+cosh_p = unary("cosh", np.cosh, "g * sinh(x)")
+tanh_p = unary("tanh", np.tanh, "tanh_backward(g, out)")
+arcsinh_p = unary(
+    "arcsinh", np.arcsinh, "g * reciprocal(sqrt(x * x + 1.0))", node_name="AsinhBackward0"
+)
+arccosh_p = unary(
+    "arccosh", np.arccosh, "g * reciprocal(sqrt(x * x - 1.0))", node_name="AcoshBackward0"
+)
+arctanh_p = unary("arctanh", np.arctanh, "g * reciprocal(1.0 - x * x)", node_name="AtanhBackward0")
+
+# abs: derivative sign(x), 0 at the origin (the subgradient JAX and PyTorch use). For complex
+# z, d|z| = Re(conj(sgn z) dz), not a product with dz: its jvp and vjp are written apart.
+abs_p = Primitive("absolute", node_name="AbsBackward0")
 abs_p.impl = np.abs
+abs_p.abstract_eval = ufunc_abstract_eval(np.abs)
 
 
 def _conj_sgn(x, out):
@@ -143,234 +245,117 @@ def _conj_sgn(x, out):
     return where(out == 0, 0.0, conj(x) / safe)
 
 
-# d|z| = Re(conj(sgn z) dz); its transpose gives g * conj(sgn z) (real x: g * sign x).
 abs_p.jvp = lambda primals, tangents, *, out: (
     real(_conj_sgn(primals[0], out) * tangents[0])
     if np.iscomplexobj(primals[0])
     else tangents[0] * sign(primals[0])
 )
+# (the transpose of the jvp: g * conj(sgn z); real x: g * sign x)
 abs_p.vjp = lambda g, x, *, out: ((g * _conj_sgn(x, out) if np.iscomplexobj(x) else g * sign(x)),)
+abs_p.batch = unary_batch_rule(abs_p)
 
 # Piecewise-constant functions: zero derivative everywhere they have one.
-sign_p = _nondiff("sign", np.sign)
-floor_p = _nondiff("floor", np.floor)
-ceil_p = _nondiff("ceil", np.ceil)
-trunc_p = _nondiff("trunc", np.trunc)
-rint_p = _nondiff("rint", np.rint)
-round_p = _nondiff("round", lambda x, decimals: np.round(x, decimals))
-floor_divide_p = _nondiff("floor_divide", np.floor_divide)
-stop_gradient_p = _nondiff("stop_gradient", lambda x: x)
-isnan_p = _nondiff("isnan", np.isnan)
-isinf_p = _nondiff("isinf", np.isinf)
-isfinite_p = _nondiff("isfinite", np.isfinite)
-logical_not_p = _nondiff("logical_not", np.logical_not)
-signbit_p = _nondiff("signbit", np.signbit)
+sign_p = nondiff("sign", np.sign)
+floor_p = nondiff("floor", np.floor)
+ceil_p = nondiff("ceil", np.ceil)
+trunc_p = nondiff("trunc", np.trunc)
+rint_p = nondiff("rint", np.rint)
+round_p = nondiff("round", lambda x, decimals: np.round(x, decimals))
+round_p.abstract_eval = _same_shape_dtype
+stop_gradient_p = nondiff("stop_gradient", lambda x: x)
+stop_gradient_p.abstract_eval = _same_shape_dtype
+isnan_p = nondiff("isnan", np.isnan)
+isinf_p = nondiff("isinf", np.isinf)
+isfinite_p = nondiff("isfinite", np.isfinite)
+logical_not_p = nondiff("logical_not", np.logical_not)
+signbit_p = nondiff("signbit", np.signbit)
 
-equal_p = _nondiff("eq", np.equal)
-not_equal_p = _nondiff("ne", np.not_equal)
-less_p = _nondiff("lt", np.less)
-less_equal_p = _nondiff("le", np.less_equal)
-greater_p = _nondiff("gt", np.greater)
-greater_equal_p = _nondiff("ge", np.greater_equal)
-logical_and_p = _nondiff("logical_and", np.logical_and)
-logical_or_p = _nondiff("logical_or", np.logical_or)
-logical_xor_p = _nondiff("logical_xor", np.logical_xor)
+_broadcasting = broadcasting_batch_rule
+floor_divide_p = nondiff("floor_divide", np.floor_divide, batch_rule=_broadcasting)
+equal_p = nondiff("equal", np.equal, batch_rule=_broadcasting)
+not_equal_p = nondiff("not_equal", np.not_equal, batch_rule=_broadcasting)
+less_p = nondiff("less", np.less, batch_rule=_broadcasting)
+less_equal_p = nondiff("less_equal", np.less_equal, batch_rule=_broadcasting)
+greater_p = nondiff("greater", np.greater, batch_rule=_broadcasting)
+greater_equal_p = nondiff("greater_equal", np.greater_equal, batch_rule=_broadcasting)
+logical_and_p = nondiff("logical_and", np.logical_and, batch_rule=_broadcasting)
+logical_or_p = nondiff("logical_or", np.logical_or, batch_rule=_broadcasting)
+logical_xor_p = nondiff("logical_xor", np.logical_xor, batch_rule=_broadcasting)
 
 # ---------------------------------------------------------------------------------------------
-# Binary ops. vjp returns one cotangent per input, reduced to that input's shape.
+# Binary primitives.
 
-add_p = Primitive("add")
-add_p.impl = np.add
-add_p.scalar_impl = operator.add
-add_p.jvp = lambda primals, tangents, *, out: _sum_tangents(tangents[0], tangents[1], out)
-add_p.vjp = lambda g, x, y, *, out: (
-    None if type(x) in _NUMBER else unbroadcast(g, x),  # (`_const`, inline)
-    None if type(y) in _NUMBER else unbroadcast(g, y),
+add_p = binary("add", np.add, "g", "g")
+subtract_p = binary("subtract", np.subtract, "g", "-g", node_name="SubBackward0")
+multiply_p = binary(
+    "multiply", np.multiply, "g * y", "g * x", node_name="MulBackward0", symmetric=True
 )
+divide_p = binary("divide", np.true_divide, "g / y", "-(g * out / y)", node_name="DivBackward0")
+# Python's scalar operators on NumPy scalars (Primitive.fast.scalar_impl).
+for _p, _op in (
+    (add_p, operator.add),
+    (subtract_p, operator.sub),
+    (multiply_p, operator.mul),
+    (divide_p, operator.truediv),
+):
+    _p.fast.scalar_impl = _op
 
-subtract_p = Primitive("sub")
-subtract_p.impl = np.subtract
-subtract_p.scalar_impl = operator.sub
-subtract_p.jvp = lambda primals, tangents, *, out: _sum_tangents(
-    tangents[0], None if tangents[1] is None else negative(tangents[1]), out
+
+# (power_dx, power_dy and chosen: helpers of the formulas, defined at the end of the module)
+power_p = binary(
+    "power", np.power, "g * power_dx(x, y)", "g * power_dy(x, out)", node_name="PowBackward0"
 )
-subtract_p.vjp = lambda g, x, y, *, out: (
-    None if type(x) in _NUMBER else unbroadcast(g, x),
-    None if type(y) in _NUMBER else unbroadcast(bind_unary(negative_p, g), y),
+# maximum & co: the derivative goes to the chosen operand, half to each on ties.
+maximum_p = binary(
+    "maximum", np.maximum, "g * chosen(x, y, x > y, out)", "g * chosen(y, x, y > x, out)"
 )
-
-multiply_p = Primitive("mul")
-multiply_p.impl = np.multiply
-multiply_p.scalar_impl = operator.mul
-
-
-# x * x: both terms of the jvp, and both cotangents, are computed once.
-def _multiply_jvp(primals, tangents, *, out):
-    (x, y), (tx, ty) = primals, tangents
-    dx = None if tx is None else multiply(tx, y)
-    dy = dx if x is y and tx is ty else None if ty is None else multiply(x, ty)
-    return _sum_tangents(dx, dy, out)
-
-
-def _multiply_vjp(g, x, y, *, out):
-    cx, cy = type(x) in _NUMBER, type(y) in _NUMBER  # (`_const`, inline)
-    if x is y and not cx:
-        ct = unbroadcast(bind_binary(multiply_p, g, x), x)
-        return ct, ct
-    return (
-        None if cx else unbroadcast(bind_binary(multiply_p, g, y), x),
-        None if cy else unbroadcast(bind_binary(multiply_p, g, x), y),
-    )
-
-
-multiply_p.jvp = _multiply_jvp
-multiply_p.vjp = _multiply_vjp
-
-divide_p = Primitive("div")
-divide_p.impl = np.true_divide
-divide_p.scalar_impl = operator.truediv
-divide_p.jvp = lambda primals, tangents, *, out: _sum_tangents(
-    None if tangents[0] is None else tangents[0] / primals[1],
-    None if tangents[1] is None else negative(tangents[1] * out / primals[1]),
-    out,
+minimum_p = binary(
+    "minimum", np.minimum, "g * chosen(x, y, x < y, out)", "g * chosen(y, x, y < x, out)"
 )
-divide_p.vjp = lambda g, x, y, *, out: (
-    None if _const(x) else unbroadcast(g / y, x),
-    None if _const(y) else unbroadcast(negative(g * out / y), y),
-)
-
-
-def _power_dx(x, y, out):
-    if _const(y):
-        return 0.0 if y == 0 else y * power(x, y - 1) if y != 2 else 2.0 * x
-    # Where the exponent is 0 the derivative is 0, even at x = 0 (0 * inf would be nan).
-    return where(y == 0, 0.0, y * power(x, where(y == 0, 1.0, y - 1)))
-
-
-def _power_dy(x, y, out):
-    # d/dy x**y = log(x) x**y; defined as 0 at x = 0 (the limit for y > 0), double-where safe.
-    safe_x = where(x == 0, 1.0, x)
-    return where(x == 0, 0.0, out * log(safe_x))
-
-
-power_p = Primitive("pow")
-power_p.impl = np.power
-power_p.jvp = lambda primals, tangents, *, out: _sum_tangents(
-    None if tangents[0] is None else tangents[0] * _power_dx(*primals, out),
-    None if tangents[1] is None else tangents[1] * _power_dy(*primals, out),
-    out,
-)
-power_p.vjp = lambda g, x, y, *, out: (
-    None if _const(x) else unbroadcast(g * _power_dx(x, y, out), x),
-    None if _const(y) else unbroadcast(g * _power_dy(x, y, out), y),
-)
-
-
-def _binary(name: str, impl, dx, dy):
-    """A binary op from its partial derivatives dx(x, y, out), dy(x, y, out)."""
-    p = Primitive(name)
-    p.impl = impl
-    p.jvp = lambda primals, tangents, *, out: _sum_tangents(
-        None if tangents[0] is None else multiply(tangents[0], dx(*primals, out)),
-        None if tangents[1] is None else multiply(tangents[1], dy(*primals, out)),
-        out,
-    )
-    p.vjp = lambda g, x, y, *, out: (
-        None if _const(x) else unbroadcast(multiply(g, dx(x, y, out)), x),
-        None if _const(y) else unbroadcast(multiply(g, dy(x, y, out)), y),
-    )
-    return p
-
-
-def _select_first(x, y, strict_first, out):
-    """Derivative mask of a max/min-like choice: 1 where x wins, 0.5 on ties (as JAX, PyTorch)."""
-    return astype(where(strict_first, 1.0, where(x == y, 0.5, 0.0)), out.dtype)
-
-
-maximum_p = _binary(
-    "maximum",
-    np.maximum,
-    lambda x, y, out: _select_first(x, y, x > y, out),
-    lambda x, y, out: _select_first(y, x, y > x, out),
-)
-minimum_p = _binary(
-    "minimum",
-    np.minimum,
-    lambda x, y, out: _select_first(x, y, x < y, out),
-    lambda x, y, out: _select_first(y, x, y < x, out),
-)
-# fmax/fmin ignore a NaN argument: the other one gets the whole derivative.
-fmax_p = _binary(
+# fmax/fmin ignore a NaN operand: the other one gets the whole derivative.
+fmax_p = binary(
     "fmax",
     np.fmax,
-    lambda x, y, out: where(isnan(y), 1.0, where(isnan(x), 0.0, _select_first(x, y, x > y, out))),
-    lambda x, y, out: where(isnan(x), 1.0, where(isnan(y), 0.0, _select_first(y, x, y > x, out))),
+    "g * chosen_unless_nan(x, y, x > y, out)",
+    "g * chosen_unless_nan(y, x, y > x, out)",
 )
-fmin_p = _binary(
+fmin_p = binary(
     "fmin",
     np.fmin,
-    lambda x, y, out: where(isnan(y), 1.0, where(isnan(x), 0.0, _select_first(x, y, x < y, out))),
-    lambda x, y, out: where(isnan(x), 1.0, where(isnan(y), 0.0, _select_first(y, x, y < x, out))),
+    "g * chosen_unless_nan(x, y, x < y, out)",
+    "g * chosen_unless_nan(y, x, y < x, out)",
 )
-arctan2_p = _binary(
-    "atan2",
+arctan2_p = binary(  # arctan2(x, y) is the angle of the point (y, x)
+    "arctan2",
     np.arctan2,
-    lambda y, x, out: x / (x * x + y * y),
-    lambda y, x, out: negative(y) / (x * x + y * y),
+    "g * (y / (y * y + x * x))",
+    "g * (-x / (y * y + x * x))",
+    node_name="Atan2Backward0",
 )
-hypot_p = _binary("hypot", np.hypot, lambda x, y, out: x / out, lambda x, y, out: y / out)
-logaddexp_p = _binary(
-    "logaddexp", np.logaddexp, lambda x, y, out: exp(x - out), lambda x, y, out: exp(y - out)
-)
-logaddexp2_p = _binary(
-    "logaddexp2", np.logaddexp2, lambda x, y, out: exp2(x - out), lambda x, y, out: exp2(y - out)
-)
-remainder_p = _binary(
-    "remainder", np.remainder, lambda x, y, out: 1.0, lambda x, y, out: negative(floor_divide(x, y))
-)
-fmod_p = _binary(
-    "fmod", np.fmod, lambda x, y, out: 1.0, lambda x, y, out: negative(trunc(divide(x, y)))
-)
+hypot_p = binary("hypot", np.hypot, "g * (x / out)", "g * (y / out)")
+logaddexp_p = binary("logaddexp", np.logaddexp, "g * exp(x - out)", "g * exp(y - out)")
+logaddexp2_p = binary("logaddexp2", np.logaddexp2, "g * exp2(x - out)", "g * exp2(y - out)")
+remainder_p = binary("remainder", np.remainder, "g * 1.0", "g * -floor_divide(x, y)")
+fmod_p = binary("fmod", np.fmod, "g * 1.0", "g * -trunc(x / y)")
 
 # ---------------------------------------------------------------------------------------------
 # Fused derivative formulas: one pass and no temporaries on large arrays (Numba kernels,
 # autodiff/kernels/elementwise.py). Primitives, so that derivatives of derivatives work.
 
-# tanh_backward(g, y) = g * (1 - y*y)
-tanh_backward_p = Primitive("tanh_backward")
-tanh_backward_p.impl = kernels.tanh_backward
-tanh_backward_p.jvp = lambda primals, tangents, *, out: _sum_tangents(
-    None if tangents[0] is None else tanh_backward(tangents[0], primals[1]),
-    None
-    if tangents[1] is None
-    else multiply(multiply(multiply(-2.0, primals[0]), primals[1]), tangents[1]),
-    out,
+# tanh_backward(g, y) = g * (1 - y*y): d/dg = tanh_backward(ct, y), d/dy = -2 ct g y.
+# (In the formulas, `g` is the cotangent, `x` and `y` the operands.)
+tanh_backward_p = binary(
+    "tanh_backward", kernels.tanh_backward, "tanh_backward(g, y)", "-2.0 * g * x * y"
 )
-
-
-def _tanh_backward_vjp(ct, g, y, *, out):
-    # d/dg = tanh_backward(ct, y); d/dy = -2 ct g y (primitives bound directly, as above)
-    ct_g = None if type(g) in _NUMBER else unbroadcast(bind_binary(tanh_backward_p, ct, y), g)
-    if type(y) in _NUMBER:
-        return ct_g, None
-    ct_y = bind_binary(multiply_p, bind_binary(multiply_p, -2.0, ct), g)
-    return ct_g, unbroadcast(bind_binary(multiply_p, ct_y, y), y)
-
-
-tanh_backward_p.vjp = _tanh_backward_vjp
-
-# log1p_backward(g, x) = g / (1 + x); its derivative in x is -out / (1 + x).
-log1p_backward_p = Primitive("log1p_backward")
-log1p_backward_p.impl = kernels.log1p_backward
-log1p_backward_p.jvp = lambda primals, tangents, *, out: _sum_tangents(
-    None if tangents[0] is None else log1p_backward(tangents[0], primals[1]),
-    None if tangents[1] is None else negative(log1p_backward(out * tangents[1], primals[1])),
-    out,
+# log1p_backward(g, x) = g / (1 + x): d/dg = log1p_backward(ct, x), d/dx = -ct out / (1 + x).
+log1p_backward_p = binary(
+    "log1p_backward",
+    kernels.log1p_backward,
+    "log1p_backward(g, y)",
+    "-log1p_backward(g * out, y)",
 )
-log1p_backward_p.vjp = lambda ct, g, x, *, out: (
-    None if _const(g) else unbroadcast(log1p_backward(ct, x), g),
-    None if _const(x) else unbroadcast(negative(log1p_backward(ct * out, x)), x),
-)
+for _p in (tanh_backward_p, log1p_backward_p):
+    _p.abstract_eval = ufunc_abstract_eval(np.multiply)  # (`g * ...` in g's and x's dtypes)
 
 # ---------------------------------------------------------------------------------------------
 # Selection and casts.
@@ -387,12 +372,16 @@ def _where_jvp(primals, tangents, *, out):
 
 where_p = Primitive("where")
 where_p.impl = np.where
+where_p.abstract_eval = lambda c, x, y: ShapedArray(
+    np.broadcast_shapes(c.shape, x.shape, y.shape), result_type(x, y), all_weak(x, y)
+)
 where_p.jvp = _where_jvp
 where_p.vjp = lambda g, c, x, y, *, out: (
     None,
-    None if _const(x) else unbroadcast(where(c, g, 0.0), x),
-    None if _const(y) else unbroadcast(where(c, 0.0, g), y),
+    None if type(x) in _NUMBER else unbroadcast(where(c, g, 0.0), x),
+    None if type(y) in _NUMBER else unbroadcast(where(c, 0.0, g), y),
 )
+where_p.batch = broadcasting_batch_rule(where_p)
 
 
 def _astype_impl(x, dtype):
@@ -403,8 +392,9 @@ def _astype_impl(x, dtype):
     )
 
 
-astype_p = Primitive("convert_element_type")
+astype_p = Primitive("astype", node_name="ToCopyBackward0")
 astype_p.impl = _astype_impl
+astype_p.abstract_eval = lambda x, *, dtype: ShapedArray(x.shape, dtype)
 astype_p.jvp = lambda primals, tangents, *, out, dtype: astype(tangents[0], dtype)
 astype_p.vjp = lambda g, x, *, out, dtype: (astype(g, x.dtype),)
 
@@ -418,11 +408,16 @@ imag_p.impl = np.imag
 imag_p.jvp = lambda primals, tangents, *, out: imag(tangents[0])
 # Im z = Re(-i z): its transpose sends g to -i g (zero for real inputs).
 imag_p.vjp = lambda g, x, *, out: (g * -1j if np.iscomplexobj(x) else None,)
+for _p in (real_p, imag_p):
+    _p.abstract_eval = lambda x: ShapedArray(x.shape, _real_dtype(x.dtype), x.weak_type)
 
 conj_p = Primitive("conj")
 conj_p.impl = np.conjugate
+conj_p.abstract_eval = ufunc_abstract_eval(np.conjugate)
 conj_p.jvp = lambda primals, tangents, *, out: conj(tangents[0])
 conj_p.vjp = lambda g, x, *, out: (conj(g),)
+for _p in (astype_p, real_p, imag_p, conj_p):
+    _p.batch = unary_batch_rule(_p)
 
 # Linear primitives whose vjp reads only shapes and dtypes: in-place changes to their inputs
 # do not invalidate a recorded graph (as in PyTorch).
@@ -435,13 +430,6 @@ for _p in (negative_p, add_p, subtract_p, astype_p, real_p, imag_p, conj_p, mult
     _p.saves_output = False
 for _p in (sin_p, cos_p, log_p, log1p_p, square_p, where_p):
     _p.saves_output = False
-astype_p.node_name = "ToCopyBackward0"
-
-# ---------------------------------------------------------------------------------------------
-# Batch rules: every primitive here maps elementwise (with NumPy broadcasting).
-
-for _p in (astype_p, round_p, stop_gradient_p, real_p, imag_p, conj_p):
-    _p.batch = unary_batch_rule(_p)
 
 # ---------------------------------------------------------------------------------------------
 # The functions. NumPy names; `autodiff.numpy` re-exports them.
@@ -495,263 +483,6 @@ def _fn2(p, name, doc):
         name=name, doc=doc
     )
     return f
-
-
-# ---------------------------------------------------------------------------------------------
-# NumPy vjp rules (Primitive.vjp_numpy) of the most common primitives: the same results as
-# their vjp rules above, for plain NumPy residuals and cotangents, without dispatching each
-# op inside the rule. Python numbers are constants and get no cotangent, as above.
-
-
-def _reduce_numpy(g, x):
-    """`unbroadcast` for NumPy values: `g` summed to the shape of `x`, in its dtype."""
-    try:
-        shape, dt = x.shape, x.dtype
-        reduce = g.shape != shape
-    except AttributeError:  # a list or other array-like operand
-        return unbroadcast(g, x)
-    if reduce:
-        g = _sum_to_shape_impl(g, shape)
-    gdt = g.dtype
-    if gdt is not dt and gdt != dt and dt.kind in "fc":  # (`is`: the common case, no compare)
-        g = _astype_impl(g, dt)
-    return g
-
-
-# The binary rules first try the commonest case of small arrays (a tape of many small ops,
-# where these calls are much of a backward pass): operands that are arrays or NumPy scalars
-# of g's very dtype (the singleton dtype objects, compared by `is`) and of g's shape, or a
-# scalar operand (a 0-d array or NumPy scalar: a parameter) against one of g's shape. Anything
-# else takes the general path (`_reduce_numpy`: broadcasting, dtypes, array-likes).
-_ARRAYS = frozenset((ndarray, np.float64, np.float32))
-
-
-def _add_vjp_numpy(g, out, x, y):
-    if type(x) in _ARRAYS and type(y) in _ARRAYS and type(g) in _ARRAYS:
-        dt, shape = g.dtype, g.shape
-        if x.dtype is dt and y.dtype is dt:
-            if x.shape == shape:
-                if y.shape == shape:
-                    return g, g
-                if not y.shape:
-                    return g, _add_reduce(g, axis=None)
-            elif not x.shape and y.shape == shape:
-                return _add_reduce(g, axis=None), g
-    return (
-        None if type(x) in _NUMBER else _reduce_numpy(g, x),
-        None if type(y) in _NUMBER else _reduce_numpy(g, y),
-    )
-
-
-def _subtract_vjp_numpy(g, out, x, y):
-    # (add's fast path, negated, written out: calling add's rule costs a frame, +0.9% of the
-    # instructions of ode's gradient under callgrind)
-    if type(x) in _ARRAYS and type(y) in _ARRAYS and type(g) in _ARRAYS:
-        dt, shape = g.dtype, g.shape
-        if x.dtype is dt and y.dtype is dt:
-            if x.shape == shape:
-                if y.shape == shape:
-                    return g, -g
-                if not y.shape:
-                    return g, -_add_reduce(g, axis=None)
-            elif not x.shape and y.shape == shape:
-                return _add_reduce(g, axis=None), -g
-    return (
-        None if type(x) in _NUMBER else _reduce_numpy(g, x),
-        None if type(y) in _NUMBER else _reduce_numpy(-g, y),
-    )
-
-
-def _multiply_vjp_numpy(g, out, x, y):
-    tx, ty = type(x), type(y)
-    if tx in _ARRAYS and ty in _ARRAYS and type(g) in _ARRAYS and x is not y:
-        dt, shape = g.dtype, g.shape
-        if x.dtype is dt and y.dtype is dt:
-            if x.shape == shape:
-                if y.shape == shape:
-                    return g * y, g * x
-                if not y.shape:
-                    return g * y, _add_reduce(g * x, axis=None)
-            elif not x.shape and y.shape == shape:
-                return _add_reduce(g * y, axis=None), g * x
-    elif (tx is float or tx is int) and ty is ndarray and type(g) is ndarray:  # (`0.5 * y`)
-        if y.dtype is g.dtype and y.shape == g.shape:
-            return None, g * x
-    cx, cy = tx in _NUMBER, ty in _NUMBER
-    if x is y and not cx:
-        ct = _reduce_numpy(g * x, x)
-        return ct, ct
-    return (
-        None if cx else _reduce_numpy(g * y, x),
-        None if cy else _reduce_numpy(g * x, y),
-    )
-
-
-def _multiply_vjp_numpy_large(g, out, x, y):
-    """`_multiply_vjp_numpy` for a large `g`: products of its shape into recycled memory."""
-    cx, cy = type(x) in _NUMBER, type(y) in _NUMBER
-    if x is y and not cx:
-        ct = _reduce_numpy(_product(g, x), x)
-        return ct, ct
-    return (
-        None if cx else _reduce_numpy(_product(g, y), x),
-        None if cy else _reduce_numpy(_product(g, x), y),
-    )
-
-
-def _product(g, a):
-    """`g * a` for a large array `g` (core/buffers.py: `ufunc_into` checks the operands)."""
-    if type(a) is ndarray or type(a) in _NUMBER:
-        return buffers.ufunc_into(np.multiply, (g, a))
-    return g * a
-
-
-def _divide_vjp_numpy(g, out, x, y):
-    return (
-        None if type(x) in _NUMBER else _reduce_numpy(g / y, x),
-        None if type(y) in _NUMBER else _reduce_numpy(-(g * out / y), y),
-    )
-
-
-add_p.vjp_numpy = _add_vjp_numpy
-subtract_p.vjp_numpy = _subtract_vjp_numpy
-multiply_p.vjp_numpy = _multiply_vjp_numpy
-multiply_p.vjp_numpy_large = _multiply_vjp_numpy_large
-divide_p.vjp_numpy = _divide_vjp_numpy
-negative_p.vjp_numpy = lambda g, out, x: (-g,)
-sin_p.vjp_numpy = lambda g, out, x: (g * np.cos(x),)
-cos_p.vjp_numpy = lambda g, out, x: (g * -np.sin(x),)
-exp_p.vjp_numpy = lambda g, out, x: (g * out,)
-log_p.vjp_numpy = lambda g, out, x: (g * np.reciprocal(x),)
-sqrt_p.vjp_numpy = lambda g, out, x: (g * (0.5 / out),)
-square_p.vjp_numpy = lambda g, out, x: (g * (2.0 * x),)
-tanh_p.vjp_numpy = lambda g, out, x: (kernels.tanh_backward(g, out),)
-log1p_p.vjp_numpy = lambda g, out, x: (kernels.log1p_backward(g, x),)
-exp2_p.vjp_numpy = lambda g, out, x: (g * (out * _LN2),)
-expm1_p.vjp_numpy = lambda g, out, x: (g * (out + 1.0),)
-reciprocal_p.vjp_numpy = lambda g, out, x: (g * -(out * out),)
-tan_p.vjp_numpy = lambda g, out, x: (g * (1.0 + out * out),)
-arctan_p.vjp_numpy = lambda g, out, x: (g * np.reciprocal(1.0 + x * x),)
-
-
-# Their donated forms (Primitive.vjp_numpy_donated): the engine passes a cotangent nothing
-# else refers to, so the result is written into it: the same operations in the same order
-# (bitwise the same result) and one large array less to allocate and fault in.
-
-
-def _into(ufunc, g, a):
-    """`ufunc(g, a)`, written into the donated `g` when the result has g's dtype (`a` may be
-    a Python number, a NumPy value or any array-like operand of the op)."""
-    if type(a) in _NUMBER or (isinstance(a, (ndarray, np.generic)) and a.dtype == g.dtype):
-        return ufunc(g, a, out=g)
-    return ufunc(g, a)
-
-
-def _multiply_vjp_numpy_donated(g, out, x, y):
-    cx, cy = type(x) in _NUMBER, type(y) in _NUMBER
-    if x is y and not cx:
-        ct = _reduce_numpy(_into(np.multiply, g, x), x)
-        return ct, ct
-    ct_x = None if cx else _reduce_numpy(_product(g, y) if not cy else _into(np.multiply, g, y), x)
-    return ct_x, None if cy else _reduce_numpy(_into(np.multiply, g, x), y)
-
-
-def _divide_vjp_numpy_donated(g, out, x, y):
-    ct_y = None if type(y) in _NUMBER else _reduce_numpy(-(g * out / y), y)
-    return None if type(x) in _NUMBER else _reduce_numpy(_into(np.divide, g, y), x), ct_y
-
-
-multiply_p.vjp_numpy_donated = _multiply_vjp_numpy_donated
-divide_p.vjp_numpy_donated = _divide_vjp_numpy_donated
-negative_p.vjp_numpy_donated = lambda g, out, x: (np.negative(g, out=g),)
-sin_p.vjp_numpy_donated = lambda g, out, x: (_into(np.multiply, g, np.cos(x)),)
-cos_p.vjp_numpy_donated = lambda g, out, x: (_into(np.multiply, g, -np.sin(x)),)
-exp_p.vjp_numpy_donated = lambda g, out, x: (_into(np.multiply, g, out),)
-log_p.vjp_numpy_donated = lambda g, out, x: (_into(np.multiply, g, np.reciprocal(x)),)
-sqrt_p.vjp_numpy_donated = lambda g, out, x: (_into(np.multiply, g, 0.5 / out),)
-square_p.vjp_numpy_donated = lambda g, out, x: (_into(np.multiply, g, 2.0 * x),)
-tanh_p.vjp_numpy_donated = lambda g, out, x: (kernels.tanh_backward(g, out, into=g),)
-log1p_p.vjp_numpy_donated = lambda g, out, x: (kernels.log1p_backward(g, x, into=g),)
-
-# Their fused forms (Primitive.vjp_fused): the same arithmetic, lazily, so that a large
-# backward pass computes whole chains of these rules, and the sums of their results, in one
-# pass over memory (kernels/fused.py). Transcendental factors (cos for sin) are computed at
-# once by NumPy. A cotangent going to two parents is `lazy.shared`.
-
-
-def _add_vjp_fused(g, out, x, y):
-    cx, cy = type(x) in _NUMBER, type(y) in _NUMBER
-    if not (cx or cy):
-        g = lazy.shared(g)
-    return None if cx else g, None if cy else g
-
-
-def _subtract_vjp_fused(g, out, x, y):
-    cx, cy = type(x) in _NUMBER, type(y) in _NUMBER
-    if not (cx or cy):
-        g = lazy.shared(g)
-    return None if cx else g, None if cy else lazy.negative(g)
-
-
-def _multiply_vjp_fused(g, out, x, y):
-    cx, cy = type(x) in _NUMBER, type(y) in _NUMBER
-    if x is y and not cx:
-        ct = lazy.multiply(g, x)
-        return ct, ct
-    if not (cx or cy):
-        g = lazy.shared(g)
-    return None if cx else lazy.multiply(g, y), None if cy else lazy.multiply(g, x)
-
-
-def _divide_vjp_fused(g, out, x, y):
-    cx, cy = type(x) in _NUMBER, type(y) in _NUMBER
-    if not (cx or cy):
-        g = lazy.shared(g)
-    return (
-        None if cx else lazy.divide(g, y),
-        None if cy else lazy.negative(lazy.divide(lazy.multiply(g, out), y)),
-    )
-
-
-def _pooled(ufunc, x):
-    """`ufunc(x)` for a large array `x`, into recycled memory when there is some."""
-    return buffers.ufunc_into(ufunc, (x,))
-
-
-add_p.vjp_fused = _add_vjp_fused
-subtract_p.vjp_fused = _subtract_vjp_fused
-multiply_p.vjp_fused = _multiply_vjp_fused
-divide_p.vjp_fused = _divide_vjp_fused
-negative_p.vjp_fused = lambda g, out, x: (lazy.negative(g),)
-sin_p.vjp_fused = lambda g, out, x: (lazy.multiply(g, _pooled(np.cos, x)),)
-cos_p.vjp_fused = lambda g, out, x: (lazy.multiply(g, lazy.negative(_pooled(np.sin, x))),)
-exp_p.vjp_fused = lambda g, out, x: (lazy.multiply(g, out),)
-exp2_p.vjp_fused = lambda g, out, x: (lazy.multiply(g, lazy.multiply(out, _LN2)),)
-expm1_p.vjp_fused = lambda g, out, x: (lazy.multiply(g, lazy.add(out, 1.0)),)
-log_p.vjp_fused = lambda g, out, x: (lazy.multiply(g, lazy.divide(1.0, x)),)
-sqrt_p.vjp_fused = lambda g, out, x: (lazy.multiply(g, lazy.divide(0.5, out)),)
-square_p.vjp_fused = lambda g, out, x: (lazy.multiply(g, lazy.multiply(2.0, x)),)
-reciprocal_p.vjp_fused = lambda g, out, x: (
-    lazy.multiply(g, lazy.negative(lazy.multiply(out, out))),
-)
-tan_p.vjp_fused = lambda g, out, x: (lazy.multiply(g, lazy.add(1.0, lazy.multiply(out, out))),)
-arctan_p.vjp_fused = lambda g, out, x: (
-    lazy.multiply(g, lazy.divide(1.0, lazy.add(1.0, lazy.multiply(x, x)))),
-)
-tanh_p.vjp_fused = lambda g, out, x: (
-    lazy.multiply(g, lazy.subtract(1.0, lazy.multiply(out, out))),
-)
-log1p_p.vjp_fused = lambda g, out, x: (lazy.divide(g, lazy.add(1.0, x)),)
-
-# Ufuncs whose result has the shape and float dtype of same-shaped float arguments: recorded
-# on large arrays, they write into memory the backward pass recycled (core/buffers.py).
-for _p in (
-    negative_p, exp_p, exp2_p, expm1_p, log_p, log2_p, log10_p, log1p_p, sqrt_p, cbrt_p,
-    square_p, reciprocal_p, sin_p, cos_p, tan_p, arcsin_p, arccos_p, arctan_p, sinh_p, cosh_p,
-    tanh_p, arcsinh_p, arccosh_p, arctanh_p, add_p, subtract_p, multiply_p, divide_p,
-):  # fmt: skip
-    _p.pooled_ufunc = _p.impl
-del _p
 
 
 UNARY = {
@@ -822,28 +553,36 @@ BINARY = {
     "logical_xor": logical_xor_p,
 }
 
-negative = _fn1(negative_p, "negative", "negative")
-exp = _fn1(exp_p, "exp", "exp")
-exp2 = _fn1(exp2_p, "exp2", "exp2")
-log = _fn1(log_p, "log", "log")
-sqrt = _fn1(sqrt_p, "sqrt", "sqrt")
-reciprocal = _fn1(reciprocal_p, "reciprocal", "reciprocal")
-sin = _fn1(sin_p, "sin", "sin")
-cos = _fn1(cos_p, "cos", "cos")
-sinh = _fn1(sinh_p, "sinh", "sinh")
-cosh = _fn1(cosh_p, "cosh", "cosh")
-sign = _fn1(sign_p, "sign", "sign")
-trunc = _fn1(trunc_p, "trunc", "trunc")
-isnan = _fn1(isnan_p, "isnan", "isnan")
-signbit = _fn1(signbit_p, "signbit", "signbit")
-real = _fn1(real_p, "real", "real")
-imag = _fn1(imag_p, "imag", "imag")
+FUNCTIONS = {name: _fn1(p, name, name) for name, p in UNARY.items()}
+FUNCTIONS.update({name: _fn2(p, name, name) for name, p in BINARY.items()})
+# The functions the rules below and other modules call by name.
+negative = FUNCTIONS["negative"]
+exp = FUNCTIONS["exp"]
+exp2 = FUNCTIONS["exp2"]
+log = FUNCTIONS["log"]
+log1p = FUNCTIONS["log1p"]
+sqrt = FUNCTIONS["sqrt"]
+reciprocal = FUNCTIONS["reciprocal"]
+sin = FUNCTIONS["sin"]
+cos = FUNCTIONS["cos"]
+sinh = FUNCTIONS["sinh"]
+cosh = FUNCTIONS["cosh"]
+sign = FUNCTIONS["sign"]
+trunc = FUNCTIONS["trunc"]
+isnan = FUNCTIONS["isnan"]
+signbit = FUNCTIONS["signbit"]
+real = FUNCTIONS["real"]
+imag = FUNCTIONS["imag"]
 conj = _fn1(conj_p, "conj", "conjugate")
-add = _fn2(add_p, "add", "add")
-multiply = _fn2(multiply_p, "multiply", "multiply")
-divide = _fn2(divide_p, "divide", "divide")
-power = _fn2(power_p, "power", "power")
-floor_divide = _fn2(floor_divide_p, "floor_divide", "floor_divide")
+add = FUNCTIONS["add"]
+subtract = FUNCTIONS["subtract"]
+multiply = FUNCTIONS["multiply"]
+divide = FUNCTIONS["divide"]
+power = FUNCTIONS["power"]
+floor_divide = FUNCTIONS["floor_divide"]
+equal = FUNCTIONS["equal"]
+greater = FUNCTIONS["greater"]
+less = FUNCTIONS["less"]
 
 
 def tanh_backward(g, y):
@@ -865,16 +604,7 @@ def log1p_backward(g, x):
         >>> log1p_backward(np.array([2.0, 2.0]), np.array([0.0, 3.0]))
         array([2. , 0.5])
     """
-    return bind(log1p_backward_p, g, x)
-
-
-for _p in UNARY.values():
-    _p.batch = _p.batch or unary_batch_rule(_p)
-for _p in (*BINARY.values(), where_p, tanh_backward_p, log1p_backward_p):
-    _p.batch = broadcasting_batch_rule(_p)
-
-FUNCTIONS = {name: _fn1(p, name, name) for name, p in UNARY.items()}
-FUNCTIONS.update({name: _fn2(p, name, name) for name, p in BINARY.items()})
+    return bind_binary(log1p_backward_p, g, x)
 
 
 def where(condition, x, y):
@@ -937,3 +667,98 @@ def clip(a, a_min=None, a_max=None):
 def round(a, decimals: int = 0):  # noqa: A001 - NumPy's name
     """`numpy.round`: a constant (zero derivative)."""
     return bind(round_p, a, decimals=decimals)
+
+
+# ---------------------------------------------------------------------------------------------
+# What the formulas compute with (ops/formulas.py): autodiff's functions for the jvp and vjp
+# rules; NumPy for plain arrays (Python's operators are NumPy's ufuncs on arrays and its fast
+# scalar math on NumPy scalars: what `bind` runs on plain values, without its dispatch); lazy
+# arithmetic for large arrays (kernels/fused.py), NumPy computing the transcendental
+# functions (faster than any loop of ours), comparisons and selections at once.
+
+
+def _now(function, pooled: bool = False):
+    """`function` computed at once, on its operands' values (a lazy one is evaluated first);
+    with `pooled`, a float ufunc's result goes into recycled memory (core/buffers.py)."""
+    if pooled:
+        return lambda *args: buffers.ufunc_into(function, tuple(map(fused.materialize, args)))
+    return lambda *args: function(*map(fused.materialize, args))
+
+
+for _name, _p, _numpy, _lazy in (
+    ("add", add_p, operator.add, fused.add),
+    ("sub", subtract_p, operator.sub, fused.subtract),
+    ("mul", multiply_p, operator.mul, fused.multiply),
+    ("div", divide_p, operator.truediv, fused.divide),
+    ("power", power_p, np.power, _now(np.power, pooled=True)),
+    ("floor_divide", floor_divide_p, np.floor_divide, _now(np.floor_divide, pooled=True)),
+    ("greater", greater_p, operator.gt, _now(np.greater)),
+    ("less", less_p, operator.lt, _now(np.less)),
+    ("equal", equal_p, operator.eq, _now(np.equal)),
+):  # (the AD functions bind directly: a partial calls no Python function of its own)
+    FORMULAS.define(_name, ad=partial(bind_binary, _p), numpy=_numpy, lazy=_lazy)
+for _name, _p, _numpy, _lazy in (
+    ("neg", negative_p, operator.neg, fused.negative),
+    ("reciprocal", reciprocal_p, np.reciprocal, lambda x: fused.divide(1.0, x)),  # (IEEE: the same)
+    ("sqrt", sqrt_p, np.sqrt, _now(np.sqrt, pooled=True)),
+    ("exp", exp_p, np.exp, _now(np.exp, pooled=True)),
+    ("exp2", exp2_p, np.exp2, _now(np.exp2, pooled=True)),
+    ("log", log_p, np.log, _now(np.log, pooled=True)),
+    ("sin", sin_p, np.sin, _now(np.sin, pooled=True)),
+    ("cos", cos_p, np.cos, _now(np.cos, pooled=True)),
+    ("sinh", sinh_p, np.sinh, _now(np.sinh, pooled=True)),
+    ("cosh", cosh_p, np.cosh, _now(np.cosh, pooled=True)),
+    ("trunc", trunc_p, np.trunc, _now(np.trunc, pooled=True)),
+    ("isnan", isnan_p, np.isnan, _now(np.isnan)),
+):
+    FORMULAS.define(_name, ad=partial(bind_unary, _p), numpy=_numpy, lazy=_lazy)
+FORMULAS.define("where", ad=where, numpy=np.where, lazy=_now(np.where))
+FORMULAS.define("astype", ad=astype, numpy=_astype_impl, lazy=_now(_astype_impl))
+FORMULAS.define(  # (the same operations, in the same order, as the kernels)
+    "tanh_backward",
+    ad=tanh_backward,
+    numpy=kernels.tanh_backward,
+    lazy=lambda g, y: fused.multiply(g, fused.subtract(1.0, fused.multiply(y, y))),
+)
+FORMULAS.define(
+    "log1p_backward",
+    ad=log1p_backward,
+    numpy=kernels.log1p_backward,
+    lazy=lambda g, x: fused.divide(g, fused.add(1.0, x)),
+)
+FORMULAS.define("unbroadcast", ad=unbroadcast, numpy=unbroadcast_numpy, lazy=unbroadcast_numpy)
+FORMULAS.define("sum_tangents", ad=_sum_tangents, numpy=None, lazy=None)
+FORMULAS.define("LN2", ad=_LN2, numpy=_LN2, lazy=_LN2)
+FORMULAS.define("LN10", ad=_LN10, numpy=_LN10, lazy=_LN10)
+
+
+def _power_dx(ops, x, y):
+    """d/dx x**y (times nothing: `power`'s formula multiplies by g)."""
+    if type(y) in _NUMBER:  # a constant exponent
+        if y == 0:
+            return 0.0
+        return ops.mul(2.0, x) if y == 2 else ops.mul(y, ops.power(x, y - 1))
+    # Where the exponent is 0 the derivative is 0, even at x = 0 (0 * inf would be nan).
+    zero = ops.equal(y, 0)
+    return ops.where(zero, 0.0, ops.mul(y, ops.power(x, ops.where(zero, 1.0, ops.sub(y, 1)))))
+
+
+def _power_dy(ops, x, out):
+    """d/dy x**y = log(x) x**y; defined as 0 at x = 0 (the limit for y > 0), double-where safe."""
+    zero = ops.equal(x, 0)
+    return ops.where(zero, 0.0, ops.mul(out, ops.log(ops.where(zero, 1.0, x))))
+
+
+FORMULAS.define_with("power_dx", _power_dx)
+FORMULAS.define_with("power_dy", _power_dy)
+# Derivative mask of a max/min-like choice of x: 1 where `strict` (x wins), 0.5 on ties (as
+# JAX and PyTorch), 0 elsewhere, in the output's dtype; fmax/fmin also ignore a NaN operand.
+FORMULAS.helper(
+    "chosen", "x, y, strict, out", "astype(where(strict, 1.0, where(x == y, 0.5, 0.0)), out.dtype)"
+)
+FORMULAS.helper(
+    "chosen_unless_nan",
+    "x, y, strict, out",
+    "where(isnan(y), 1.0, where(isnan(x), 0.0, chosen(x, y, strict, out)))",
+)
+del _name, _p, _numpy, _lazy

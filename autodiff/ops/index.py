@@ -20,6 +20,7 @@ import numpy as np
 from numpy import ndarray  # (`np.ndarray` is an unspecialized lookup: numpy has a __getattr__)
 from numpy.lib.array_utils import normalize_axis_index
 
+from autodiff.core.abstract import same_aval, shaped_like
 from autodiff.core.dtypes import dtype_of
 from autodiff.core.primitive import Primitive, bind
 from autodiff.core.tensor import TENSOR_TYPES, Tensor
@@ -344,6 +345,9 @@ def _getitem_node_name(params: dict) -> str:
 
 getitem_p.node_name = _getitem_node_name
 getitem_p.impl = lambda x, *arrays, index: x[fill_index(index, arrays) if arrays else index]
+getitem_p.abstract_eval = lambda x, *arrays, index: shaped_like(
+    x, selection_shape(x.shape, index, arrays)
+)
 getitem_p.jvp = lambda primals, tangents, *, out, index: (
     None if tangents[0] is None else gather(tangents[0], index, primals[1:])
 )
@@ -363,12 +367,13 @@ def _getitem_vjp_numpy(g, out, x, *arrays, index):
     return (_scatter_add_impl(g, *arrays, shape=np.shape(x), index=index),) + (None,) * len(arrays)
 
 
-getitem_p.vjp_numpy = _getitem_vjp_numpy
+getitem_p.fast.vjp = _getitem_vjp_numpy
 
 scatter_add_p = Primitive("scatter_add")
 scatter_add_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 scatter_add_p.saves_output = False
 scatter_add_p.impl = _scatter_add_impl
+scatter_add_p.abstract_eval = lambda values, *arrays, shape, index: shaped_like(values, shape)
 scatter_add_p.jvp = lambda primals, tangents, *, out, shape, index: (
     None if tangents[0] is None else scatter(tangents[0], shape, index, primals[1:])
 )
@@ -418,6 +423,7 @@ def _landed_writes(shape: tuple, index: tuple, arrays, selected: tuple):
 index_set_p = Primitive("index_set")
 index_set_p.node_name = "IndexPutBackward0"
 index_set_p.impl = _index_set_impl
+index_set_p.abstract_eval = same_aval  # (a copy of x, written into)
 index_set_p.jvp = _index_set_jvp
 index_set_p.vjp = _index_set_vjp
 
@@ -696,9 +702,4 @@ def take_along_axis(arr, indices, axis=-1):
     return getitem(arr, index)
 
 
-FUNCTIONS = {
-    "getitem": getitem,
-    "index_set": index_set,
-    "take": take,
-    "take_along_axis": take_along_axis,
-}
+FUNCTIONS = {f.__name__: f for f in (getitem, index_set, take, take_along_axis)}

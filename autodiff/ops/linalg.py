@@ -1,654 +1,1212 @@
-"""Linear algebra primitives: products (matmul, dot, tensordot, einsum, outer, inner, vdot).
+"""Linear algebra primitives: inv, solve, triangular solve, det, slogdet, cholesky, eigh, svd, qr,
+pinv, lstsq and expm, with their rules, and the `numpy.linalg` functions that bind them.
 
-Three product primitives:
+Every primitive acts on the last two axes and maps over the leading ("stack") axes, with
+NumPy's broadcasting between operands, exactly as `numpy.linalg` does; impls are NumPy
+(`numpy.linalg` itself where NumPy has the function), so values equal NumPy's, and so do
+result dtypes (`linalg_dtype`). The composites built on them (norm, matrix_power, cond, ...)
+are in `autodiff/numpy/linalg.py`, SciPy's functions (solve_triangular, cho_solve, expm, ...)
+in `autodiff/scipy/linalg.py`; products (matmul, einsum, ...) in `products.py`.
 
-- `matmul_p` (impl `np.matmul`) is the hot path of `@` and `dot`: its vjp is two
-  matmuls with a matrix transpose (plus `sum_to_shape` for broadcast batch dims
-  and reshapes for 1-D operands), so a 2-D product costs two matmuls backward.
-- `einsum_p` (impl `np.einsum`, canonical explicit subscripts as a param) is the
-  general contraction: the cotangent of an operand is the einsum of the output
-  cotangent with the other operands, producing that operand's subscripts.
-- `dot_p` (impl `np.dot`) covers `dot` and `inner` of N-D arrays and of mixed
-  dtypes, where NumPy's summation order differs from matmul's.
+Derivative rules are the standard ones (Giles 2008, "Collected matrix derivative
+results"; Murray 2016 for Cholesky; Townsend 2016 for the SVD; Walter and Lehmann 2018
+for QR) written with autodiff ops, so they differentiate again and batch. Conventions:
 
-`tensordot`, `inner`, `outer` and `vdot` are composites following NumPy's own
-algorithms, so that values match NumPy's exactly.
-
-Complex values: the vjp rules are the plain linear transpose (cotangent of `a`
-in `a @ b` is `g @ b.T`, no conjugation); the public API conjugates at its
-boundary (see `elementwise.conj_complex`). Decompositions are in `decompositions`.
+- `cholesky` and `eigh` read one triangle of their input, but their derivatives treat the
+  input as symmetric: a perturbation `dA` acts through `(dA + dA.T) / 2`, and gradients
+  are symmetric (as in JAX and PyTorch). For a symmetric function of parameters (a
+  kernel matrix, `X @ X.T`) this is exactly the chain rule.
+- `eigh` and `svd` derivatives need distinct eigenvalues / singular values: the terms
+  `1 / (w_j - w_i)` are infinite at a degeneracy (functions invariant under rotations
+  of the degenerate subspace, such as `sum(eigvalsh(a))`, are fine through `eigvalsh`).
+  Rectangular `svd` also needs nonzero singular values; `pinv` and `lstsq` need a
+  locally constant rank.
+- Derivatives of `cholesky`, `eigh`, `svd`, `qr`, `slogdet`, `pinv` and `lstsq` are for
+  real inputs; complex inputs get values but a NotImplementedError when differentiated.
+  `inv`, `solve`, `det`, the triangular solve and `expm` are holomorphic and follow the
+  JAX convention for complex values (the vjp is the plain transpose of the jvp).
 """
 
 from __future__ import annotations
 
-import string
-from functools import lru_cache
+import math
+from collections import namedtuple
 
 import numpy as np
-from numpy import ndarray
 
-from autodiff.core import buffers
-from autodiff.core.dtypes import dtype_of
+from autodiff.core.abstract import ShapedArray, aval_of, result_aval
+from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.primitive import Primitive, bind
 from autodiff.core.tensor import Tensor
-from autodiff.ops.broadcast import broadcast_to, shape_of, sum_to_shape
-from autodiff.ops.elementwise import add, astype, conj, multiply_p
-from autodiff.ops.shape import reshape_p, transpose_p
+from autodiff.ops import elementwise as _ew
+from autodiff.ops import reduce as _reduce
+from autodiff.ops import shape as _shape
+from autodiff.ops.batching import align_for_broadcast, move_to_front
+from autodiff.ops.broadcast import broadcast_to, shape_of
+from autodiff.ops.elementwise import stop_gradient, unbroadcast, where
+from autodiff.ops.products import _array, add_terms, einsum, tangent_in_dtype_of
+
+LinAlgError = np.linalg.LinAlgError
+
+EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
+SVDResult = namedtuple("SVDResult", ["U", "S", "Vh"])
+QRResult = namedtuple("QRResult", ["Q", "R"])
+SlogdetResult = namedtuple("SlogdetResult", ["sign", "logabsdet"])
+LstsqResult = namedtuple("LstsqResult", ["solution", "residuals", "rank", "singular_values"])
+
+# ---------------------------------------------------------------------------------------------
+# Matrix helpers, all autodiff ops (they run inside rules on values of any level).
 
 
-def _array(x):
-    """Lists and Python or NumPy scalars become arrays (NumPy's products do the same)."""
-    return x if isinstance(x, (Tensor, np.ndarray)) else np.asarray(x)
+def _mT(x):
+    """Transpose of the last two axes."""
+    return _shape.swapaxes(x, -1, -2)
 
 
-def _differentiable(x) -> bool:
-    return dtype_of(x).kind in "fc"  # is_inexact, without np.issubdtype's cost on the hot path
+def _rows(v):
+    """`v[..., None, :]`: scales columns when multiplied into a matrix (`X @ diag(v)`)."""
+    return _shape.expand_dims(v, -2)
 
 
-def _like(ct, x):
-    """Cotangent `ct` summed to the shape and cast to the dtype of primal `x`."""
-    shape = shape_of(x)
-    if shape_of(ct) != shape:
-        ct = sum_to_shape(ct, shape)
-    dt = dtype_of(x)
-    return ct if ct.dtype == dt else astype(ct, dt)
+def _cols(v):
+    """`v[..., :, None]`: scales rows (`diag(v) @ X`)."""
+    return _shape.expand_dims(v, -1)
 
 
-def _add_tangents(a, b):
-    return b if a is None else a if b is None else add(a, b)
+def _diagonal(x):
+    return einsum("...ii->...i", x)
 
 
-def _no_extras(name: str, **kwargs) -> None:
-    given = sorted(k for k, v in kwargs.items() if v is not None)
-    if given:
-        raise NotImplementedError(f"autodiff.numpy.{name} does not support the arguments {given}")
+def _trace(x):
+    return einsum("...ii->...", x)
+
+
+def _diag_embed(v):
+    """A stack of diagonal matrices with diagonals `v`."""
+    return _cols(v) * np.eye(shape_of(v)[-1], dtype=dtype_of(v))
+
+
+def _sym(x):
+    return (x + _mT(x)) * 0.5
+
+
+def _abs2(x):
+    """`|x|**2`, elementwise."""
+    if np.issubdtype(dtype_of(x), np.complexfloating):
+        return _ew.real(x) ** 2 + _ew.imag(x) ** 2
+    return x * x
+
+
+def _triangle(x, lower: bool, strict: bool = False):
+    """The lower (upper) triangle of the last two axes, the rest zero."""
+    n, m = shape_of(x)[-2:]
+    ones = np.ones((n, m), dtype=bool)
+    mask = np.tril(ones, -strict) if lower else np.triu(ones, int(strict))
+    return where(mask, x, 0.0)
+
+
+def _inverse_gaps(w):
+    """`F[..., i, j] = 1 / (w_j - w_i)` off the diagonal, 0 on it (inf where w_i == w_j)."""
+    off = ~np.eye(shape_of(w)[-1], dtype=bool)
+    gaps = _rows(w) - _cols(w)
+    return where(off, 1.0 / where(off, gaps, 1.0), 0.0)
+
+
+def _cotangent_or_none(ct, x):
+    """`ct` summed to `x`'s shape and cast to its dtype; None for integer (constant) inputs."""
+    if ct is None or not is_inexact(dtype_of(x)):
+        return None
+    return unbroadcast(ct, x)
+
+
+def _real_only(name: str, x) -> None:
+    if np.issubdtype(dtype_of(x), np.complexfloating):
+        raise NotImplementedError(f"Derivatives of {name} for complex inputs are not implemented")
+
+
+def _check_matrix(x, square: bool = True) -> tuple:
+    """The last two dims of `x`, or numpy.linalg's LinAlgError (too few dims, not square)."""
+    return _matrix_dims(shape_of(x), square)
+
+
+def _matrix_dims(shape: tuple, square: bool = True) -> tuple:
+    """`_check_matrix` for a shape."""
+    if len(shape) < 2:
+        raise LinAlgError(
+            f"{len(shape)}-dimensional array given. Array must be at least two-dimensional"
+        )
+    if square and shape[-1] != shape[-2]:
+        raise LinAlgError("Last 2 dimensions of the array must be square")
+    return shape[-2:]
+
+
+def _concrete(x):
+    """The concrete value of `x`, or None inside vmap (where one value does not exist)."""
+    if not isinstance(x, Tensor):
+        return x
+    try:
+        return x.primal()
+    except TypeError:
+        return None
 
 
 # ---------------------------------------------------------------------------------------------
-# Reshape and axis permutation (shape.py's primitives), the linear glue of the products.
+# Result dtypes and abstract values. numpy.linalg computes in single precision when every
+# operand is float32 or complex64, else in double (integers and bools included), complex when
+# any operand is; it refuses float16 and long double.
+
+_LINALG_DOUBLE = {
+    np.dtype(np.float32): False,
+    np.dtype(np.complex64): False,
+    np.dtype(np.float64): True,
+    np.dtype(np.complex128): True,
+}
 
 
-def _reshape(x, shape):
-    shape = tuple(int(s) for s in shape)
-    return x if shape_of(x) == shape else bind(reshape_p, x, shape=shape, order="C")
-
-
-def _transpose(x, axes):
-    axes = tuple(int(a) for a in axes)
-    return x if axes == tuple(range(len(axes))) else bind(transpose_p, x, axes=axes)
-
-
-def _matrix_transpose(x):
-    """Swap the last two axes."""
-    n = len(shape_of(x))
-    return bind(transpose_p, x, axes=(*range(n - 2), n - 1, n - 2))
-
-
-def _ravel(x):
-    return _reshape(x, (int(np.prod(shape_of(x), dtype=np.int64)),))
-
-
-# ---------------------------------------------------------------------------------------------
-# matmul: NumPy's matmul, 1-D operands and broadcast batch dims included.
-
-
-def _matmul_vjp(g, a, b, *, out, needs=(True, True)):
-    # `needs` (from the engine): constant operands, e.g. a weight matrix held fixed or the
-    # data in an MLP's first layer, get no cotangent, saving a whole matmul.
-    a_shape, b_shape = shape_of(a), shape_of(b)
-    a_vec, b_vec = len(a_shape) == 1, len(b_shape) == 1
-    need_a, need_b = needs[0] and _differentiable(a), needs[1] and _differentiable(b)
-    if not (a_vec or b_vec):  # matrices (batched, maybe broadcast): the hot path
-        return (
-            _like(bind(matmul_p, g, _matrix_transpose(b)), a) if need_a else None,
-            _like(bind(matmul_p, _matrix_transpose(a), g), b) if need_b else None,
-        )
-    if a_vec and b_vec:  # inner product of vectors: g is a scalar
-        return (
-            _like(bind(multiply_p, g, b), a) if need_a else None,
-            _like(bind(multiply_p, g, a), b) if need_b else None,
-        )
-    # Matrix-vector and vector-matrix products: vector-matrix products and outer products,
-    # with no reshapes (under vmap these become one matrix product each).
-    if b_vec and len(a_shape) == 2:  # (m, k) @ (k,) -> (m,)
-        return (
-            _like(bind(multiply_p, _reshape(g, (a_shape[0], 1)), b), a) if need_a else None,
-            _like(bind(matmul_p, g, a), b) if need_b else None,
-        )
-    if a_vec and len(b_shape) == 2:  # (k,) @ (k, n) -> (n,)
-        return (
-            _like(bind(matmul_p, b, g), a) if need_a else None,
-            _like(bind(multiply_p, _reshape(a, (a_shape[0], 1)), g), b) if need_b else None,
-        )
-    # A vector operand is a row (on the left) or a column (on the right); so is g's last axis.
-    g_shape = shape_of(g)
-    if a_vec:
-        a, g = _reshape(a, (1, *a_shape)), _reshape(g, (*g_shape[:-1], 1, g_shape[-1]))
-    else:
-        b, g = _reshape(b, (*b_shape, 1)), _reshape(g, (*g_shape, 1))
-    ga, gb = _matmul_vjp(g, a, b, out=out, needs=(need_a, need_b))
-    return (
-        None if ga is None else _reshape(ga, a_shape),
-        None if gb is None else _reshape(gb, b_shape),
-    )
-
-
-def _matmul_vjp_numpy(g, out, a, b, *, needs):
-    """`_matmul_vjp` for NumPy matrices of one float dtype (an MLP's products): the same
-    products, called directly; anything else goes to `_matmul_vjp`."""
-    if (
-        type(g) is ndarray
-        and type(a) is ndarray
-        and type(b) is ndarray
-        and a.ndim == 2
-        and b.ndim == 2
-        and a.dtype == b.dtype == g.dtype
-        and a.dtype.kind == "f"
-    ):
-        return (
-            buffers.matmul_into(g, b.T) if needs[0] else None,
-            buffers.matmul_into(a.T, g) if needs[1] else None,
-        )
-    return _matmul_vjp(g, a, b, out=out, needs=needs)
-
-
-def _bilinear_jvp(prim):
-    """The jvp of a bilinear product p(a, b): p(ta, b) + p(a, tb), in the output's dtype."""
-
-    def jvp(primals, tangents, *, out):
-        a, b = primals
-        ta, tb = tangents
-        t = _add_tangents(
-            None if ta is None else bind(prim, ta, b), None if tb is None else bind(prim, a, tb)
-        )
-        return t if t is None or t.dtype == out.dtype else astype(t, out.dtype)
-
-    return jvp
-
-
-matmul_p = Primitive("mm")
-matmul_p.impl = buffers.matmul_into  # (np.matmul, into recycled memory when there is some)
-matmul_p.vjp = _matmul_vjp
-matmul_p.vjp_numpy = _matmul_vjp_numpy
-matmul_p.vjp_takes_needs = True
-matmul_p.jvp = _bilinear_jvp(matmul_p)
-
-
-def matmul(x1, x2, /, out=None, **kwargs):
-    """`numpy.matmul` (the `@` operator), differentiable.
+def linalg_dtype(*dtypes) -> np.dtype:
+    """The dtype of numpy.linalg's results for operands of `dtypes` (TypeError where NumPy
+    refuses one).
 
     Example:
-        >>> import numpy as np
-        >>> matmul(np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([1.0, 1.0]))
-        array([3., 7.])
+        >>> linalg_dtype(np.float32), linalg_dtype(np.int8), linalg_dtype(np.float32, np.complex128)
+        (dtype('float32'), dtype('float64'), dtype('complex128'))
     """
-    _no_extras("matmul", out=out, **kwargs)
-    return bind(matmul_p, _array(x1), _array(x2))
+    double = complex_ = False
+    for dtype in map(np.dtype, dtypes):
+        if is_inexact(dtype):
+            if dtype not in _LINALG_DOUBLE:
+                raise TypeError(f"array type {dtype.name} is unsupported in linalg")
+            double |= _LINALG_DOUBLE[dtype]
+            complex_ |= dtype.kind == "c"
+        else:
+            double = True
+    if complex_:
+        return np.dtype(np.complex128 if double else np.complex64)
+    return np.dtype(np.float64 if double else np.float32)
+
+
+def _real_dtype(dtype) -> np.dtype:
+    """The dtype of the real part of `dtype` (singular values, eigenvalues, log|det|)."""
+    return np.finfo(dtype).dtype
+
+
+def _stack(*avals: ShapedArray) -> tuple:
+    """The broadcast leading ("stack") dims of matrix operands."""
+    return np.broadcast_shapes(*(a.shape[:-2] for a in avals))
+
+
+def _matrix_aval(shape: tuple, a: ShapedArray, *others: ShapedArray, real: bool = False):
+    """The aval of a numpy.linalg result of `shape` computed from `a` (and `others`)."""
+    dtype = linalg_dtype(a.dtype, *(o.dtype for o in others))
+    return result_aval(shape, _real_dtype(dtype) if real else dtype, a, *others)
+
+
+def _square_abstract_eval(a, **params):
+    """The abstract_eval of a map from square matrices to matrices of their shape."""
+    _matrix_dims(a.shape)
+    return _matrix_aval(a.shape, a)
 
 
 # ---------------------------------------------------------------------------------------------
-# einsum: one general contraction primitive on canonical subscripts.
-
-# NumPy's label alphabet, in the order of its integer sublist labels (0-25 'A'-'Z', 26-51 'a'-'z').
-_LABELS = string.ascii_uppercase + string.ascii_lowercase
+# Batch rules: the impls map over leading axes (NumPy's stacks), so the batch axis becomes one.
 
 
-def _fresh_labels(used, n: int) -> str:
-    free = [c for c in _LABELS if c not in used]
-    if len(free) < n:
-        raise ValueError("einsum: too many subscript labels (at most 52 distinct labels)")
-    return "".join(free[:n])
+def _leading_batch(prim):
+    """One operand: the batch axis stays where it is unless it is a matrix axis."""
+
+    def rule(values, dims, **params):
+        (x,), (d,) = values, dims
+        if d >= len(shape_of(x)) - 2:
+            x, d = move_to_front(x, d), 0
+        out = bind(prim, x, **params)
+        return out, ((d,) * len(out) if prim.multiple_results else d)
+
+    return rule
 
 
-@lru_cache(maxsize=512)
-def _einsum_spec(subscripts: str, shapes: tuple) -> tuple[str, tuple]:
-    """Canonical subscripts (explicit output, no ellipsis or spaces) and each operand's shape
-    once broadcast so that a label has one size everywhere."""
-    s = subscripts.replace(" ", "")
-    lhs, arrow, rhs = s.partition("->")
-    if "->" in rhs or "-" in lhs or ">" in lhs:
-        raise ValueError(f"einsum: invalid subscripts {subscripts!r}")
-    terms = lhs.split(",")
-    if len(terms) != len(shapes):
-        raise ValueError(f"einsum: {len(terms)} subscript terms given for {len(shapes)} operands")
-    bad = set(s) - set(_LABELS) - set(",.->")
-    if bad:
-        raise ValueError(f"einsum: invalid subscript characters {sorted(bad)} in {subscripts!r}")
-    if "." in rhs.replace("...", "", 1):
-        raise ValueError(f"einsum: subscripts {subscripts!r} contain a '.' outside of '...'")
-    named = []
-    ell_dims = []
-    for term, shape in zip(terms, shapes):
-        rest = term.replace("...", "", 1)
-        if "." in rest:
-            raise ValueError(f"einsum: subscripts {subscripts!r} contain a '.' outside of '...'")
-        n = len(shape) - len(rest) if "..." in term else 0
-        if n < 0 or ("..." not in term and len(rest) != len(shape)):
-            raise ValueError(
-                f"einsum: operand of shape {shape} does not match its subscripts {term!r}"
-            )
-        named.append(rest)
-        ell_dims.append(n)
-    n_ell = max(ell_dims, default=0)
-    ell = _fresh_labels(set(s), n_ell)
-    ins = [t.replace("...", ell[n_ell - n :]) for t, n in zip(terms, ell_dims)]
-    if arrow:
-        if "..." not in rhs and n_ell:
-            raise ValueError(
-                "einsum: output has more dimensions than subscripts given in einstein sum, "
-                "but no '...' ellipsis provided to broadcast the extra dimensions."
-            )
-        out = rhs.replace("...", ell)
-        for c in out:
-            if out.count(c) > 1:
-                raise ValueError(f"einsum: output subscript '{c}' appears more than once")
-            if not any(c in t for t in ins):
-                raise ValueError(f"einsum: output subscript '{c}' does not appear in the input")
-    else:
-        counts = "".join(named)
-        out = ell + "".join(sorted(c for c in set(counts) if counts.count(c) == 1))
-    sizes: dict = {}
-    for term, shape in zip(ins, shapes):
-        mine: dict = {}
-        for c, d in zip(term, shape):
-            if mine.setdefault(c, d) != d:
-                raise ValueError(
-                    f"einsum: dimensions in single operand for collapsing index '{c}' "
-                    f"don't match ({mine[c]} != {d})"
-                )
-            known = sizes.get(c)
-            if known is None or known == 1:
-                sizes[c] = d
-            elif d != 1 and d != known:
-                raise ValueError(
-                    f"einsum: operands could not be broadcast together: label '{c}' has size "
-                    f"{known} and {d}"
-                )
-    targets = tuple(tuple(sizes[c] for c in term) for term in ins)
-    return ",".join(ins) + "->" + out, targets
+def _broadcast_batch(prim):
+    """Several operands with broadcast stacks: batch axes first, lined up by 1-axes."""
+
+    def rule(values, dims, **params):
+        out = bind(prim, *align_for_broadcast(values, dims), **params)
+        return out, ((0,) * len(out) if prim.multiple_results else 0)
+
+    return rule
 
 
-@lru_cache(maxsize=512)
-def _einsum_transpose_spec(subscripts: str, i: int) -> tuple[str, tuple, str]:
-    """How operand `i`'s cotangent is an einsum of (g, other operands, constants).
-
-    A label repeated on operand `i` (a diagonal) gets a fresh label per repeat, tied to
-    the original by an identity-matrix operand; labels of operand `i` found nowhere else
-    (summed over it alone) come from an all-ones operand. Returns the subscripts, the
-    (label, fresh label) pairs of the identity operands and the labels of the ones operand.
-    """
-    lhs, _, out = subscripts.partition("->")
-    ins = lhs.split(",")
-    term = ins[i]
-    fresh = iter(_fresh_labels(set(subscripts), len(term)))
-    ct_labels = ""
-    eyes = []
-    for c in term:
-        if c in ct_labels:
-            f = next(fresh)
-            eyes.append((c, f))
-            ct_labels += f
-        else:
-            ct_labels += c
-    others = [t for j, t in enumerate(ins) if j != i]
-    present = set(out).union(*others, *eyes)
-    missing = "".join(c for c in ct_labels if c not in present)
-    terms = [out, *others, *(c + f for c, f in eyes)] + ([missing] if missing else [])
-    return ",".join(terms) + "->" + ct_labels, tuple(eyes), missing
+# ---------------------------------------------------------------------------------------------
+# inv: d(A^-1) = -A^-1 dA A^-1. With `nan_if_singular` (for cond), singular matrices give NaNs
+# instead of an error, as NumPy's cond computes them.
 
 
-def _backward_optimize(optimize):
-    """An explicit contraction path fits only the forward operands."""
-    return True if isinstance(optimize, tuple) else optimize
-
-
-def _einsum_vjp(g, *operands, out, subscripts, optimize, needs=None):
-    ins = subscripts.partition("->")[0].split(",")
-    dt = dtype_of(g)
-    cts = []
-    for i, x in enumerate(operands):
-        if not _differentiable(x) or (needs is not None and not needs[i]):
-            cts.append(None)
-            continue
-        spec, eyes, missing = _einsum_transpose_spec(subscripts, i)
-        size = dict(zip(ins[i], shape_of(x)))
-        consts = [np.eye(size[c], dtype=dt) for c, _ in eyes]
-        if missing:
-            consts.append(np.ones(tuple(size[c] for c in missing), dtype=dt))
-        others = [y for j, y in enumerate(operands) if j != i]
-        ct = bind(
-            einsum_p, g, *others, *consts, subscripts=spec, optimize=_backward_optimize(optimize)
-        )
-        cts.append(_like(ct, x))
-    return tuple(cts)
-
-
-def _einsum_jvp(primals, tangents, *, out, subscripts, optimize):
-    t_out = None
-    for i, t in enumerate(tangents):
-        if t is not None:
-            ops = (*primals[:i], t, *primals[i + 1 :])
-            t_out = _add_tangents(
-                t_out, bind(einsum_p, *ops, subscripts=subscripts, optimize=optimize)
-            )
-    return t_out if t_out is None or t_out.dtype == out.dtype else astype(t_out, out.dtype)
-
-
-def _einsum_impl(*operands, subscripts, optimize):
-    if isinstance(optimize, tuple):
-        optimize = list(optimize)
-    return np.einsum(subscripts, *operands, optimize=optimize)
-
-
-einsum_p = Primitive("einsum")
-einsum_p.impl = _einsum_impl
-einsum_p.vjp = _einsum_vjp
-einsum_p.vjp_takes_needs = True
-einsum_p.jvp = _einsum_jvp
-
-
-def _sublist_subscripts(sublist) -> str:
-    out = ""
-    for s in sublist:
-        if s is Ellipsis:
-            out += "..."
-        elif isinstance(s, (int, np.integer)) and 0 <= s < len(_LABELS):
-            out += _LABELS[s]
-        else:
-            raise ValueError(f"einsum: subscript {s!r} is not an int in [0, 52) or Ellipsis")
+def _inv_impl(a, *, nan_if_singular=False):
+    if not nan_if_singular:
+        return np.linalg.inv(a)
+    a = np.asarray(a)
+    out = np.empty(a.shape, linalg_dtype(a.dtype))
+    for i in np.ndindex(a.shape[:-2]):
+        try:
+            out[i] = np.linalg.inv(a[i])
+        except LinAlgError:
+            out[i] = np.nan
     return out
 
 
-def einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting="safe"):
-    """`numpy.einsum`, differentiable: explicit or implicit output, '...', repeated labels.
+inv_p = Primitive("inv")
+inv_p.impl = _inv_impl
+inv_p.jvp = lambda primals, tangents, *, out, **params: (
+    None if tangents[0] is None else -(out @ tangents[0] @ out)
+)
+inv_p.vjp = lambda g, a, *, out, **params: (-(_mT(out) @ g @ _mT(out)),)
+inv_p.abstract_eval = _square_abstract_eval
+inv_p.batch = _leading_batch(inv_p)
 
-    Both call forms work: `einsum("ij,jk->ik", a, b)` and `einsum(a, [0, 1], b, [1, 2])`.
-    `optimize` is passed to `numpy.einsum`.
+# ---------------------------------------------------------------------------------------------
+# solve(a, b) with b a stack of matrices (..., n, k): dx = A^-1 (db - dA x), gb = A^-T g.
+
+solve_p = Primitive("solve")
+solve_p.impl = np.linalg.solve
+
+
+def _solve_jvp(primals, tangents, *, out):
+    (a, _), (da, db) = primals, tangents
+    t = db if da is None else -(da @ out) if db is None else db - da @ out
+    return None if t is None else tangent_in_dtype_of(bind(solve_p, a, t), out)
+
+
+def _solve_vjp(g, a, b, *, out, needs):
+    gb = bind(solve_p, _mT(a), g)
+    ga = -(gb @ _mT(out)) if needs[0] else None
+    return _cotangent_or_none(ga, a), _cotangent_or_none(gb, b) if needs[1] else None
+
+
+solve_p.jvp = _solve_jvp
+solve_p.vjp = _solve_vjp
+solve_p.vjp_takes_needs = True
+solve_p.batch = _broadcast_batch(solve_p)
+
+
+def _solve_abstract_eval(a, b):
+    n = _matrix_dims(a.shape)[0]
+    if b.ndim == 1:  # (NumPy 2: a vector only when 1-D)
+        if b.shape[0] != n:
+            raise ValueError(f"solve: b has {b.shape[0]} rows for a matrix of size {n}")
+        return _matrix_aval(a.shape[:-1], a, b)
+    if b.ndim == 0 or b.shape[-2] != n:
+        raise ValueError(f"solve: b of shape {b.shape} does not fit a matrix of size {n}")
+    return _matrix_aval(_stack(a, b) + b.shape[-2:], a, b)
+
+
+solve_p.abstract_eval = _solve_abstract_eval
+
+# ---------------------------------------------------------------------------------------------
+# Triangular solve op(A) x = b, op(A) = A or A.T, reading one triangle of A (unit diagonal
+# optionally). The impl is blocked forward substitution: each diagonal block is solved by
+# LAPACK's LU solve turned upper triangular (which factors with no row exchange: this is
+# back substitution), the rest are matrix products; O(n^2 k) for k right-hand sides.
+
+_TRIANGULAR_BLOCK = 64
+
+
+def _solve_lower_block(lower, b):
+    return np.linalg.solve(lower[..., ::-1, ::-1], b[..., ::-1, :])[..., ::-1, :]
+
+
+def _triangular_solve_impl(a, b, *, lower, trans, unit_diagonal):
+    a = np.tril(a) if lower else np.triu(a)
+    if unit_diagonal:
+        i = np.arange(a.shape[-1])
+        a[..., i, i] = 1
+    if trans:
+        a, lower = np.swapaxes(a, -1, -2), not lower
+    if not lower:  # reversing rows and columns makes it lower triangular
+        return _triangular_solve_impl(
+            a[..., ::-1, ::-1], b[..., ::-1, :], lower=True, trans=False, unit_diagonal=False
+        )[..., ::-1, :]
+    n = a.shape[-1]
+    if n <= _TRIANGULAR_BLOCK:
+        return _solve_lower_block(a, b)
+    lead = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    x = np.empty(lead + b.shape[-2:], linalg_dtype(a.dtype, b.dtype))  # (the small case's dtype)
+    for start in range(0, n, _TRIANGULAR_BLOCK):
+        stop = min(start + _TRIANGULAR_BLOCK, n)
+        rhs = b[..., start:stop, :]
+        if start:
+            rhs = rhs - a[..., start:stop, :start] @ x[..., :start, :]
+        x[..., start:stop, :] = _solve_lower_block(a[..., start:stop, start:stop], rhs)
+    return x
+
+
+triangular_solve_p = Primitive("triangular_solve")
+triangular_solve_p.impl = _triangular_solve_impl
+
+
+def triangular_solve(a, b, *, lower: bool, trans: bool = False, unit_diagonal: bool = False):
+    """`x` with `op(a) @ x = b` (`op(a)` is `a` or, with `trans`, `a.T`), reading the lower or
+    upper triangle of `a` only (and taking its diagonal as ones with `unit_diagonal`); `b` is
+    a stack of matrices. Differentiable in `a` (its triangle) and `b`.
 
     Example:
         >>> import numpy as np
-        >>> einsum("ii", np.array([[1.0, 2.0], [3.0, 4.0]]))
-        np.float64(5.0)
+        >>> a = np.array([[2.0, 9.0], [1.0, 1.0]])  # (9 is above the diagonal: not read)
+        >>> triangular_solve(a, np.array([[2.0], [3.0]]), lower=True)
+        array([[1.],
+               [2.]])
     """
-    _no_extras("einsum", out=out, dtype=dtype)
-    if order != "K" or casting != "safe":
-        raise NotImplementedError("autodiff.numpy.einsum supports only order='K', casting='safe'")
-    if not operands:
-        raise TypeError("einsum() missing the subscripts and operands")
-    if isinstance(operands[0], str):
-        subscripts, ops = operands[0], operands[1:]
-    else:  # einsum(op0, sublist0, op1, sublist1, ..., [sublist_out])
-        ops = operands[0::2][: len(operands) // 2]
-        subscripts = ",".join(_sublist_subscripts(s) for s in operands[1::2][: len(ops)])
-        if len(operands) % 2:
-            subscripts += "->" + _sublist_subscripts(operands[-1])
-    ops = [_array(x) for x in ops]
-    canonical, targets = _einsum_spec(subscripts, tuple(shape_of(x) for x in ops))
-    ops = [broadcast_to(x, t) for x, t in zip(ops, targets)]
-    if isinstance(optimize, list):
-        optimize = tuple(tuple(p) if isinstance(p, list) else p for p in optimize)
-    return bind(einsum_p, *ops, subscripts=canonical, optimize=optimize)
+    return bind(triangular_solve_p, a, b, lower=lower, trans=trans, unit_diagonal=unit_diagonal)
 
 
-# ---------------------------------------------------------------------------------------------
-# dot_p: NumPy's dot where it is not a matmul (an operand with more than 2 dims). Its impl is
-# np.dot itself, whose per-element summation order matmul would not reproduce.
-
-
-def _dot_vjp(g, a, b, *, out, needs=(True, True)):
-    nda, ndb = len(shape_of(a)), len(shape_of(b))
-    kb = max(ndb - 2, 0)  # b's contracted axis
-    free_b = [j for j in range(ndb) if j != kb]
-    lead = list(range(nda - 1))  # a's free axes, also the leading axes of g
-    ga = gb = None
-    if needs[0] and _differentiable(a):
-        ga = _like(tensordot(g, b, axes=(list(range(nda - 1, len(shape_of(g)))), free_b)), a)
-    if needs[1] and _differentiable(b):
-        gb = tensordot(a, g, axes=(lead, lead))  # b's contracted axis first, then its free axes
-        gb = _like(_transpose(gb, [0 if j == kb else 1 + free_b.index(j) for j in range(ndb)]), b)
-    return ga, gb
-
-
-dot_p = Primitive("dot")
-dot_p.impl = np.dot
-dot_p.vjp = _dot_vjp
-dot_p.vjp_takes_needs = True
-dot_p.jvp = _bilinear_jvp(dot_p)
-
-
-# ---------------------------------------------------------------------------------------------
-# Batch rules (vmap): `dims[i]` is the batch axis of `values[i]` (None: unbatched). Written with
-# the primitives themselves (and transpose/reshape), so vmap nests with every transform.
-
-
-def _moveaxis(x, src: int, dst: int):
-    n = len(shape_of(x))
-    src, dst = src % n, dst % n
-    if src == dst:
-        return x
-    perm = [i for i in range(n) if i != src]
-    perm.insert(dst, src)
-    return _transpose(x, perm)
-
-
-def _matmul_out_shape(a_shape: tuple, b_shape: tuple) -> tuple:
-    """np.matmul's output shape (shapes already checked by NumPy)."""
-    stack = np.broadcast_shapes(a_shape[:-2], b_shape[:-2])
-    return stack + a_shape[-2:-1] + b_shape[-1:] if len(b_shape) > 1 else stack + a_shape[-2:-1]
-
-
-def _matmul_batch(values, dims):
-    (a, b), (da, db) = values, dims
-    nda, ndb = len(shape_of(a)), len(shape_of(b))
-    # One operand batched, the other at most a matrix: the batch axis rides along as a stack
-    # (or row) axis of the batched operand. The stack is folded into the rows, so the product
-    # is one matrix-matrix call, not a stack of (often vector-matrix) ones.
-    if db is None and ndb <= 2 and da < nda - 1:
-        if nda >= 2:
-            a_shape = shape_of(a)
-            rows = _reshape(a, (-1, a_shape[-1]))
-            out = bind(matmul_p, rows, b)
-            return _reshape(out, a_shape[:-1] + shape_of(out)[1:]), da
-        return bind(matmul_p, a, b), da
-    # An unbatched matrix times per-example vectors: one product of the vectors, as rows, with
-    # the matrix's transpose; the result keeps the batch first, the layout the cotangents and
-    # tangents around it have (mixed layouts make NumPy's elementwise loops slow).
-    if da is None and nda == 2 and ndb == 2:
-        rows = b if db == 0 else _matrix_transpose(b)
-        return bind(matmul_p, rows, _matrix_transpose(a)), 0
-    # An unbatched matrix times a batched stack of matrices: fold the batch into the columns.
-    if da is None and nda == 2 and ndb == 3 and db != 1:
-        k, n = _drop(shape_of(b), db)
-        size = shape_of(b)[db]
-        cols = _reshape(_moveaxis(b, db, -1), (k, n * size))
-        out = bind(matmul_p, a, cols)
-        return _reshape(out, (shape_of(a)[0], n, size)), 2
-    if da is None and nda <= 2 and db < ndb - 2:
-        return bind(matmul_p, a, b), db
-    # General case: batch axes first; a per-example vector becomes a row (left) or a column
-    # (right) matrix; batched operands are padded with 1-axes so that NumPy's broadcasting of
-    # stack dims lines the batch axes up; the added row/column axes are dropped at the end.
-    size = shape_of(a)[da] if da is not None else shape_of(b)[db]
-    pa = shape_of(a) if da is None else _drop(shape_of(a), da)
-    pb = shape_of(b) if db is None else _drop(shape_of(b), db)
-    rank = max(len(pa), len(pb), 2)
+def _triangular_solve_jvp(primals, tangents, *, out, lower, trans, unit_diagonal):
+    (a, _), (da, db) = primals, tangents
+    t = db
     if da is not None:
-        ma = pa if len(pa) > 1 else (1,) + pa  # a row
-        a = _reshape(_moveaxis(a, da, 0), (size,) + (1,) * (rank - len(ma)) + ma)
-    if db is not None:
-        mb = pb if len(pb) > 1 else pb + (1,)  # a column
-        b = _reshape(_moveaxis(b, db, 0), (size,) + (1,) * (rank - len(mb)) + mb)
-    out = bind(matmul_p, a, b)
-    return _reshape(out, (size,) + _matmul_out_shape(pa, pb)), 0
+        da = _triangle(da, lower, strict=unit_diagonal)
+        da_x = (_mT(da) if trans else da) @ out
+        t = -da_x if t is None else t - da_x
+    if t is None:
+        return None
+    return tangent_in_dtype_of(
+        triangular_solve(a, t, lower=lower, trans=trans, unit_diagonal=unit_diagonal), out
+    )
 
 
-def _drop(shape: tuple, axis: int) -> tuple:
-    return shape[:axis] + shape[axis + 1 :]
+def _triangular_solve_vjp(g, a, b, *, out, needs, lower, trans, unit_diagonal):
+    gb = triangular_solve(a, g, lower=lower, trans=not trans, unit_diagonal=unit_diagonal)
+    ga = None
+    if needs[0]:
+        ga = _triangle(-(out @ _mT(gb)) if trans else -(gb @ _mT(out)), lower, unit_diagonal)
+    return _cotangent_or_none(ga, a), _cotangent_or_none(gb, b) if needs[1] else None
 
 
-matmul_p.batch = _matmul_batch
+triangular_solve_p.jvp = _triangular_solve_jvp
+triangular_solve_p.vjp = _triangular_solve_vjp
+triangular_solve_p.vjp_takes_needs = True
+triangular_solve_p.batch = _broadcast_batch(triangular_solve_p)
 
 
-def _einsum_batch(values, dims, *, subscripts, optimize):
-    """The batch axis gets a fresh label on each batched operand, where it already is, and
-    comes first in the output. An explicit contraction path still fits (same operands)."""
-    (z,) = _fresh_labels(set(subscripts), 1)
-    lhs, _, out = subscripts.partition("->")
-    terms = [t if d is None else t[:d] + z + t[d:] for t, d in zip(lhs.split(","), dims)]
-    spec = ",".join(terms) + "->" + z + out
-    return bind(einsum_p, *values, subscripts=spec, optimize=optimize), 0
+def _triangular_solve_abstract_eval(a, b, **params):
+    n = _matrix_dims(a.shape)[0]
+    if b.ndim < 2 or b.shape[-2] != n:
+        raise ValueError(
+            f"triangular solve: b of shape {b.shape} does not fit a matrix of size {n}"
+        )
+    return _matrix_aval(_stack(a, b) + b.shape[-2:], a, b)
 
 
-einsum_p.batch = _einsum_batch
+triangular_solve_p.abstract_eval = _triangular_solve_abstract_eval
+
+# ---------------------------------------------------------------------------------------------
+# det and slogdet: d det = det tr(A^-1 dA), d log|det| = tr(A^-1 dA).
+
+det_p = Primitive("det")
+det_p.impl = np.linalg.det
+det_p.jvp = lambda primals, tangents, *, out: (
+    None if tangents[0] is None else out * _trace(bind(solve_p, primals[0], tangents[0]))
+)
+det_p.vjp = lambda g, a, *, out: (_cols(_cols(g * out)) * _mT(bind(inv_p, a)),)
+det_p.batch = _leading_batch(det_p)
 
 
-def _dot_batch(values, dims):
-    """One batched operand: the batch axis rides along as a free axis of np.dot (no data
-    movement when it is not the contracted axis). Both batched: a batched matmul of the
-    operands flattened to (batch, rows, k) and (batch, k, cols)."""
-    (a, b), (da, db) = values, dims
-    nda, ndb = len(shape_of(a)), len(shape_of(b))
-    if db is None:
-        if da == nda - 1:  # the contracted axis: put the batch axis first
-            a, da = _moveaxis(a, da, 0), 0
-        return bind(dot_p, a, b), da
+def _det_abstract_eval(a):
+    _matrix_dims(a.shape)
+    return _matrix_aval(a.shape[:-2], a)
+
+
+det_p.abstract_eval = _det_abstract_eval
+
+slogdet_p = Primitive("slogdet", multiple_results=True)
+slogdet_p.impl = lambda a: tuple(np.linalg.slogdet(a))
+
+
+def _slogdet_jvp(primals, tangents, *, out):
+    (a,), (da,) = primals, tangents
     if da is None:
-        if ndb == 2:  # per-example vector: (k, batch), contracted on its first axis
-            return bind(dot_p, a, _moveaxis(b, db, 1)), nda - 1
-        if db >= ndb - 2:
-            b, db = _moveaxis(b, db, 0), 0
-        return bind(dot_p, a, b), nda - 1 + db
-    a, b = _moveaxis(a, da, 0), _moveaxis(b, db, 0)
-    sa, sb = shape_of(a), shape_of(b)
-    size, k = sa[0], sa[-1]
-    rows = int(np.prod(sa[1:-1], dtype=np.int64))
-    a = _reshape(a, (size, rows, k))
-    if ndb == 2:
-        b, out_shape = _reshape(b, (size, k, 1)), sa[:-1]
-    else:  # (batch, *lead, k, n) -> (batch, k, lead * n)
-        b = _transpose(b, (0, ndb - 2, *range(1, ndb - 2), ndb - 1))
-        cols = int(np.prod(sb[1:-2], dtype=np.int64)) * sb[-1]
-        b, out_shape = _reshape(b, (size, k, cols)), sa[:-1] + sb[1:-2] + sb[-1:]
-    return _reshape(bind(matmul_p, a, b), out_shape), 0
+        return None, None
+    _real_only("slogdet", a)
+    return None, _trace(bind(solve_p, a, da))
 
 
-dot_p.batch = _dot_batch
+def _slogdet_vjp(g, a, *, out):
+    _real_only("slogdet", a)
+    g_logdet = g[1]
+    if g_logdet is None:
+        return (None,)
+    return (_cols(_cols(g_logdet)) * _mT(bind(inv_p, a)),)
+
+
+slogdet_p.jvp = _slogdet_jvp
+slogdet_p.vjp = _slogdet_vjp
+slogdet_p.batch = _leading_batch(slogdet_p)
+
+
+def _slogdet_abstract_eval(a):
+    _matrix_dims(a.shape)
+    return _matrix_aval(a.shape[:-2], a), _matrix_aval(a.shape[:-2], a, real=True)
+
+
+slogdet_p.abstract_eval = _slogdet_abstract_eval
+
+# ---------------------------------------------------------------------------------------------
+# cholesky (lower): dL = L Phi(L^-1 dA L^-T), Phi = lower triangle with half the diagonal
+# (Murray 2016); the gradient is sym(L^-T Phi(L^T gL) L^-1).
+
+
+def _phi(x):
+    """The lower triangle of `x` with half its diagonal."""
+    n = shape_of(x)[-1]
+    return x * (np.tril(np.ones((n, n)), -1) + 0.5 * np.eye(n)).astype(dtype_of(x))
+
+
+def _cholesky_jvp(primals, tangents, *, out):
+    (a,), (da,) = primals, tangents
+    if da is None:
+        return None
+    _real_only("cholesky", a)
+    w = triangular_solve(out, _sym(da), lower=True)  # L^-1 dA
+    z = _mT(triangular_solve(out, _mT(w), lower=True))  # L^-1 dA L^-T
+    return out @ _phi(z)
+
+
+def _cholesky_vjp(g, a, *, out):
+    _real_only("cholesky", a)
+    p = _phi(_mT(out) @ g)
+    y = triangular_solve(out, p, lower=True, trans=True)  # L^-T P
+    s_t = triangular_solve(out, _mT(y), lower=True, trans=True)  # (L^-T P L^-1)^T
+    return (_sym(s_t),)
+
+
+cholesky_p = Primitive("cholesky")
+cholesky_p.impl = np.linalg.cholesky
+cholesky_p.jvp = _cholesky_jvp
+cholesky_p.vjp = _cholesky_vjp
+cholesky_p.abstract_eval = _square_abstract_eval
+cholesky_p.batch = _leading_batch(cholesky_p)
+
+# ---------------------------------------------------------------------------------------------
+# eigh: with M = V^T dA V, dw = diag(M), dV = V (F * M), F_ij = 1 / (w_j - w_i).
+# `vectors=False` is eigvalsh (its own LAPACK call); its rules compute the vectors.
+
+eigh_p = Primitive("eigh", multiple_results=True)
+eigh_p.impl = lambda a, *, UPLO, vectors: (
+    tuple(np.linalg.eigh(a, UPLO)) if vectors else (np.linalg.eigvalsh(a, UPLO),)
+)
+
+
+def _eigh_jvp(primals, tangents, *, out, UPLO, vectors):
+    (a,), (da,) = primals, tangents
+    if da is None:
+        return (None,) * len(out)
+    _real_only("eigh", a)
+    if not vectors:
+        _, v = bind(eigh_p, a, UPLO=UPLO, vectors=True)
+        return (einsum("...ji,...jk,...ki->...i", v, da, v),)
+    w, v = out
+    m = _mT(v) @ _sym(da) @ v
+    return _diagonal(m), v @ (_inverse_gaps(w) * m)
+
+
+def _eigh_vjp(g, a, *, out, UPLO, vectors):
+    _real_only("eigh", a)
+    if not vectors:
+        _, v = bind(eigh_p, a, UPLO=UPLO, vectors=True)
+        return ((v * _rows(g[0])) @ _mT(v),)
+    (w, v), (gw, gv) = out, g
+    inner = None if gw is None else _diag_embed(gw)
+    if gv is not None:
+        inner = add_terms(inner, _inverse_gaps(w) * (_mT(v) @ gv))
+    if inner is None:
+        return (None,)
+    return (_sym(v @ inner @ _mT(v)),)
+
+
+eigh_p.jvp = _eigh_jvp
+eigh_p.vjp = _eigh_vjp
+eigh_p.batch = _leading_batch(eigh_p)
+
+
+def _eigh_abstract_eval(a, *, UPLO, vectors):
+    _matrix_dims(a.shape)
+    w = _matrix_aval(a.shape[:-1], a, real=True)
+    return (w, _matrix_aval(a.shape, a)) if vectors else (w,)
+
+
+eigh_p.abstract_eval = _eigh_abstract_eval
+
+# ---------------------------------------------------------------------------------------------
+# svd (reduced, k = min(m, n)): with dP = U^T dA V, D = diag(s), F_ij = 1 / (s_j^2 - s_i^2),
+#   ds = diag(dP),  dU = U (F * (dP D + D dP^T)) [+ (I - U U^T) dA V D^-1 if m > n],
+#   dV = V (F * (D dP + dP^T D)) [+ (I - V V^T) dA^T U D^-1 if n > m].
+# `compute_uv=False` is its own LAPACK call; its rules compute U and V.
+
+svd_p = Primitive("svd", multiple_results=True)
+
+
+def _svd_impl(a, *, full_matrices, compute_uv, hermitian):
+    if compute_uv:
+        return tuple(np.linalg.svd(a, full_matrices, True, hermitian))
+    return (np.linalg.svd(a, compute_uv=False, hermitian=hermitian),)
+
+
+def _svd_uv(a, hermitian):
+    return bind(svd_p, a, full_matrices=False, compute_uv=True, hermitian=hermitian)
+
+
+def _check_svd_derivative(a, full_matrices: bool) -> None:
+    _real_only("svd", a)
+    m, n = shape_of(a)[-2:]
+    if full_matrices and m != n:
+        raise NotImplementedError(
+            "The derivative of svd with full_matrices=True is only defined for square "
+            "matrices (the extra singular vectors are not unique): use full_matrices=False"
+        )
+
+
+def _svd_jvp(primals, tangents, *, out, full_matrices, compute_uv, hermitian):
+    (a,), (da,) = primals, tangents
+    if da is None:
+        return (None,) * len(out)
+    _check_svd_derivative(a, full_matrices and compute_uv)
+    if not compute_uv:
+        u, _, vh = _svd_uv(a, hermitian)
+        return (_diagonal(_mT(u) @ da @ _mT(vh)),)
+    u, s, vh = out
+    m, n = shape_of(a)[-2:]
+    v = _mT(vh)
+    dp = _mT(u) @ da @ v
+    s_row, s_col = _rows(s), _cols(s)
+    f = _inverse_gaps(s * s)
+    du = u @ (f * (dp * s_row + s_col * _mT(dp)))
+    dv = v @ (f * (s_col * dp + _mT(dp) * s_row))
+    if m > n:
+        da_v = da @ v
+        du = du + (da_v - u @ (_mT(u) @ da_v)) / s_row
+    if n > m:
+        da_u = _mT(da) @ u
+        dv = dv + (da_u - v @ (vh @ da_u)) / s_row
+    return du, _diagonal(dp), _mT(dv)
+
+
+def _svd_vjp(g, a, *, out, full_matrices, compute_uv, hermitian):
+    if not compute_uv or (g[0] is None and g[2] is None):  # singular values only
+        _real_only("svd", a)
+        k = min(shape_of(a)[-2:])
+        u, vh = _svd_uv(a, hermitian)[::2] if not compute_uv else (out[0], out[2])
+        return ((u[..., :k] * _rows(g[-2 if compute_uv else 0])) @ vh[..., :k, :],)
+    _check_svd_derivative(a, full_matrices)
+    (u, s, vh), (gu, gs, gvh) = out, g
+    m, n = shape_of(a)[-2:]
+    s_row, s_col = _rows(s), _cols(s)
+    f = _inverse_gaps(s * s)
+    inner = None if gs is None else _diag_embed(gs)
+    if gu is not None:
+        j = f * (_mT(u) @ gu)
+        inner = add_terms(inner, (j + _mT(j)) * s_row)
+    if gvh is not None:
+        k = f * (vh @ _mT(gvh))
+        inner = add_terms(inner, s_col * (k + _mT(k)))
+    ga = None if inner is None else u @ inner @ vh
+    if m > n and gu is not None:
+        ga = add_terms(ga, ((gu - u @ (_mT(u) @ gu)) / s_row) @ vh)
+    if n > m and gvh is not None:
+        ga = add_terms(ga, (u / s_row) @ (gvh - (gvh @ _mT(vh)) @ vh))
+    return (ga,)
+
+
+svd_p.impl = _svd_impl
+svd_p.jvp = _svd_jvp
+svd_p.vjp = _svd_vjp
+svd_p.batch = _leading_batch(svd_p)
+
+
+def _svd_abstract_eval(a, *, full_matrices, compute_uv, hermitian):
+    m, n = _matrix_dims(a.shape, square=hermitian)
+    k, stack = min(m, n), a.shape[:-2]
+    s = _matrix_aval(stack + (k,), a, real=True)
+    if not compute_uv:
+        return (s,)
+    u_cols, vh_rows = (m, n) if full_matrices else (k, k)
+    return _matrix_aval(stack + (m, u_cols), a), s, _matrix_aval(stack + (vh_rows, n), a)
+
+
+svd_p.abstract_eval = _svd_abstract_eval
+
+# ---------------------------------------------------------------------------------------------
+# qr (reduced). For m >= n, with B = dA R^-1, C = Q^T B and W = tril(C, -1) - tril(C, -1)^T
+# (skew): dQ = B - Q (C - W), dR = (C - W) R. For m < n, A = [X | Y] with X square:
+# X = Q R_X as above and R = [R_X | Q^T Y].
+
+qr_p = Primitive("qr", multiple_results=True)
+qr_p.impl = lambda a, *, complete: tuple(np.linalg.qr(a, "complete" if complete else "reduced"))
+
+
+def _check_qr_derivative(a, complete: bool) -> tuple:
+    _real_only("qr", a)
+    m, n = shape_of(a)[-2:]
+    if complete and m > n:
+        raise NotImplementedError(
+            "The derivative of qr with mode='complete' is only defined when m <= n (the extra "
+            "columns of Q are not unique): use mode='reduced'"
+        )
+    return m, n
+
+
+def _qr_tall_jvp(q, r, da):
+    b = _mT(triangular_solve(r, _mT(da), lower=False, trans=True))  # dA R^-1
+    c = _mT(q) @ b
+    low = _triangle(c, lower=True, strict=True)
+    c_w = c - (low - _mT(low))
+    return b - q @ c_w, c_w @ r
+
+
+def _qr_tall_vjp(q, r, gq, gr):
+    qt_gq = _mT(q) @ gq
+    gr_rt = gr @ _mT(r)
+    m = qt_gq - gr_rt
+    gc = gr_rt + _triangle(m - _mT(m), lower=True, strict=True)
+    gb = gq + q @ (gc - qt_gq)
+    return _mT(triangular_solve(r, _mT(gb), lower=False))  # gB R^-T
+
+
+def _qr_jvp(primals, tangents, *, out, complete):
+    (a,), (da,) = primals, tangents
+    if da is None:
+        return None, None
+    m, n = _check_qr_derivative(a, complete)
+    q, r = out
+    if m >= n:
+        return _qr_tall_jvp(q, r, da)
+    dq, dr_x = _qr_tall_jvp(q, r[..., :, :m], da[..., :, :m])
+    dr_y = _mT(dq) @ a[..., :, m:] + _mT(q) @ da[..., :, m:]
+    return dq, _shape.concatenate([dr_x, dr_y], axis=-1)
+
+
+def _qr_vjp(g, a, *, out, complete):
+    m, n = _check_qr_derivative(a, complete)
+    q, r = out
+    gq, gr = (np.zeros(shape_of(o), dtype_of(o)) if c is None else c for c, o in zip(g, out))
+    if m >= n:
+        return (_qr_tall_vjp(q, r, gq, gr),)
+    gr_y = gr[..., :, m:]
+    gx = _qr_tall_vjp(q, r[..., :, :m], gq + a[..., :, m:] @ _mT(gr_y), gr[..., :, :m])
+    return (_shape.concatenate([gx, q @ gr_y], axis=-1),)
+
+
+qr_p.jvp = _qr_jvp
+qr_p.vjp = _qr_vjp
+qr_p.batch = _leading_batch(qr_p)
+
+
+def _qr_abstract_eval(a, *, complete):
+    m, n = _matrix_dims(a.shape, square=False)
+    k = m if complete else min(m, n)
+    return _matrix_aval(a.shape[:-2] + (m, k), a), _matrix_aval(a.shape[:-2] + (k, n), a)
+
+
+qr_p.abstract_eval = _qr_abstract_eval
+
+# ---------------------------------------------------------------------------------------------
+# pinv (P = A^+, locally constant rank; Golub and Pereyra 1973):
+#   dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P.
+
+pinv_p = Primitive("pinv")
+pinv_p.impl = lambda a, *, rcond, hermitian: np.linalg.pinv(a, rcond, hermitian)
+
+
+def _pinv_jvp(primals, tangents, *, out, rcond, hermitian):
+    (a,), (da,) = primals, tangents
+    if da is None:
+        return None
+    _real_only("pinv", a)
+    p, da_t = out, _mT(da)
+    return (
+        -(p @ da @ p)
+        + (p @ _mT(p)) @ (da_t - (da_t @ a) @ p)
+        + (da_t - p @ (a @ da_t)) @ (_mT(p) @ p)
+    )
+
+
+def _pinv_vjp(g, a, *, out, rcond, hermitian):
+    _real_only("pinv", a)
+    p, g_t = out, _mT(g)
+    return (
+        -(_mT(p) @ g @ _mT(p))
+        + (g_t - a @ (p @ g_t)) @ (p @ _mT(p))
+        + (_mT(p) @ p) @ (g_t - (g_t @ p) @ a),
+    )
+
+
+pinv_p.jvp = _pinv_jvp
+pinv_p.vjp = _pinv_vjp
+pinv_p.batch = _leading_batch(pinv_p)
+
+
+def _pinv_abstract_eval(a, *, rcond, hermitian):
+    m, n = _matrix_dims(a.shape, square=False)
+    shape = a.shape[:-2] + (n, m)
+    if m * n == 0:  # NumPy returns an empty array of the input's dtype, computing nothing
+        return result_aval(shape, a.dtype, a)
+    if hermitian:
+        _matrix_dims(a.shape)
+    return _matrix_aval(shape, a)
+
+
+pinv_p.abstract_eval = _pinv_abstract_eval
+
+# ---------------------------------------------------------------------------------------------
+# lstsq: x = A^+ b (LAPACK gelsd), with A's singular values s and the rank. The impl maps
+# numpy.linalg.lstsq (2-D only) over broadcast stacks. dx = dP b + P db (dP as for pinv);
+# s differentiates as svd's singular values; the rank is a constant.
+
+
+def _lstsq_impl(a, b, *, rcond):
+    lead = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    if math.prod(lead) == 0:  # an empty stack (e.g. a size-0 vmap): no LAPACK call
+        x, s, _ = _lstsq_abstract_eval(aval_of(a), aval_of(b), rcond=rcond)
+        return np.empty(x.shape, x.dtype), np.empty(s.shape, s.dtype), np.zeros(lead, np.int32)
+    a, b = np.broadcast_to(a, lead + a.shape[-2:]), np.broadcast_to(b, lead + b.shape[-2:])
+    results = [np.linalg.lstsq(a[i], b[i], rcond=rcond) for i in np.ndindex(lead)]
+    x, s, rank = (np.stack([r[k] for r in results]) for k in (0, 3, 2))
+    return (
+        x.reshape(lead + x.shape[1:]),
+        s.reshape(lead + s.shape[1:]),
+        rank.astype(np.int32).reshape(lead)[()],
+    )
+
+
+lstsq_p = Primitive("lstsq", multiple_results=True)
+lstsq_p.impl = _lstsq_impl
+
+
+def _lstsq_jvp(primals, tangents, *, out, rcond):
+    (a, b), (da, db) = primals, tangents
+    x = out[0]
+    _real_only("lstsq", x)
+    p = bind(pinv_p, a, rcond=rcond, hermitian=False)
+    dx = None if db is None else p @ db
+    ds = None
+    if da is not None:
+        da_t = _mT(da)
+        y = da_t @ (_mT(p) @ x)
+        dx = add_terms(dx, -(p @ (da @ x)) + (p @ _mT(p)) @ (da_t @ (b - a @ x)) + y - p @ (a @ y))
+        u, _, vh = _svd_uv(a, False)
+        ds = _diagonal(_mT(u) @ da @ _mT(vh))
+    return tangent_in_dtype_of(dx, x), ds, None
+
+
+def _lstsq_vjp(g, a, b, *, out, needs, rcond):
+    (gx, gs, _), x = g, out[0]
+    _real_only("lstsq", x)
+    ga = gb = None
+    if gx is not None:
+        p = bind(pinv_p, a, rcond=rcond, hermitian=False)
+        pt_gx = _mT(p) @ gx
+        gb = pt_gx
+        if needs[0]:
+            gx_t = _mT(gx)
+            ga = (
+                -(pt_gx @ _mT(x))
+                + (b - a @ x) @ ((gx_t @ p) @ _mT(p))
+                + (_mT(p) @ x) @ (gx_t - (gx_t @ p) @ a)
+            )
+    if gs is not None and needs[0]:
+        u, _, vh = _svd_uv(a, False)
+        ga = add_terms(ga, (u * _rows(gs)) @ vh)
+    return _cotangent_or_none(ga, a), _cotangent_or_none(gb, b) if needs[1] else None
+
+
+lstsq_p.jvp = _lstsq_jvp
+lstsq_p.vjp = _lstsq_vjp
+lstsq_p.vjp_takes_needs = True
+lstsq_p.batch = _broadcast_batch(lstsq_p)
+
+
+def _lstsq_abstract_eval(a, b, *, rcond):
+    m, n = _matrix_dims(a.shape, square=False)
+    if b.ndim == 0 or b.shape[max(b.ndim - 2, 0)] != m:
+        raise LinAlgError("Incompatible dimensions")
+    stack = _stack(a, b)
+    x = _matrix_aval(stack + (n,) + b.shape[-1:] if b.ndim > 1 else stack + (n,), a, b)
+    s = _matrix_aval(stack + (min(m, n),), a, b, real=True)
+    return x, s, ShapedArray(stack, np.int32)
+
+
+lstsq_p.abstract_eval = _lstsq_abstract_eval
+
+# ---------------------------------------------------------------------------------------------
+# expm: scaling and squaring with Pade approximants (Higham 2005), in double precision. Its
+# derivative is the Frechet derivative L(A, E), the top-right block of expm([[A, E], [0, A]]);
+# the vjp is L(A^T, G) (Najfeld and Havel 1995; Al-Mohy and Higham 2009).
+
+_PADE = {
+    3: (120.0, 60.0, 12.0, 1.0),
+    5: (30240.0, 15120.0, 3360.0, 420.0, 30.0, 1.0),
+    7: (17297280.0, 8648640.0, 1995840.0, 277200.0, 25200.0, 1512.0, 56.0, 1.0),
+    9: (
+        17643225600.0,
+        8821612800.0,
+        2075673600.0,
+        302702400.0,
+        30270240.0,
+        2162160.0,
+        110880.0,
+        3960.0,
+        90.0,
+        1.0,
+    ),
+    13: (
+        64764752532480000.0,
+        32382376266240000.0,
+        7771770303897600.0,
+        1187353796428800.0,
+        129060195264000.0,
+        10559470521600.0,
+        670442572800.0,
+        33522128640.0,
+        1323241920.0,
+        40840800.0,
+        960960.0,
+        16380.0,
+        182.0,
+        1.0,
+    ),
+}
+# Largest 1-norm for which the degree-m approximant is accurate to double precision.
+_THETA = {
+    3: 1.495585217958292e-2,
+    5: 2.539398330063230e-1,
+    7: 9.504178996162932e-1,
+    9: 2.097847961257068e0,
+    13: 5.371920351148152e0,
+}
+
+
+def _pade(a, m: int):
+    c = _PADE[m]
+    eye = np.eye(a.shape[-1], dtype=a.dtype)
+    a2 = a @ a
+    if m == 13:
+        a4 = a2 @ a2
+        a6 = a4 @ a2
+        u = a @ (
+            a6 @ (c[13] * a6 + c[11] * a4 + c[9] * a2)
+            + c[7] * a6
+            + c[5] * a4
+            + c[3] * a2
+            + c[1] * eye
+        )
+        v = (
+            a6 @ (c[12] * a6 + c[10] * a4 + c[8] * a2)
+            + c[6] * a6
+            + c[4] * a4
+            + c[2] * a2
+            + c[0] * eye
+        )
+    else:
+        power, u, v = eye, c[1] * eye, c[0] * eye
+        for j in range(1, m // 2 + 1):
+            power = power @ a2
+            u = u + c[2 * j + 1] * power
+            v = v + c[2 * j] * power
+        u = a @ u
+    return np.linalg.solve(v - u, v + u)
+
+
+def _expm_matrix(a):
+    norm1 = np.abs(a).sum(axis=0).max(initial=0.0)
+    if not np.isfinite(norm1):
+        return np.full_like(a, np.nan)
+    for m in (3, 5, 7, 9):
+        if norm1 <= _THETA[m]:
+            return _pade(a, m)
+    squarings = max(0, int(np.ceil(np.log2(norm1 / _THETA[13]))))
+    x = _pade(a / 2.0**squarings, 13)
+    for _ in range(squarings):
+        x = x @ x
+    return x
+
+
+def _expm_impl(a):
+    a = np.asarray(a)
+    out_dtype = a.dtype if is_inexact(a.dtype) else np.dtype(np.float64)
+    work = a.astype(np.promote_types(out_dtype, np.float64))
+    out = np.empty_like(work)
+    for i in np.ndindex(work.shape[:-2]):
+        out[i] = _expm_matrix(work[i])
+    return out.astype(out_dtype, copy=False)
+
+
+def _frechet_expm(a, e):
+    """L(a, e): the derivative of expm at `a` in the direction `e`."""
+    n = shape_of(a)[-1]
+    lead = np.broadcast_shapes(shape_of(a)[:-2], shape_of(e)[:-2])
+    dtype = np.result_type(dtype_of(a), dtype_of(e))
+    a = broadcast_to(a, lead + (n, n))
+    top = _shape.concatenate([a, broadcast_to(e, lead + (n, n))], axis=-1)
+    bottom = _shape.concatenate([np.zeros(lead + (n, n), dtype), a], axis=-1)
+    block = bind(expm_p, _shape.concatenate([top, bottom], axis=-2))
+    return block[..., :n, n:]
+
+
+expm_p = Primitive("expm")
+expm_p.impl = _expm_impl
+expm_p.jvp = lambda primals, tangents, *, out: (
+    None
+    if tangents[0] is None
+    else tangent_in_dtype_of(_frechet_expm(primals[0], tangents[0]), out)
+)
+expm_p.vjp = lambda g, a, *, out: (_cotangent_or_none(_frechet_expm(_mT(a), g), a),)
+expm_p.batch = _leading_batch(expm_p)
+
+
+def _expm_abstract_eval(a):
+    _matrix_dims(a.shape)
+    dtype = a.dtype if is_inexact(a.dtype) else np.dtype(np.float64)
+    linalg_dtype(np.promote_types(dtype, np.float64))  # (the dtype it computes in: supported?)
+    return result_aval(a.shape, dtype, a)
+
+
+expm_p.abstract_eval = _expm_abstract_eval
 
 
 # ---------------------------------------------------------------------------------------------
-# Composites: NumPy's dot, tensordot, inner, outer, vdot.
+# The numpy.linalg functions of these primitives (the composites are in autodiff/numpy/linalg.py).
 
 
-def tensordot(a, b, axes=2):
-    """`numpy.tensordot`, differentiable: `axes` an int or a pair of axis sequences.
+def inv(a):
+    """`numpy.linalg.inv`, differentiable (stacks of matrices too).
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> ad.grad(lambda a: inv(a).sum())(np.array([[2.0, 0.0], [0.0, 4.0]]))
+        array([[-0.25  , -0.125 ],
+               [-0.125 , -0.0625]])
+    """
+    a = _array(a)
+    _check_matrix(a)
+    return bind(inv_p, a)
+
+
+def solve(a, b):
+    """`numpy.linalg.solve`, differentiable in `a` and `b`: `b` is a vector only when 1-D.
 
     Example:
         >>> import numpy as np
-        >>> tensordot(np.ones((2, 3)), np.ones((3, 4)), axes=1).shape
-        (2, 4)
+        >>> solve(np.array([[2.0, 0.0], [0.0, 4.0]]), np.array([2.0, 2.0]))
+        array([1. , 0.5])
     """
     a, b = _array(a), _array(b)
-    a_shape, b_shape = shape_of(a), shape_of(b)
-    try:
-        iter(axes)
-    except TypeError:
-        axes_a, axes_b = list(range(-axes, 0)), list(range(axes))
+    _check_matrix(a)
+    if len(shape_of(b)) == 1:
+        return bind(solve_p, a, _cols(b))[..., 0]
+    return bind(solve_p, a, b)
+
+
+def det(a):
+    """`numpy.linalg.det`, differentiable (the derivative `det(a) inv(a).T` needs `a` invertible).
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> ad.grad(det)(np.array([[2.0, 1.0], [1.0, 3.0]]))
+        array([[ 3., -1.],
+               [-1.,  2.]])
+    """
+    a = _array(a)
+    _check_matrix(a)
+    return bind(det_p, a)
+
+
+def slogdet(a):
+    """`numpy.linalg.slogdet`: `(sign, logabsdet)`, differentiable in `logabsdet` (real `a`).
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> ad.grad(lambda a: slogdet(a).logabsdet)(np.array([[2.0, 1.0], [1.0, 3.0]]))
+        array([[ 0.6, -0.2],
+               [-0.2,  0.4]])
+    """
+    a = _array(a)
+    _check_matrix(a)
+    return SlogdetResult(*bind(slogdet_p, a))
+
+
+def cholesky(a, /, *, upper: bool = False):
+    """`numpy.linalg.cholesky`: `L` with `a = L @ L.T` (or `U = L.T` with `upper=True`).
+
+    Reads the lower triangle of `a`; derivatives treat `a` as symmetric (a perturbation
+    `dA` acts as `(dA + dA.T) / 2`, gradients are symmetric).
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> ad.grad(lambda a: cholesky(a)[1, 1])(np.array([[4.0, 2.0], [2.0, 5.0]]))
+        array([[ 0.0625, -0.125 ],
+               [-0.125 ,  0.25  ]])
+    """
+    a = _array(a)
+    _check_matrix(a)
+    lower = bind(cholesky_p, a)
+    if not upper:
+        return lower
+    upper_factor = _mT(lower)
+    return _ew.conj(upper_factor) if np.iscomplexobj(upper_factor) else upper_factor
+
+
+def eigh(a, UPLO: str = "L"):
+    """`numpy.linalg.eigh`: `(eigenvalues, eigenvectors)` of a symmetric matrix, differentiable.
+
+    Derivatives treat `a` as symmetric and need distinct eigenvalues: the eigenvector
+    derivative has terms `1 / (w_j - w_i)`, infinite (or NaN) at a degeneracy.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> ad.grad(lambda a: eigh(a).eigenvalues[1])(np.array([[2.0, 1.0], [1.0, 2.0]]))
+        array([[0.5, 0.5],
+               [0.5, 0.5]])
+    """
+    a = _array(a)
+    _check_matrix(a)
+    return EighResult(*bind(eigh_p, a, UPLO=_uplo(UPLO), vectors=True))
+
+
+def eigvalsh(a, UPLO: str = "L"):
+    """`numpy.linalg.eigvalsh`, differentiable (distinct eigenvalues, as for `eigh`).
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> a = np.array([[2.0, 1.0], [1.0, 2.0]])
+        >>> eigvalsh(a).tolist()
+        [1.0, 3.0]
+        >>> ad.grad(lambda a: eigvalsh(a)[-1])(a)  # v v^T for the top eigenvector v
+        array([[0.5, 0.5],
+               [0.5, 0.5]])
+    """
+    a = _array(a)
+    _check_matrix(a)
+    return bind(eigh_p, a, UPLO=_uplo(UPLO), vectors=False)[0]
+
+
+def _uplo(UPLO) -> str:
+    UPLO = str(UPLO).upper()
+    if UPLO not in ("L", "U"):
+        raise ValueError("UPLO argument must be 'L' or 'U'")
+    return UPLO
+
+
+def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False):
+    """`numpy.linalg.svd`: `(U, S, Vh)`, or `S` with `compute_uv=False`; differentiable.
+
+    Derivatives need distinct singular values (and nonzero ones for non-square `a`).
+    With `full_matrices=True` (NumPy's default) and a non-square `a`, U or Vh has extra
+    arbitrary columns: reverse mode differentiates `S` only and forward mode raises
+    NotImplementedError (use `full_matrices=False`).
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> ad.grad(lambda a: svd(a, compute_uv=False)[0])(np.array([[3.0, 0.0], [0.0, 1.0]]))
+        array([[1., 0.],
+               [0., 0.]])
+    """
+    a = _array(a)
+    _check_matrix(a, square=False)
+    out = bind(
+        svd_p,
+        a,
+        full_matrices=bool(full_matrices),
+        compute_uv=bool(compute_uv),
+        hermitian=bool(hermitian),
+    )
+    return SVDResult(*out) if compute_uv else out[0]
+
+
+def qr(a, mode: str = "reduced"):
+    """`numpy.linalg.qr` for modes "reduced", "complete" and "r", differentiable.
+
+    With mode "complete" and more rows than columns, Q's extra columns are arbitrary:
+    values only, a NotImplementedError when differentiated.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> ad.grad(lambda a: qr(a).R[0, 0])(np.array([[3.0, 1.0], [4.0, 2.0]]))
+        array([[-0.6,  0. ],
+               [-0.8,  0. ]])
+    """
+    a = _array(a)
+    _check_matrix(a, square=False)
+    if mode not in ("reduced", "complete", "r"):
+        raise NotImplementedError(f"autodiff.numpy.linalg.qr does not support mode={mode!r}")
+    q, r = bind(qr_p, a, complete=mode == "complete")
+    return r if mode == "r" else QRResult(q, r)
+
+
+class _NoValue:
+    def __repr__(self):
+        return "<no value>"
+
+
+_NO_VALUE = _NoValue()
+
+
+def pinv(a, rcond=None, hermitian: bool = False, *, rtol=_NO_VALUE):
+    """`numpy.linalg.pinv`, differentiable where the rank is locally constant.
+
+    Example:
+        >>> import numpy as np
+        >>> pinv(np.array([[2.0, 0.0], [0.0, 0.0]]))
+        array([[0.5, 0. ],
+               [0. , 0. ]])
+    """
+    a = _array(a)
+    m, n = _check_matrix(a, square=False)
+    if rcond is None:
+        if rtol is _NO_VALUE:
+            rcond = 1e-15
+        elif rtol is None:
+            rcond = max(m, n) * float(np.finfo(dtype_of(a)).eps)
+        else:
+            rcond = rtol
+    elif rtol is not _NO_VALUE:
+        raise ValueError("`rtol` and `rcond` can't be both set.")
+    if np.ndim(rcond) != 0:
+        raise NotImplementedError("autodiff.numpy.linalg.pinv supports a scalar rcond only")
+    return bind(pinv_p, a, rcond=float(rcond), hermitian=bool(hermitian))
+
+
+def lstsq(a, b, rcond=None):
+    """`numpy.linalg.lstsq`: `(x, residuals, rank, s)`, differentiable in `x`, `residuals`, `s`.
+
+    `x` is differentiable in `a` and `b` where the rank is locally constant. `residuals`
+    are computed from `x` as `sum(abs(b - a @ x)**2, axis=0)`, so they equal NumPy's up to
+    rounding; inside `vmap` (where the rank is per example) they are returned whenever
+    `a` has more rows than columns.
+
+    Example:
+        >>> import numpy as np
+        >>> x, res, rank, s = lstsq(np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 0.0]]),
+        ...                         np.array([1.0, 2.0, 3.0]))
+        >>> x, res, int(rank)
+        (array([1., 2.]), array([9.]), 2)
+    """
+    a, b = _array(a), _array(b)
+    vector = len(shape_of(b)) == 1
+    if len(shape_of(a)) != 2 or len(shape_of(b)) not in (1, 2):
+        raise LinAlgError(
+            f"{max(len(shape_of(a)), len(shape_of(b)))}-dimensional array given. Array must be "
+            "two-dimensional"
+        )
+    m, n = shape_of(a)
+    if shape_of(b)[0] != m:
+        raise LinAlgError("Incompatible dimensions")
+    dtype = np.result_type(dtype_of(a), dtype_of(b))
+    if rcond is None:
+        rcond = float(np.finfo(np.promote_types(dtype, np.float64)).eps) * max(m, n)
+    b2 = _shape.reshape(b, (m, 1)) if vector else b
+    x, s, rank = bind(lstsq_p, a, b2, rcond=float(rcond))
+    rank = stop_gradient(rank)
+    real = np.finfo(np.promote_types(dtype, np.float32)).dtype
+    concrete_rank = _concrete(rank)
+    if m > n and (concrete_rank is None or int(concrete_rank) == n):
+        residuals = _reduce.sum(_abs2(b2 - a @ x), axis=0)
     else:
-        axes_a, axes_b = axes
-    axes_a = [axes_a] if isinstance(axes_a, (int, np.integer)) else list(axes_a)
-    axes_b = [axes_b] if isinstance(axes_b, (int, np.integer)) else list(axes_b)
-    if len(axes_a) != len(axes_b) or any(a_shape[i] != b_shape[j] for i, j in zip(axes_a, axes_b)):
-        raise ValueError("shape-mismatch for sum")
-    axes_a = [int(i) % len(a_shape) for i in axes_a]
-    axes_b = [int(j) % len(b_shape) for j in axes_b]
-    free_a = [i for i in range(len(a_shape)) if i not in axes_a]
-    free_b = [j for j in range(len(b_shape)) if j not in axes_b]
-    k = int(np.prod([a_shape[i] for i in axes_a], dtype=np.int64))
-    m = int(np.prod([a_shape[i] for i in free_a], dtype=np.int64))
-    n = int(np.prod([b_shape[j] for j in free_b], dtype=np.int64))
-    at = _reshape(_transpose(a, free_a + axes_a), (m, k))
-    bt = _reshape(_transpose(b, axes_b + free_b), (k, n))
-    out_shape = tuple(a_shape[i] for i in free_a) + tuple(b_shape[j] for j in free_b)
-    return bind(reshape_p, _dot(at, bt), shape=out_shape, order="C")
-
-
-def _dot(a, b):
-    """np.dot of arrays with at least 1 dim. Same-dtype vectors and matrices take the matmul
-    hot path (np.matmul gives np.dot's values there); mixed dtypes and N-D use np.dot."""
-    if len(shape_of(a)) <= 2 and len(shape_of(b)) <= 2 and dtype_of(a) == dtype_of(b):
-        return bind(matmul_p, a, b)
-    return bind(dot_p, a, b)
-
-
-def dot(a, b, out=None):
-    """`numpy.dot`, differentiable (scalars, vectors, matrices and N-D arrays).
-
-    Example:
-        >>> import numpy as np
-        >>> dot(np.array([1.0, 2.0]), np.array([3.0, 4.0]))
-        np.float64(11.0)
-    """
-    _no_extras("dot", out=out)
-    a, b = _array(a), _array(b)
-    nda, ndb = len(shape_of(a)), len(shape_of(b))
-    if nda == 0 or ndb == 0:
-        return bind(multiply_p, a, b)
-    return _dot(a, b)
-
-
-def inner(a, b, /):
-    """`numpy.inner`, differentiable: sums over the last axes of `a` and `b`.
-
-    Example:
-        >>> import numpy as np, autodiff as ad
-        >>> a, b = np.array([1.0, 2.0]), np.array([3.0, 4.0])
-        >>> float(inner(a, b)), ad.grad(inner)(a, b)
-        (11.0, array([3., 4.]))
-    """
-    a, b = _array(a), _array(b)
-    nda, ndb = len(shape_of(a)), len(shape_of(b))
-    if nda == 0 or ndb == 0:
-        return bind(multiply_p, a, b)
-    return _dot(a, b if ndb == 1 else _matrix_transpose(b))
-
-
-def outer(a, b, out=None):
-    """`numpy.outer`, differentiable: inputs are flattened first.
-
-    Example:
-        >>> import numpy as np
-        >>> outer(np.array([1.0, 2.0]), np.array([1.0, 10.0, 100.0])).shape
-        (2, 3)
-    """
-    _no_extras("outer", out=out)
-    a, b = _ravel(_array(a)), _ravel(_array(b))
-    return bind(multiply_p, _reshape(a, (*shape_of(a), 1)), _reshape(b, (1, *shape_of(b))))
-
-
-def vdot(a, b, /):
-    """`numpy.vdot`, differentiable: flattened inner product, conjugating a complex `a`.
-
-    Example:
-        >>> import numpy as np, autodiff as ad
-        >>> a = np.array([[1.0, 2.0], [3.0, 4.0]])
-        >>> float(vdot(a, a)), ad.grad(lambda x: vdot(x, x))(a)
-        (30.0, array([[2., 4.],
-               [6., 8.]]))
-        >>> complex(vdot(np.array([1j]), np.array([1j])))  # conj(1j) * 1j
-        (1+0j)
-    """
-    a, b = _ravel(_array(a)), _ravel(_array(b))
-    if np.issubdtype(dtype_of(a), np.complexfloating):
-        a = conj(a)
-    return bind(matmul_p, a, b)
-
-
-FUNCTIONS = {
-    "matmul": matmul,
-    "dot": dot,
-    "tensordot": tensordot,
-    "einsum": einsum,
-    "inner": inner,
-    "outer": outer,
-    "vdot": vdot,
-}
+        residuals = np.empty((0,), real)
+    if vector:
+        x = _shape.reshape(x, (n,))
+    return LstsqResult(x, residuals, rank, s)

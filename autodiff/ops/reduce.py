@@ -15,6 +15,7 @@ import math
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
+from autodiff.core.abstract import ShapedArray, accumulation_dtype, shaped_like
 from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.primitive import Primitive, bind
 from autodiff.ops import elementwise
@@ -43,6 +44,41 @@ def normalize_axes(axis, ndim: int) -> tuple:
 def _group_size(shape: tuple, axes: tuple) -> int:
     """How many elements each output element of a reduction over `axes` combines."""
     return math.prod(shape[a] for a in axes)
+
+
+def _reduced_shape(shape: tuple, axes: tuple, keepdims: bool) -> tuple:
+    """The shape of a reduction over `axes` of an array of `shape`."""
+    if keepdims:
+        return tuple(1 if i in axes else n for i, n in enumerate(shape))
+    return tuple(n for i, n in enumerate(shape) if i not in axes)
+
+
+def reduction_abstract_eval(out_dtype=None):
+    """abstract_eval of a reduction with params `axes`, `keepdims` whose result dtype is
+    `out_dtype(input dtype)` (None: the input's)."""
+
+    def rule(x, *, axes, keepdims):
+        dtype = x.dtype if out_dtype is None else out_dtype(x.dtype)
+        return shaped_like(x, _reduced_shape(x.shape, axes, keepdims), dtype)
+
+    return rule
+
+
+def _without_identity_abstract_eval(name: str, rule):
+    """`rule` for a reduction without an identity (max, argmax): an empty group is an error."""
+
+    def checked(x, **params):
+        axis = params.get("axes", params.get("axis"))
+        if builtins.any(x.shape[a] == 0 for a in normalize_axes(axis, x.ndim)):
+            raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+        return rule(x, **params)
+
+    return checked
+
+
+def _reduce(p, a, axis, keepdims):
+    """`p` over NumPy's `axis` (None, an int or a tuple of them) of `a`."""
+    return bind(p, a, axes=normalize_axes(axis, len(shape_of(a))), keepdims=bool(keepdims))
 
 
 def _reject(fname: str, **unsupported) -> None:
@@ -77,6 +113,7 @@ reduce_sum_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 reduce_sum_p.saves_output = False
 # ufunc.reduce is numpy.sum minus its Python-level dispatch (same result types and values).
 reduce_sum_p.impl = lambda x, *, axes, keepdims: np.add.reduce(x, axes, None, None, keepdims)
+reduce_sum_p.abstract_eval = reduction_abstract_eval(accumulation_dtype)
 reduce_sum_p.jvp = lambda primals, tangents, *, out, axes, keepdims: (
     None if tangents[0] is None else reduce_sum(tangents[0], axes, keepdims)
 )
@@ -92,13 +129,14 @@ def _reduce_sum_vjp_numpy(g, out, x, *, axes, keepdims):
     return (np.broadcast_to(g, shape),)
 
 
-reduce_sum_p.vjp_numpy = _reduce_sum_vjp_numpy
+reduce_sum_p.fast.vjp = _reduce_sum_vjp_numpy
 
 expand_reduced_p = Primitive("expand_reduced")
 expand_reduced_p.node_name = "ExpandBackward0"
 expand_reduced_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 expand_reduced_p.saves_output = False
 expand_reduced_p.impl = lambda g, *, axes, shape: np.broadcast_to(np.expand_dims(g, axes), shape)
+expand_reduced_p.abstract_eval = lambda g, *, axes, shape: shaped_like(g, shape)
 expand_reduced_p.jvp = lambda primals, tangents, *, out, axes, shape: (
     None if tangents[0] is None else expand_reduced(tangents[0], axes, False, shape)
 )
@@ -150,6 +188,10 @@ def _tie_weights_impl(x, out, *, axes, keepdims):
 # The weights are a constant: max is locally linear in the selected elements.
 tie_weights_p = Primitive("tie_weights", differentiable=False)
 tie_weights_p.impl = _tie_weights_impl
+# (weights / their sum: the true division of x's dtype by its sum's)
+tie_weights_p.abstract_eval = lambda x, out, *, axes, keepdims: ShapedArray(
+    x.shape, np.true_divide.resolve_dtypes((x.dtype, accumulation_dtype(x.dtype), None))[2]
+)
 
 
 def _tie_weights_batch(values, dims, *, axes, keepdims):
@@ -191,14 +233,18 @@ def _tie_weights(x, out, axes, keepdims):
     return bind(tie_weights_p, x, out, axes=axes, keepdims=keepdims)
 
 
-def _extremum(name: str, impl):
-    return weighted_reduction(
-        name, lambda x, *, axes, keepdims: impl(x, axis=axes, keepdims=keepdims), _tie_weights
+def _extremum(name: str, ufunc):
+    p = weighted_reduction(
+        name,
+        lambda x, *, axes, keepdims: ufunc.reduce(x, axis=axes, keepdims=keepdims),
+        _tie_weights,
     )
+    p.abstract_eval = _without_identity_abstract_eval(ufunc.__name__, reduction_abstract_eval())
+    return p
 
 
-reduce_max_p = _extremum("reduce_max", np.maximum.reduce)
-reduce_min_p = _extremum("reduce_min", np.minimum.reduce)
+reduce_max_p = _extremum("reduce_max", np.maximum)
+reduce_min_p = _extremum("reduce_min", np.minimum)
 
 # ---------------------------------------------------------------------------------------------
 # prod. d prod / d x_i is the product of the other factors of x_i's group: out / x_i when no
@@ -233,24 +279,49 @@ reduce_prod_p = weighted_reduction(
     _prod_others,
 )
 reduce_prod_p.node_name = "ProdBackward0"
+reduce_prod_p.abstract_eval = reduction_abstract_eval(accumulation_dtype)
 
 # ---------------------------------------------------------------------------------------------
 # Non-differentiable reductions: integer or boolean results.
 
 
-def _nondiff(name: str, impl):
+def _nondiff(name: str, impl, abstract_eval):
     p = Primitive(name, differentiable=False)
     p.impl = impl
+    p.abstract_eval = abstract_eval
     return p
 
 
-argmax_p = _nondiff("argmax", lambda x, *, axis, keepdims: np.argmax(x, axis, keepdims=keepdims))
-argmin_p = _nondiff("argmin", lambda x, *, axis, keepdims: np.argmin(x, axis, keepdims=keepdims))
-all_p = _nondiff("all", lambda x, *, axes, keepdims: np.all(x, axis=axes, keepdims=keepdims))
-any_p = _nondiff("any", lambda x, *, axes, keepdims: np.any(x, axis=axes, keepdims=keepdims))
+def _arg_abstract_eval(x, *, axis, keepdims):
+    shape = _reduced_shape(x.shape, normalize_axes(axis, x.ndim), keepdims)
+    return ShapedArray(shape, np.intp)
+
+
+argmax_p = _nondiff(
+    "argmax",
+    lambda x, *, axis, keepdims: np.argmax(x, axis, keepdims=keepdims),
+    _without_identity_abstract_eval("argmax", _arg_abstract_eval),
+)
+argmin_p = _nondiff(
+    "argmin",
+    lambda x, *, axis, keepdims: np.argmin(x, axis, keepdims=keepdims),
+    _without_identity_abstract_eval("argmin", _arg_abstract_eval),
+)
+_truth_abstract_eval = reduction_abstract_eval(lambda dtype: np.dtype(bool))
+all_p = _nondiff(
+    "all",
+    lambda x, *, axes, keepdims: np.all(x, axis=axes, keepdims=keepdims),
+    _truth_abstract_eval,
+)
+any_p = _nondiff(
+    "any",
+    lambda x, *, axes, keepdims: np.any(x, axis=axes, keepdims=keepdims),
+    _truth_abstract_eval,
+)
 count_nonzero_p = _nondiff(
     "count_nonzero",
     lambda x, *, axes, keepdims: np.count_nonzero(x, axis=axes, keepdims=keepdims),
+    reduction_abstract_eval(lambda dtype: np.dtype(np.intp)),
 )
 for _p in (all_p, any_p, count_nonzero_p):
     _p.batch = _reduction_batch(_p)
@@ -292,9 +363,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
         a = astype(a, dtype)
     if where is not True:
         a = elementwise.where(where, a, 0)
-    result = bind(
-        reduce_sum_p, a, axes=normalize_axes(axis, len(shape_of(a))), keepdims=bool(keepdims)
-    )
+    result = _reduce(reduce_sum_p, a, axis, keepdims)
     if initial is not None:
         result = result + np.asarray(initial).item()
     return result
@@ -322,7 +391,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
 def _extremum_fn(p, name: str, doc_name: str):
     def f(a, axis=None, out=None, keepdims=False, initial=None, where=True):
         _reject(name, out=out, initial=initial, where=None if where is True else where)
-        return bind(p, a, axes=normalize_axes(axis, len(shape_of(a))), keepdims=bool(keepdims))
+        return _reduce(p, a, axis, keepdims)
 
     f.__name__ = f.__qualname__ = name
     rows = [4.0, 3.0] if name.endswith("max") else [1.0, 2.0]
@@ -396,26 +465,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
     return result
 
 
-def var(
-    a,
-    axis=None,
-    dtype=None,
-    out=None,
-    ddof=0,
-    keepdims=False,
-    *,
-    where=True,
-    mean=None,
-    correction=None,
-):
-    """`numpy.var`, differentiable.
-
-    Example:
-        >>> import numpy as np
-        >>> var(np.array([1.0, 2.0, 3.0, 4.0]), ddof=1)
-        np.float64(1.6666666666666667)
-    """
-    _reject("var", out=out)
+def _variance(a, axis, dtype, ddof, keepdims, where, mean, correction):
+    """numpy.var's computation (for var and std)."""
     if where is not True:
         raise NotImplementedError("autodiff.numpy.var does not support where=")
     if correction is not None:
@@ -440,28 +491,51 @@ def var(
     )
 
 
-def std(
-    a,
-    axis=None,
-    dtype=None,
-    out=None,
-    ddof=0,
-    keepdims=False,
-    *,
-    where=True,
-    mean=None,
-    correction=None,
-):
+def _spread_fn(name: str, of_variance, doc: str):
+    """numpy.var (`of_variance` the identity) or numpy.std (sqrt): one signature for both."""
+
+    def f(
+        a,
+        axis=None,
+        dtype=None,
+        out=None,
+        ddof=0,
+        keepdims=False,
+        *,
+        where=True,
+        mean=None,
+        correction=None,
+    ):
+        _reject(name, out=out)
+        return of_variance(_variance(a, axis, dtype, ddof, keepdims, where, mean, correction))
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = doc
+    return f
+
+
+var = _spread_fn(
+    "var",
+    lambda v: v,
+    """`numpy.var`, differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> var(np.array([1.0, 2.0, 3.0, 4.0]), ddof=1)
+        np.float64(1.6666666666666667)
+    """,
+)
+std = _spread_fn(
+    "std",
+    elementwise.sqrt,
     """`numpy.std`, differentiable; like sqrt, its derivative is infinite/NaN where var is 0.
 
     Example:
         >>> import numpy as np
         >>> std(np.array([1.0, 3.0]))
         np.float64(1.0)
-    """
-    _reject("std", out=out)
-    v = var(a, axis, dtype, None, ddof, keepdims, where=where, mean=mean, correction=correction)
-    return elementwise.sqrt(v)
+    """,
+)
 
 
 def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
@@ -527,32 +601,32 @@ argmax = _arg_fn(argmax_p, "argmax")
 argmin = _arg_fn(argmin_p, "argmin")
 
 
-def all(a, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
-    """`numpy.all`: a boolean constant.
+def _truth_fn(p, name: str, masked_as_neutral):
+    """numpy.all or numpy.any: `masked_as_neutral(a, where)` is `a` with the elements outside
+    `where` set to what leaves the result unchanged (True for all, False for any)."""
+
+    def f(a, axis=None, out=None, keepdims=False, *, where=True):
+        _reject(name, out=out)
+        if where is not True:
+            a = masked_as_neutral(a, where)
+        return _reduce(p, a, axis, keepdims)
+
+    f.__name__ = f.__qualname__ = name
+    result = [False, True] if name == "all" else [True, True]
+    f.__doc__ = f"""`numpy.{name}`: a boolean constant.
 
     Example:
-        >>> import numpy as np
-        >>> all(np.array([[1.0, 0.0], [2.0, 3.0]]), axis=1).tolist()
-        [False, True]
+        >>> import numpy as np, autodiff.numpy as anp
+        >>> anp.{name}(np.array([[1.0, 0.0], [2.0, 3.0]]), axis=1).tolist()
+        {result}
     """
-    _reject("all", out=out)
-    if where is not True:
-        a = bind(logical_or_p, a, bind(logical_not_p, where))
-    return bind(all_p, a, axes=normalize_axes(axis, len(shape_of(a))), keepdims=bool(keepdims))
+    return f
 
 
-def any(a, axis=None, out=None, keepdims=False, *, where=True):  # noqa: A001
-    """`numpy.any`: a boolean constant.
-
-    Example:
-        >>> import numpy as np
-        >>> any(np.array([[1.0, 0.0], [0.0, 0.0]]), axis=1).tolist()
-        [True, False]
-    """
-    _reject("any", out=out)
-    if where is not True:
-        a = bind(logical_and_p, a, where)
-    return bind(any_p, a, axes=normalize_axes(axis, len(shape_of(a))), keepdims=bool(keepdims))
+all = _truth_fn(  # noqa: A001
+    all_p, "all", lambda a, where: bind(logical_or_p, a, bind(logical_not_p, where))
+)
+any = _truth_fn(any_p, "any", lambda a, where: bind(logical_and_p, a, where))  # noqa: A001
 
 
 def count_nonzero(a, axis=None, *, keepdims=False):
@@ -563,8 +637,7 @@ def count_nonzero(a, axis=None, *, keepdims=False):
         >>> int(count_nonzero(np.array([0.0, 1.5, 0.0, -2.0])))
         2
     """
-    axes = normalize_axes(axis, len(shape_of(a)))
-    return bind(count_nonzero_p, a, axes=axes, keepdims=bool(keepdims))
+    return _reduce(count_nonzero_p, a, axis, keepdims)
 
 
 FUNCTIONS = {

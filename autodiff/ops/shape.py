@@ -18,6 +18,13 @@ import numpy as np
 from numpy import ndarray  # (`np.ndarray` is an unspecialized lookup: numpy has a __getattr__)
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
+from autodiff.core.abstract import (
+    ShapedArray,
+    array_result_type,
+    same_aval,
+    shape_with_length,
+    shaped_like,
+)
 from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.primitive import Primitive, bind, dispatch
 from autodiff.core.tensor import Tensor
@@ -50,11 +57,27 @@ reshape_p.saves_output = False
 reshape_p.impl = lambda x, shape, order: (  # the ndarray method skips np.reshape's dispatch
     x.reshape(shape, order=order) if type(x) is ndarray else np.reshape(x, shape, order=order)
 )
+reshape_p.abstract_eval = lambda x, *, shape, order: shaped_like(x, _reshaped(tuple(shape), x.size))
 reshape_p.jvp = lambda primals, tangents, *, out, shape, order: _maybe(
     _reshape, tangents[0], shape_of(out), order
 )
 reshape_p.vjp = lambda g, x, *, out, shape, order: (_reshape(g, shape_of(x), order),)
-reshape_p.vjp_numpy = lambda g, out, x, *, shape, order: (np.reshape(g, np.shape(x), order=order),)
+reshape_p.fast.vjp = lambda g, out, x, *, shape, order: (np.reshape(g, np.shape(x), order=order),)
+
+
+def _reshaped(shape: tuple, size: int) -> tuple:
+    """`shape` with its -1 inferred for `size` elements (NumPy's error if it does not fit)."""
+    out = _resolve_inferred(shape, size)
+    if shape.count(-1) > 1 or any(n < 0 for n in out) or math.prod(out) != size:
+        raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
+    return out
+
+
+def _transpose_abstract_eval(x, *, axes):
+    perm = range(x.ndim)[::-1] if axes is None else normalize_axis_tuple(axes, x.ndim)
+    if len(perm) != x.ndim:
+        raise ValueError("axes don't match array")
+    return shaped_like(x, tuple(x.shape[a] for a in perm))
 
 
 def _inverse_axes(axes, ndim: int):
@@ -70,6 +93,7 @@ transpose_p.saves_output = False
 transpose_p.impl = lambda x, axes: (
     x.transpose(axes) if type(x) is ndarray else np.transpose(x, axes)
 )
+transpose_p.abstract_eval = _transpose_abstract_eval
 transpose_p.jvp = lambda primals, tangents, *, out, axes: _maybe(_transpose, tangents[0], axes)
 transpose_p.vjp = lambda g, x, *, out, axes: (_transpose(g, _inverse_axes(axes, len(shape_of(x)))),)
 
@@ -78,6 +102,7 @@ flip_p.node_name = "FlipBackward0"
 flip_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 flip_p.saves_output = False
 flip_p.impl = lambda x, axis: np.flip(x, axis)
+flip_p.abstract_eval = same_aval
 flip_p.jvp = lambda primals, tangents, *, out, axis: _maybe(_flip, tangents[0], axis)
 flip_p.vjp = lambda g, x, *, out, axis: (_flip(g, axis),)
 
@@ -86,6 +111,7 @@ copy_p.node_name = "CloneBackward0"
 copy_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 copy_p.saves_output = False
 copy_p.impl = np.copy
+copy_p.abstract_eval = same_aval
 copy_p.jvp = lambda primals, tangents, *, out: tangents[0]
 copy_p.vjp = lambda g, x, *, out: (g,)
 
@@ -102,6 +128,24 @@ def _linear_jvp(p):
         return bind(p, *filled, **params)
 
     return jvp
+
+
+def _joined_dtype(arrays, dtype) -> np.dtype:
+    """The dtype of concatenate and stack: `dtype=`, else the arrays' promoted."""
+    return np.dtype(dtype) if dtype is not None else array_result_type(*arrays)
+
+
+def _concatenate_abstract_eval(*arrays, axis, dtype, casting):
+    first = arrays[0]
+    axis = normalize_axis_index(axis, first.ndim)
+    for a in arrays:
+        if shape_with_length(a.shape, axis, 0) != shape_with_length(first.shape, axis, 0):
+            raise ValueError(
+                "all the input array dimensions except for the concatenation axis must match "
+                f"exactly, but shapes {first.shape} and {a.shape} differ"
+            )
+    length = sum(a.shape[axis] for a in arrays)
+    return ShapedArray(shape_with_length(first.shape, axis, length), _joined_dtype(arrays, dtype))
 
 
 def _concatenate_vjp(g, *arrays, out, axis, dtype, casting):
@@ -124,6 +168,7 @@ concatenate_p.saves_output = False
 concatenate_p.impl = lambda *arrays, axis, dtype, casting: np.concatenate(
     arrays, axis=axis, dtype=dtype, casting=casting
 )
+concatenate_p.abstract_eval = _concatenate_abstract_eval
 concatenate_p.jvp = _linear_jvp(concatenate_p)
 concatenate_p.vjp = _concatenate_vjp
 
@@ -131,6 +176,12 @@ concatenate_p.vjp = _concatenate_vjp
 def _split_impl(x, ranges, axis):
     lead = (slice(None),) * axis
     return tuple(x[lead + (slice(start, stop),)] for start, stop in ranges)
+
+
+def _split_abstract_eval(x, *, ranges, axis):
+    n = x.shape[axis]
+    lengths = (len(range(*slice(start, stop).indices(n))) for start, stop in ranges)
+    return tuple(shaped_like(x, shape_with_length(x.shape, axis, k)) for k in lengths)
 
 
 def _tiles(ranges, n: int) -> bool:
@@ -173,6 +224,7 @@ split_p = Primitive("split", multiple_results=True)
 split_p.node_name = "SplitWithSizesBackward0"
 split_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 split_p.impl = _split_impl
+split_p.abstract_eval = _split_abstract_eval
 split_p.jvp = lambda primals, tangents, *, out, ranges, axis: (
     (None,) * len(ranges)
     if tangents[0] is None
@@ -210,7 +262,16 @@ def _stack_impl(*arrays, axis, dtype, casting):
     return np.stack(arrays, axis=axis, dtype=dtype, casting=casting)
 
 
+def _stack_abstract_eval(*arrays, axis, dtype, casting):
+    shape = arrays[0].shape
+    if any(a.shape != shape for a in arrays):
+        raise ValueError("all input arrays must have the same shape")
+    axis = normalize_axis_index(axis, len(shape) + 1)
+    return ShapedArray(shape[:axis] + (len(arrays),) + shape[axis:], _joined_dtype(arrays, dtype))
+
+
 stack_p.impl = _stack_impl
+stack_p.abstract_eval = _stack_abstract_eval
 stack_p.jvp = _linear_jvp(stack_p)
 stack_p.vjp = _stack_vjp
 
@@ -246,12 +307,15 @@ def _unstack_vjp(cts, x, *, out, axis):
     return (bind(stack_p, *filled, axis=axis, dtype=None, casting="same_kind"),)
 
 
-stack_p.vjp_numpy = _stack_vjp_numpy
+stack_p.fast.vjp = _stack_vjp_numpy
 
 unstack_p = Primitive("unstack", multiple_results=True)
 unstack_p.node_name = "UnbindBackward0"
 unstack_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 unstack_p.impl = _unstack_impl
+unstack_p.abstract_eval = lambda x, *, axis: (
+    (shaped_like(x, x.shape[:axis] + x.shape[axis + 1 :]),) * x.shape[axis]
+)
 unstack_p.jvp = lambda primals, tangents, *, out, axis: (
     None if tangents[0] is None else bind(unstack_p, tangents[0], axis=axis)
 )
@@ -271,7 +335,7 @@ def _segment_sum_impl(x, counts, axis):
     n = len(counts)
     if n and counts.count(counts[0]) == n:  # equal runs: a reshape and one sum
         runs = shape[:axis] + (n, counts[0]) + shape[axis + 1 :]
-        return x.reshape(runs).sum(axis=axis + 1)
+        return x.reshape(runs).sum(axis=axis + 1, dtype=x.dtype)  # (as reduceat: x's dtype)
     sums = np.zeros(shape[:axis] + (n,) + shape[axis + 1 :], x.dtype)
     nonempty = np.asarray(counts) > 0
     if nonempty.any():  # reduceat over the non-empty runs only: their starts strictly increase
@@ -280,11 +344,19 @@ def _segment_sum_impl(x, counts, axis):
     return sums
 
 
+def _repeat_abstract_eval(x, *, repeats, axis):
+    shape = x.shape if axis is not None else (x.size,)  # (axis None: the flattened array)
+    axis = 0 if axis is None else axis
+    length = sum(_repeat_counts(repeats, shape[axis]))
+    return shaped_like(x, shape_with_length(shape, axis, length))
+
+
 repeat_p = Primitive("repeat")
 repeat_p.node_name = "RepeatInterleaveBackward0"
 repeat_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 repeat_p.saves_output = False
 repeat_p.impl = lambda x, repeats, axis: np.repeat(x, repeats, axis)
+repeat_p.abstract_eval = _repeat_abstract_eval
 repeat_p.jvp = lambda primals, tangents, *, out, repeats, axis: _maybe(
     _repeat, tangents[0], repeats, axis
 )
@@ -296,6 +368,9 @@ segment_sum_p = Primitive("segment_sum")  # the transpose of repeat: sums consec
 segment_sum_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 segment_sum_p.saves_output = False
 segment_sum_p.impl = _segment_sum_impl
+segment_sum_p.abstract_eval = lambda x, *, counts, axis: shaped_like(
+    x, shape_with_length(x.shape, axis, len(counts))
+)
 segment_sum_p.jvp = lambda primals, tangents, *, out, counts, axis: _maybe(
     _segment_sum, tangents[0], counts, axis
 )
@@ -922,6 +997,14 @@ def flip(m, axis=None):
     return _flip(m, axis)
 
 
+def _flip_axis(m, axis: int):
+    """`flip(m, axis)`, with NumPy's error when `m` has no such axis (fliplr, flipud)."""
+    m = _operand(m)
+    if _ndim(m) <= axis:
+        raise ValueError(f"Input must be >= {axis + 1}-d.")
+    return flip(m, axis)
+
+
 def fliplr(m):
     """`numpy.fliplr`, differentiable.
 
@@ -930,10 +1013,7 @@ def fliplr(m):
         >>> fliplr(np.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
         [[2.0, 1.0], [4.0, 3.0]]
     """
-    m = _operand(m)
-    if _ndim(m) < 2:
-        raise ValueError("Input must be >= 2-d.")
-    return flip(m, 1)
+    return _flip_axis(m, 1)
 
 
 def flipud(m):
@@ -944,10 +1024,7 @@ def flipud(m):
         >>> flipud(np.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
         [[3.0, 4.0], [1.0, 2.0]]
     """
-    m = _operand(m)
-    if _ndim(m) < 1:
-        raise ValueError("Input must be >= 1-d.")
-    return flip(m, 0)
+    return _flip_axis(m, 0)
 
 
 def _atleast_1d(a):

@@ -8,17 +8,26 @@
    ready nodes this is also the highest-sequence-number-first order of PyTorch.
    Leaf nodes (`prim is None`, torch's AccumulateGrad) run as soon as their
    last consumer has, as in PyTorch.
-4. Per node, in PyTorch's order: tensor pre-hooks, node pre-hooks, retain_grad,
-   capture (autograd.grad inputs), the vjp rule (or the leaf accumulation and
-   post-accumulate hooks), node post-hooks; then route cotangents to parents.
+4. Per node: its vjp rule (`apply_rule`), then its input cotangents go to the nodes of its
+   input edges, summed with what is there (`route`). A node with hooks, or in a pass with
+   sinks on interior nodes, anomaly mode or `create_graph`, runs through `_Runner.node`,
+   which adds, in PyTorch's order: tensor pre-hooks, node pre-hooks, retain_grad, capture
+   (autograd.grad inputs), the rule, node post-hooks.
 
 Rules see raw arrays, or Tensors/lower-level tracers when the pass must itself
-be recorded (create_graph, or a functional transform nested in another).
+be recorded (create_graph, or a functional transform nested in another). On raw arrays a
+primitive's NumPy form of its rule runs (`Primitive.fast.vjp`), which may pass lazy
+cotangents on (kernels/fused.py); the arrays a pass alone holds go back to the pool of
+recycled memory (core/buffers.py).
 
 Cotangents inside the engine follow the rules' bilinear convention. In a torch-style
 pass every gradient a user sees (hooks, retain_grad, `.grad`, autograd.grad results)
 is its conjugate, PyTorch's convention for complex tensors (`conj_complex`: a no-op
 for real dtypes); the seeds are conjugated on entry by autograd.backward/grad.
+
+`reference_backward_pass` is the same computation in its plainest form (HIPS autograd's
+loop: no fast rules, no memory recycling, no hooks); `use_reference_engine()` makes every
+functional pass take it, and the tests run the op table through both.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ from __future__ import annotations
 import re
 import threading
 import warnings
+from contextlib import contextmanager
 from operator import attrgetter
 
 import numpy as np
@@ -54,14 +64,45 @@ RELEASED_MESSAGE = (
 )
 
 _by_seq = attrgetter("seq")
-# Cotangents of this many elements and more are donated to rules that can write into them
-# (Primitive.vjp_numpy_donated) when nothing else refers to them: a count of references
-# tells, where CPython keeps exact counts (3.14 may leave stack references uncounted).
-DONATE_MIN_SIZE = 1 << 12
-_EXACT_REFCOUNTS = buffers.EXACT_REFCOUNTS
+# A node whose cotangent has this many elements or more has its arrays recycled after it ran
+# (the cotangent and the residuals only this pass holds, core/buffers.py), and its cotangent
+# sums go into recycled memory.
+RECYCLE_MIN_SIZE = 1 << 12
 # Accumulation into `.grad` is atomic, as torch's AccumulateGrad (one lock: it is held only
 # for the read-add-write of a leaf's gradient).
 _GRAD_LOCK = threading.Lock()
+
+
+class _EngineChoice(threading.local):
+    def __init__(self):
+        self.reference = False
+
+
+_choice = _EngineChoice()
+
+
+@contextmanager
+def use_reference_engine(enabled: bool = True):
+    """Run this thread's functional backward passes (grad, vjp, jacrev, ...) with
+    `reference_backward_pass` inside the block (torch-style passes, with their hooks and
+    sinks, always take the full engine).
+
+    Example:
+        >>> import autodiff as ad, autodiff.numpy as anp
+        >>> with use_reference_engine():
+        ...     float(ad.grad(lambda x: anp.sin(x) * x)(0.0))
+        0.0
+    """
+    saved = _choice.reference
+    _choice.reference = enabled
+    try:
+        yield
+    finally:
+        _choice.reference = saved
+
+
+# ---------------------------------------------------------------------------------------------
+# The graph walk: which nodes run, in which order, and when a leaf is ready.
 
 
 def _collect(roots, count: bool = True) -> tuple[list, dict]:
@@ -121,6 +162,31 @@ def _prune(order: list, targets, capture_only) -> tuple[list, dict, set, set]:
     return kept, deps, ends, useful
 
 
+class _Plan:
+    """The nodes a pass runs (`order`, increasing sequence numbers), their dependency counts
+    (`deps`: empty when leaves are read at the end), the captured-only targets (`ends`) and,
+    after pruning, the set of nodes that run (`kept`; None when not pruned)."""
+
+    __slots__ = ("order", "deps", "ends", "kept")
+
+    def __init__(self, roots, order, sinks, prune):
+        self.ends = frozenset()
+        self.kept = None
+        if order is not None:  # a functional trace's tape: all its nodes, in sequence order
+            self.order, self.deps = order, {}
+        else:
+            # Functional transforms (no sinks) collect leaves' cotangents at the end: no
+            # counts. (A pruned pass counts dependencies among the nodes it keeps.)
+            count = sinks is not None and not prune
+            self.order, self.deps = _collect([e[0] for e in roots], count=count)
+        if prune and sinks is not None:
+            captured = {e[0] for e in sinks.capture}
+            executed = {e[0] for e in sinks.accumulate_into} | {e[0] for e in sinks.targets}
+            self.order, self.deps, self.ends, self.kept = _prune(
+                self.order, captured | executed, captured - executed
+            )
+
+
 def _needs(parents: tuple, kept: set | None) -> tuple:
     """Which of a node's inputs need a cotangent (a rule's `needs`): those with an edge into a
     node the pass runs. As with torch's `should_compute_output`, a branch that
@@ -131,46 +197,123 @@ def _needs(parents: tuple, kept: set | None) -> tuple:
     return tuple(edge is not None and edge_node(edge) in kept for edge in parents)
 
 
-def _accumulate(cts: dict, node, index: int, ct) -> None:
+# ---------------------------------------------------------------------------------------------
+# One node: its rule, and where its input cotangents go.
+
+
+def apply_rule(node, ct, kept=None):
+    """The input cotangents of `node` for its output cotangent `ct`: its primitive's NumPy rule
+    when the cotangent and residuals are plain NumPy values (nothing records the pass),
+    else its vjp rule."""
     prim = node.prim
-    if prim is not None and prim.multiple_results:
-        slots = cts.get(node)
-        if slots is None:
-            if node.out is None:  # released by an earlier backward pass
-                raise RuntimeError(RELEASED_MESSAGE)
-            slots = cts[node] = [None] * len(node.out)
-        ct = fused.materialize(ct)
-        slots[index] = ct if slots[index] is None else add(slots[index], ct)
+    out = node.out
+    if out is None:  # (released with its primals)
+        raise RuntimeError(RELEASED_MESSAGE)
+    if node.versions is not None:
+        _check_versions(node)
+    rule = prim.fast.vjp
+    if rule is not None and node.raw and type(ct) not in TENSOR_TYPES:
+        if type(ct) is Lazy or (type(ct) is ndarray and ct.size >= RECYCLE_MIN_SIZE):
+            if prim.fast.fused_vjp is not None:
+                rule = prim.fast.fused_vjp
+            elif type(ct) is Lazy:
+                ct = fused.evaluate(ct, 1)
+        params = node.params
+        if prim.vjp_takes_needs:
+            return rule(ct, out, *node.primals, needs=_needs(node.parents, kept), **params)
+        if params is not NO_PARAMS:
+            return rule(ct, out, *node.primals, **params)
+        p1 = node.p1  # (positional calls from the slots: no tuple of arguments, see Node)
+        if p1 is ONE:
+            return rule(ct, out, node.x0)
+        if p1 is MANY:
+            return rule(ct, out, *node.x0)
+        return rule(ct, out, node.x0, node.x1)
+    if type(ct) is Lazy:
+        ct = fused.evaluate(ct, 1)
+    rule = prim.vjp or prim.rule("vjp")
+    if prim.vjp_takes_needs:
+        return rule(ct, *node.primals, out=out, needs=_needs(node.parents, kept), **node.params)
+    return rule(ct, *node.primals, out=out, **node.params)
+
+
+def route(cts: dict, owned: set, parents: tuple, in_cts, large: bool) -> None:
+    """Send each input cotangent to the node of its edge (see `route_one`)."""
+    for edge, in_ct in zip(parents, in_cts):
+        if edge is not None and in_ct is not None:
+            route_one(cts, owned, edge, in_ct, large)
+
+
+def route_one(cts: dict, owned: set, edge, ct, large: bool) -> None:
+    """Add the cotangent `ct` to what the node of `edge` has pending.
+
+    A sum this pass made is seen by no one else until its node runs, so later contributions
+    of its shape and dtype are added into it (`owned`); `large` sums go into recycled memory.
+    """
+    if type(edge) is tuple:  # (see graph.edge_pair)
+        parent = edge[0]
+        pprim = parent.prim
+        if pprim is not None and pprim.multiple_results:
+            _add_to_output(cts, parent, edge[1], ct)
+            return
+    else:  # a functional trace's node of one output
+        parent = edge
+    prev = cts.get(parent)
+    if prev is None:
+        cts[parent] = ct
+    elif parent in owned and _same_array_kind(prev, ct):
+        _np_add(prev, ct, out=prev)
+    elif type(prev) is ndarray and type(ct) is ndarray and not large:  # (`_sum`, inline)
+        cts[parent] = _np_add(prev, ct)
+        owned.add(parent)
     else:
-        prev = cts.get(node)
-        if prev is None:
-            cts[node] = ct
-        elif type(prev) is Lazy or type(ct) is Lazy:
-            cts[node] = _add_lazy(prev, ct)
-        else:
-            cts[node] = add(prev, ct)
+        total = _sum(prev, ct, large)
+        cts[parent] = total
+        if type(total) is ndarray:
+            owned.add(parent)
 
 
-def _add_lazy(total, ct):
-    """`total + ct` where one is a lazy cotangent (kernels/fused.py): lazily when they fit."""
-    lazy_sum = fused.accumulate(total, ct)
-    if lazy_sum is None:
-        return add(fused.materialize(total), fused.materialize(ct))
-    return lazy_sum
+def _same_array_kind(a, b) -> bool:
+    return type(a) is ndarray and type(b) is ndarray and a.shape == b.shape and a.dtype == b.dtype
 
 
-class Sinks:
-    """Where gradients go besides the graph: captured edges (autograd.grad / functional
-    transforms) and tensors whose `.grad` accumulates (backward)."""
+def _sum(total, ct, large: bool):
+    """`total + ct` for two cotangents of one node, as cheaply as their kinds allow."""
+    if type(total) is ndarray and type(ct) is ndarray:
+        return buffers.ufunc_into(_np_add, (total, ct)) if large else _np_add(total, ct)
+    if type(total) is Lazy or type(ct) is Lazy:
+        lazy_sum = fused.accumulate(total, ct)
+        if lazy_sum is None:  # (they do not fit together)
+            return add(fused.materialize(total), fused.materialize(ct))
+        return lazy_sum
+    if type(total) is type(ct) and type(total) in SCALARS:
+        return total + ct  # (NumPy scalars: a parameter's)
+    return add(total, ct)
 
-    __slots__ = ("capture", "accumulate_all_leaves", "accumulate_into", "captured", "targets")
 
-    def __init__(self, capture=(), accumulate_all_leaves=False, accumulate_into=None, targets=()):
-        self.capture = set(capture)  # edges (node, index)
-        self.accumulate_all_leaves = accumulate_all_leaves
-        self.accumulate_into = accumulate_into or {}  # edge -> tensor
-        self.captured: dict = {}
-        self.targets = set(targets)  # edges whose nodes the pass must run (backward inputs)
+def _add_to_output(cts: dict, node, index: int, ct) -> None:
+    """Add `ct` to output `index` of a node of several outputs (its cotangents: a list)."""
+    slots = cts.get(node)
+    if slots is None:
+        if node.out is None:  # released by an earlier backward pass
+            raise RuntimeError(RELEASED_MESSAGE)
+        slots = cts[node] = [None] * len(node.out)
+    ct = fused.materialize(ct)
+    slots[index] = ct if slots[index] is None else add(slots[index], ct)
+
+
+def _seed(roots: list, root_cts) -> dict:
+    """The pending cotangents of a pass: the seeds, at their edges."""
+    cts: dict = {}
+    owned: set = set()
+    for edge, ct in zip(roots, root_cts):
+        if ct is not None:
+            route_one(cts, owned, edge, ct, False)
+    return cts
+
+
+# ---------------------------------------------------------------------------------------------
+# The pass.
 
 
 def backward_pass(
@@ -193,193 +336,166 @@ def backward_pass(
     `create_graph` (torch API only) sets grad mode for the pass and makes rules
     run on Tensors so that the pass is recorded; `None` leaves grad mode alone.
     """
-    cts: dict = {}
+    if sinks is None and _choice.reference:
+        return reference_backward_pass(roots, root_cts, retain_graph=retain_graph)
     roots = [edge_pair(edge) for edge in roots]
-    for (node, index), ct in zip(roots, root_cts):
-        if ct is not None:
-            _accumulate(cts, node, index, ct)
-    if order is not None:  # a functional trace's tape: all its nodes, in sequence order
-        deps: dict = {}
-    else:
-        # Functional transforms (no sinks) collect leaves' cotangents at the end: no counts.
-        # (A pruned pass counts dependencies among the nodes it keeps.)
-        order, deps = _collect([edge[0] for edge in roots], count=sinks is not None and not prune)
-    ends = frozenset()
-    kept = None  # after pruning, the nodes that run: a rule skips cotangents for the others
-    if prune and sinks is not None:
-        captured = {e[0] for e in sinks.capture}
-        executed = {e[0] for e in sinks.accumulate_into} | {e[0] for e in sinks.targets}
-        order, deps, ends, kept = _prune(order, captured | executed, captured - executed)
+    cts = _seed(roots, root_cts)
+    plan = _Plan(roots, order, sinks, prune)
     st = state()
     saved = (st.grad_enabled, st.backward_pass_id, st.pass_nodes)
     if create_graph is not None:
         st.grad_enabled = create_graph
     if sinks is not None:  # torch-style pass: hooks may ask which nodes it runs
         st.backward_pass_id += 1
-        st.pass_nodes = set(order)
-    run = _Runner(cts, sinks, retain_graph, bool(create_graph), st, ends, kept)
-    # The common case runs inline: no hooks, sinks on interior nodes, anomaly mode, packed
-    # residuals or recorded (create_graph) pass. Everything else goes through `run.node`.
-    fast = not (st.anomaly or run.sink_nodes or create_graph)
-    pop, get = cts.pop, cts.get
-    owned: set = set()  # nodes whose pending cotangent is a sum created by this pass
+        st.pass_nodes = set(plan.order)
+    run = _Runner(cts, sinks, retain_graph, bool(create_graph), st, plan)
     try:
-        if sinks is not None:  # leaves that are roots themselves (x.backward() on a leaf)
-            for node in order:
-                if node.prim is None and node not in deps:
-                    run.leaf(node)
-        for node in reversed(order):
-            prim = node.prim
-            if prim is None:
-                continue
-            p1 = node.p1  # (Node.parents and .primals, inline: see Node for its slots)
-            if p1 is ONE:
-                parents = (node.p0,)
-            elif p1 is MANY:
-                parents = node.p0
-            else:
-                parents = (node.p0, p1)
-            if fast and node.extra is None and not prim.multiple_results:
-                ct = pop(node, None)
-                if ct is not None:
-                    out = node.out
-                    if out is None:  # (released with its primals)
-                        raise RuntimeError(RELEASED_MESSAGE)
-                    if node.versions is not None:
-                        _check_versions(node)
-                    rule = prim.vjp_numpy
-                    large = False
-                    kind = type(ct)
-                    if (  # the commonest case, first: a small array, a rule on plain arrays
-                        kind is ndarray
-                        and rule is not None
-                        and node.raw
-                        and ct.size < DONATE_MIN_SIZE
-                        and not prim.vjp_takes_needs
-                        and node.params is NO_PARAMS
-                    ):  # (positional calls: no tuple of arguments to build)
-                        if p1 is ONE:
-                            in_cts = rule(ct, out, node.x0)
-                        elif p1 is MANY:
-                            in_cts = rule(ct, out, *node.x0)
-                        else:
-                            in_cts = rule(ct, out, node.x0, node.x1)
-                    else:
-                        primals = node.x0  # (node.primals, inline)
-                        if p1 is ONE:
-                            primals = (primals,)
-                        elif p1 is not MANY:
-                            primals = (primals, node.x1)
-                        if rule is not None and node.raw and kind not in TENSOR_TYPES:
-                            params = node.params
-                            if kind is Lazy or (kind is ndarray and ct.size >= DONATE_MIN_SIZE):
-                                large = True
-                                if (
-                                    prim.vjp_fused is not None
-                                    and params is NO_PARAMS
-                                    and fused.fusable(ct, out, primals)
-                                ):
-                                    # Lazy arithmetic: chains of these rules and their sums are
-                                    # computed in one pass once a cotangent leaves them (see
-                                    # kernels/fused.py); `rule` is then the fused one.
-                                    rule = prim.vjp_fused
-                                else:
-                                    if kind is Lazy:
-                                        ct = fused.evaluate(ct, 1)
-                                    if prim.vjp_numpy_donated is not None and _donatable(ct):
-                                        rule = prim.vjp_numpy_donated
-                                    elif prim.vjp_numpy_large is not None:
-                                        rule = prim.vjp_numpy_large
-                            if prim.vjp_takes_needs:
-                                needs = _needs(parents, kept)
-                                in_cts = rule(ct, out, *primals, needs=needs, **params)
-                            elif params is NO_PARAMS:  # (a call without keywords builds no dict)
-                                in_cts = rule(ct, out, *primals)
-                            else:
-                                in_cts = rule(ct, out, *primals, **params)
-                        else:
-                            if type(ct) is Lazy:
-                                ct = fused.evaluate(ct, 1)
-                            rule = prim.vjp or prim.rule("vjp")
-                            if prim.vjp_takes_needs:
-                                needs = _needs(parents, kept)
-                                in_cts = rule(ct, *primals, out=out, needs=needs, **node.params)
-                            elif node.params is NO_PARAMS:  # (no keyword dict to merge)
-                                in_cts = rule(ct, *primals, out=out)
-                            else:
-                                in_cts = rule(ct, *primals, out=out, **node.params)
-                            # (A rule on plain arrays: its large residuals are recycled too.)
-                            large = node.raw and type(ct) is ndarray and ct.size >= DONATE_MIN_SIZE
-                    for edge, in_ct in zip(parents, in_cts):
-                        if edge is not None and in_ct is not None:
-                            if type(edge) is tuple:  # (see graph.edge_pair)
-                                parent = edge[0]
-                                pprim = parent.prim
-                                if pprim is not None and pprim.multiple_results:
-                                    _accumulate(cts, parent, edge[1], in_ct)
-                                    continue
-                            else:  # a functional trace's node of one output
-                                parent = edge
-                            prev = get(parent)
-                            if prev is None:
-                                cts[parent] = in_ct
-                            elif (  # (same shape and dtype, plain arrays: added in place)
-                                parent in owned
-                                and type(in_ct) is ndarray
-                                and type(prev) is ndarray
-                                and in_ct.shape == prev.shape
-                                and in_ct.dtype == prev.dtype
-                            ):
-                                _np_add(prev, in_ct, out=prev)
-                            else:
-                                if type(prev) is ndarray and type(in_ct) is ndarray:
-                                    # (what `add` binds to; large sums into recycled memory)
-                                    if large:
-                                        total = buffers.ufunc_into(_np_add, (prev, in_ct))
-                                    else:
-                                        total = _np_add(prev, in_ct)
-                                elif type(prev) is Lazy or type(in_ct) is Lazy:
-                                    total = _add_lazy(prev, in_ct)
-                                elif type(prev) is type(in_ct) and type(prev) in SCALARS:
-                                    total = prev + in_ct  # (NumPy scalars: a parameter's)
-                                else:
-                                    total = add(prev, in_ct)
-                                cts[parent] = total
-                                # A sum the engine made is seen by no one else until its
-                                # node runs: later contributions may be added in place.
-                                if type(total) is ndarray:
-                                    owned.add(parent)
-                    # (No stale reference may keep a cotangent from being donated.)
-                    in_cts = in_ct = prev = total = primals = None
-                    if large and not retain_graph:
-                        # Large arrays this pass alone holds, the cotangent (`ct`) and the
-                        # node's residuals, are recycled (core/buffers.py).
-                        out = None  # (release_node pools only unshared arrays)
-                        buffers.give_if_unshared(ct, 1)
-                        buffers.release_node(node)
-                    ct = None
-                if not retain_graph:
-                    node.x0 = RELEASED  # (node.primals = None, inline)
-                    node.x1 = node.out = None
-            else:
-                run.node(node)
-            if not deps:
-                continue
-            for edge in parents:
-                if edge is None:
-                    continue
-                parent = edge[0] if type(edge) is tuple else edge
-                left = deps.get(parent, 0) - 1  # pruned parents have no count and never run
-                deps[parent] = left
-                if left == 0 and parent.prim is None:
-                    run.leaf(parent)
-        if sinks is None:
-            for node in order:
+        run.leaves_first()
+        _walk(plan, run)
+        if sinks is None:  # (functional transforms read their leaves at the end)
+            for node in plan.order:
                 if node.prim is None:
                     run.leaf(node)
     finally:
         st.grad_enabled, _, st.pass_nodes = saved
     return run.results
+
+
+def _walk(plan: _Plan, run: _Runner) -> None:  # noqa: C901 (the hot loop: see below)
+    """Run every node of `plan` that receives a cotangent, consumers first.
+
+    The common node (no hooks, no sinks, one output, a pass nobody records) runs here,
+    the others through `run.node`. This loop runs once per node of every backward pass, so
+    its commonest case is unrolled: a small array cotangent for a primitive's NumPy rule
+    without params, called positionally from the node's slots (`apply_rule` in full), sent to
+    parents of one output that have nothing pending yet (`route_one` in full). Written as
+    calls, they cost ode's gradient 9% more instructions (benchmarks/README.md).
+    """
+    cts, deps, kept = run.cts, plan.deps, plan.kept
+    retain = run.retain
+    plain_pass = not (run.state.anomaly or run.sink_nodes or run.create_graph)
+    pop, get = cts.pop, cts.get
+    owned = run.owned
+    for node in reversed(plan.order):
+        prim = node.prim
+        if prim is None:
+            continue
+        if not (plain_pass and node.extra is None and not prim.multiple_results):
+            run.node(node)
+        else:
+            ct = pop(node, None)
+            if ct is not None:
+                p1 = node.p1  # (Node.parents, inline: see Node for its slots)
+                parents = (node.p0,) if p1 is ONE else node.p0 if p1 is MANY else (node.p0, p1)
+                rule = prim.fast.vjp
+                large = False
+                if (  # the commonest case: a small cotangent, a NumPy rule without params
+                    ((type(ct) is ndarray and ct.size < RECYCLE_MIN_SIZE) or type(ct) in SCALARS)
+                    and rule is not None
+                    and node.raw
+                    and node.params is NO_PARAMS
+                    and node.versions is None
+                    and node.out is not None
+                    and not prim.vjp_takes_needs
+                ):
+                    if p1 is ONE:
+                        in_cts = rule(ct, node.out, node.x0)
+                    elif p1 is MANY:
+                        in_cts = rule(ct, node.out, *node.x0)
+                    else:
+                        in_cts = rule(ct, node.out, node.x0, node.x1)
+                else:
+                    in_cts = apply_rule(node, ct, kept)
+                    large = node.raw and (
+                        type(ct) is Lazy or (type(ct) is ndarray and ct.size >= RECYCLE_MIN_SIZE)
+                    )
+                for edge, in_ct in zip(parents, in_cts):  # (route_one's commonest cases)
+                    if edge is None or in_ct is None:
+                        continue
+                    if type(edge) is not tuple:  # (a node of one output)
+                        prev = get(edge)
+                        if prev is None:
+                            cts[edge] = in_ct
+                            continue
+                        if type(prev) is type(in_ct) and type(prev) in SCALARS:
+                            cts[edge] = prev + in_ct  # (NumPy scalars: a parameter's)
+                            continue
+                    route_one(cts, owned, edge, in_ct, large)
+                prev = None
+                in_cts = in_ct = None  # (no stale reference may keep an array from recycling)
+                if large and not retain:
+                    _recycle(node, ct)
+                ct = None
+            if not retain:
+                node.x0 = RELEASED  # (node.release(), inline)
+                node.x1 = node.out = None
+        if deps:
+            run.count_down(node)
+
+
+def _recycle(node, ct) -> None:
+    """Pool the large arrays only this pass holds: a node's cotangent and its residuals."""
+    buffers.give_if_unshared(ct, 2)  # (`ct`, and the caller's)
+    ct = None
+    buffers.release_node(node)
+
+
+def reference_backward_pass(roots, root_cts, *, retain_graph: bool = False) -> dict:
+    """`backward_pass` in its plainest form, for functional transforms: every node's vjp rule,
+    consumers first, cotangents summed with `add`; returns each reached leaf's cotangent."""
+    cts: dict = {}
+    for edge, ct in zip(roots, root_cts):
+        if ct is not None:
+            _send(cts, edge_pair(edge), ct)
+    order, _ = _collect([edge_node(e) for e in roots], count=False)
+    leaves = {}
+    for node in reversed(order):
+        ct = cts.pop(node, None)
+        if ct is None:
+            continue
+        if node.prim is None:
+            leaves[node] = ct
+            continue
+        primals = node.primals
+        if primals is None:
+            raise RuntimeError(RELEASED_MESSAGE)
+        params = dict(node.params)
+        if node.prim.vjp_takes_needs:
+            params["needs"] = _needs(node.parents, None)
+        in_cts = node.prim.rule("vjp")(ct, *primals, out=node.out, **params)
+        for edge, in_ct in zip(node.parents, in_cts):
+            if edge is not None and in_ct is not None:
+                _send(cts, edge_pair(edge), in_ct)
+        if not retain_graph:
+            node.release()
+    return leaves
+
+
+def _send(cts: dict, edge: tuple, ct) -> None:
+    node, index = edge
+    if node.prim is not None and node.prim.multiple_results:
+        if node not in cts:
+            if node.out is None:
+                raise RuntimeError(RELEASED_MESSAGE)
+            cts[node] = [None] * len(node.out)
+        slots = cts[node]
+        slots[index] = ct if slots[index] is None else add(slots[index], ct)
+    else:
+        cts[node] = ct if node not in cts else add(cts[node], ct)
+
+
+class Sinks:
+    """Where gradients go besides the graph: captured edges (autograd.grad / functional
+    transforms) and tensors whose `.grad` accumulates (backward)."""
+
+    __slots__ = ("capture", "accumulate_all_leaves", "accumulate_into", "captured", "targets")
+
+    def __init__(self, capture=(), accumulate_all_leaves=False, accumulate_into=None, targets=()):
+        self.capture = set(capture)  # edges (node, index)
+        self.accumulate_all_leaves = accumulate_all_leaves
+        self.accumulate_into = accumulate_into or {}  # edge -> tensor
+        self.captured: dict = {}
+        self.targets = set(targets)  # edges whose nodes the pass must run (backward inputs)
 
 
 class _Runner:
@@ -392,20 +508,20 @@ class _Runner:
         "create_graph",
         "state",
         "results",
-        "ends",
+        "plan",
         "sink_nodes",
-        "kept",
+        "owned",
     )
 
-    def __init__(self, cts, sinks, retain, create_graph, st, ends=frozenset(), kept=None):
+    def __init__(self, cts, sinks, retain, create_graph, st, plan: _Plan):
         self.cts = cts
         self.sinks = sinks
         self.retain = retain
         self.create_graph = create_graph
         self.state = st
         self.results = {} if sinks is None else sinks.captured
-        self.ends = ends  # targets that are captured but not executed (see _prune)
-        self.kept = kept  # the nodes a pruned pass runs (None: not pruned)
+        self.plan = plan
+        self.owned: set = set()  # nodes whose pending cotangent is a sum this pass made
         # The interior nodes whose outputs are sinks (captured, or accumulated into `.grad`):
         # none in a plain backward() nor in autograd.grad with respect to leaves, whose
         # passes then skip the per-node sink bookkeeping.
@@ -419,6 +535,25 @@ class _Runner:
                 if e[0].prim is not None
             }
         )
+
+    def leaves_first(self) -> None:
+        """Leaves that are roots themselves (x.backward() on a leaf) run before anything."""
+        if self.sinks is not None:
+            for node in self.plan.order:
+                if node.prim is None and node not in self.plan.deps:
+                    self.leaf(node)
+
+    def count_down(self, node) -> None:
+        """One consumer of each of `node`'s parents has run: a leaf whose last one it was runs."""
+        deps = self.plan.deps
+        for edge in node.parents:
+            if edge is None:
+                continue
+            parent = edge[0] if type(edge) is tuple else edge
+            left = deps.get(parent, 0) - 1  # pruned parents have no count and never run
+            deps[parent] = left
+            if left == 0 and parent.prim is None:
+                self.leaf(parent)
 
     # ---- leaves ----
     def leaf(self, node) -> None:
@@ -437,42 +572,50 @@ class _Runner:
         edge = (node, 0)
         if edge in sinks.capture:
             sinks.captured[edge] = conj_complex(ct)
-        tensor = None
-        if edge in sinks.accumulate_into:
-            tensor = sinks.accumulate_into[edge]
-        elif sinks.accumulate_all_leaves and extra is not None and extra.variable is not None:
-            tensor = extra.variable()
-        elif not sinks.accumulate_all_leaves:
+        tensor = self._accumulating_tensor(node, edge)
+        if tensor is None and not sinks.accumulate_all_leaves:
             # autograd.grad only captures: torch does not execute the AccumulateGrad node,
             # so its node pre- and post-hooks do not run.
             return
         if extra is not None and extra.pre_hooks:
             ct = self._node_pre_hooks(node, [ct])[0]
         if tensor is not None and ct is not None:
-            grad = conj_complex(ct)
-            # An array of this pass that nothing else holds (not a hook, not another
-            # cotangent) becomes the first `.grad` itself, as torch's AccumulateGrad steals
-            # such a gradient, instead of being copied.
-            owned = (
-                type(grad) is ndarray
-                and not (extra is not None and extra.post_hooks)
-                and buffers.unshared(grad, 2 if grad is ct else 1)  # (`ct`, `grad`)
-            )
-            _accumulate_grad(tensor, grad, self.create_graph, owned)
-            grad = None
-            if extra is not None and extra.post_accumulate_hooks:
-                for hook in list(extra.post_accumulate_hooks):
-                    hook(tensor)
+            self._accumulate_leaf(tensor, ct, extra)
         if extra is not None and extra.post_hooks:
             # AccumulateGrad has no inputs: torch passes grad_inputs=() and the gradient
             # as grad_outputs.
             for hook in list(extra.post_hooks):
                 hook((), (_as_tensor(conj_complex(ct)),))
 
+    def _accumulating_tensor(self, node, edge):
+        """The tensor whose `.grad` a leaf's gradient goes to in this pass, if any."""
+        sinks = self.sinks
+        if edge in sinks.accumulate_into:
+            return sinks.accumulate_into[edge]
+        extra = node.extra
+        if sinks.accumulate_all_leaves and extra is not None and extra.variable is not None:
+            return extra.variable()
+        return None
+
+    def _accumulate_leaf(self, tensor, ct, extra) -> None:
+        grad = conj_complex(ct)
+        # An array of this pass that nothing else holds (not a hook, not another cotangent)
+        # becomes the first `.grad` itself, as torch's AccumulateGrad steals such a gradient,
+        # instead of being copied.
+        owned = (
+            type(grad) is ndarray
+            and not (extra is not None and extra.post_hooks)
+            and buffers.unshared(grad, 3 if grad is ct else 1)  # (`grad`; `ct` here and in leaf)
+        )
+        _accumulate_grad(tensor, grad, self.create_graph, owned)
+        grad = None
+        if extra is not None and extra.post_accumulate_hooks:
+            for hook in list(extra.post_accumulate_hooks):
+                hook(tensor)
+
     # ---- interior nodes ----
     def node(self, node) -> None:
-        prim = node.prim
-        multi = prim.multiple_results
+        multi = node.prim.multiple_results
         ct = self.cts.pop(node, None)
         if ct is None:
             if not self.retain:
@@ -481,49 +624,59 @@ class _Runner:
         if type(ct) is Lazy:
             ct = fused.evaluate(ct, 1)
         extra = node.extra
-        sinks = node in self.sink_nodes
-        if extra is not None or sinks:
-            grads = ct if multi else [ct]
-            if extra is not None:
-                grads = self._tensor_pre_hooks(node, grads)
-            if sinks:
-                self._sink_outputs(node, grads)
-                if node in self.ends:  # captured only: not executed, residuals kept
-                    return
-            if extra is not None and extra.pre_hooks:
-                grads = self._node_pre_hooks(node, grads)
-            ct = grads if multi else grads[0]
-        primals = node.primals
-        if primals is None:
+        if extra is not None or node in self.sink_nodes:
+            ct = self._before_rule(node, ct if multi else [ct])
+            if ct is None:  # captured only: not executed, residuals kept
+                return
+            ct = ct if multi else ct[0]
+        if node.primals is None:
             raise RuntimeError(RELEASED_MESSAGE)
-        parents = node.parents  # (both properties read once: see Node)
-        primals, out = self._residuals(node, primals, parents)
+        parents = node.parents
+        primals, out = self._residuals(node, node.primals, parents)
+        in_cts = self._run_rule(node, ct, primals, out)
+        if extra is not None and extra.post_hooks:
+            in_cts = self._post_hooks(node, in_cts, ct if multi else [ct])
+        if not self.retain:
+            node.release()
+        route(self.cts, self.owned, parents, in_cts, False)
+
+    def _before_rule(self, node, grads: list) -> list | None:
+        """Tensor hooks, sinks and node pre-hooks on a node's output cotangents; None when the
+        node is a captured-only target (it does not run)."""
+        extra = node.extra
+        if extra is not None:
+            grads = self._tensor_pre_hooks(node, grads)
+        if node in self.sink_nodes:
+            self._sink_outputs(node, grads)
+            if node in self.plan.ends:
+                return None
+        if extra is not None and extra.pre_hooks:
+            grads = self._node_pre_hooks(node, grads)
+        return grads
+
+    def _run_rule(self, node, ct, primals, out):
+        """The node's vjp rule on its residuals; in anomaly mode, checked for nan and reported
+        with the forward call's traceback."""
+        prim = node.prim
         rule = prim.vjp or prim.rule("vjp")
         try:
             if prim.vjp_takes_needs:
-                needs = _needs(parents, self.kept)
+                needs = _needs(node.parents, self.plan.kept)
                 in_cts = rule(ct, *primals, out=out, needs=needs, **node.params)
             else:
                 in_cts = rule(ct, *primals, out=out, **node.params)
             if self.state.anomaly and self.state.anomaly_check_nan:
                 _check_nan(node, in_cts)  # inside: a nan error also gets the forward trace
         except Exception:
+            extra = node.extra
             if extra is not None and extra.anomaly_trace is not None:
                 warnings.warn(
                     f"Error detected in {node.name()}. Traceback of forward call that caused the "
                     f"error:\n{extra.anomaly_trace}",
-                    stacklevel=2,
+                    stacklevel=3,
                 )
             raise
-        if extra is not None and extra.post_hooks:
-            in_cts = self._post_hooks(node, in_cts, ct if multi else [ct])
-        if not self.retain:
-            node.release()
-        cts = self.cts
-        for edge, in_ct in zip(parents, in_cts):
-            if edge is not None and in_ct is not None:
-                parent, index = edge_pair(edge)
-                _accumulate(cts, parent, index, in_ct)
+        return in_cts
 
     def _residuals(self, node, primals: tuple, parents: tuple):
         """The rule's arguments from the node's saved `primals` (its `parents` are the edges
@@ -536,19 +689,7 @@ class _Runner:
         if isinstance(out, _Packed):  # a saved output (see record)
             out = out.unpack(out.packed)
             out = out._value if isinstance(out, Tensor) else out
-        values = []
-        for p, edge in zip(primals, parents):
-            if isinstance(p, _Packed):
-                # The unpack hook's value, with the graph the saved input had (as torch puts
-                # back a saved variable's grad_fn): a pack hook runs with grad mode off.
-                p = p.unpack(p.packed)
-                if isinstance(p, Tensor):
-                    p = p._value
-                if create and edge is not None:
-                    p = Tensor._from(p, edge_pair(edge))
-            elif create and edge is not None:
-                p = Tensor._from(p, edge_pair(edge))  # linked to the graph, as the saved input was
-            values.append(p)
+        values = [_saved_input(p, edge, create) for p, edge in zip(primals, parents)]
         if create:
             if node.prim.multiple_results:
                 out = tuple(Tensor._from(o, (node, i)) for i, o in enumerate(out))
@@ -566,21 +707,22 @@ class _Runner:
             grads = list(grads)
             for index, hooks in extra.tensor_pre_hooks.items():
                 for hook in list(hooks):
-                    if grads[index] is None:
-                        continue
-                    new = hook(_as_tensor(conj_complex(grads[index])))
-                    if new is not None:
-                        if np.shape(new) != np.shape(grads[index]):
-                            raise RuntimeError(
-                                f"hook '{_hook_name(hook)}' has changed the size of value"
-                            )
-                        grads[index] = conj_complex(self._unwrap(new))
+                    if grads[index] is not None:
+                        grads[index] = self._tensor_hook(hook, grads[index])
         if extra.retains:
             for index, ref in extra.retains.items():
                 tensor = ref()
                 if tensor is not None and grads[index] is not None:
                     _accumulate_grad(tensor, conj_complex(grads[index]), self.create_graph)
         return grads
+
+    def _tensor_hook(self, hook, grad):
+        new = hook(_as_tensor(conj_complex(grad)))
+        if new is None:
+            return grad
+        if np.shape(new) != np.shape(grad):
+            raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
+        return conj_complex(self._unwrap(new))
 
     def _node_pre_hooks(self, node, grads: list) -> list:
         """Node pre-hooks: after the tensor hooks and retain_grad, before the node runs."""
@@ -620,6 +762,21 @@ class _Runner:
         return g
 
 
+def _saved_input(p, edge, create: bool):
+    """A level-0 node's saved input as its rule reads it: unpacked (saved_tensors_hooks), and
+    linked to the graph it had (as torch puts back a saved variable's grad_fn) when the pass
+    is recorded."""
+    if isinstance(p, _Packed):
+        # The unpack hook's value, with the graph the saved input had: a pack hook runs with
+        # grad mode off.
+        p = p.unpack(p.packed)
+        if isinstance(p, Tensor):
+            p = p._value
+    if create and edge is not None:
+        p = Tensor._from(p, edge_pair(edge))
+    return p
+
+
 def _hook_name(hook) -> str:
     return getattr(hook, "__name__", repr(hook))
 
@@ -644,12 +801,6 @@ def _dual_residuals(dual, values, out, multi):
     elif t_out is not None:
         out = ForwardTracer(out, trace, t_out)
     return values, out
-
-
-def _donatable(ct) -> bool:
-    """Is `ct` an array the engine alone refers to, owning its memory (not a view), writable?
-    (Two references: the engine's local variable and this function's argument.)"""
-    return buffers.unshared(ct, 2)
 
 
 def _as_tensor(g):
@@ -720,4 +871,13 @@ def _check_nan(node, in_cts) -> None:
             raise RuntimeError(f"Function '{node.name()}' returned nan values in its {i}th output.")
 
 
-__all__ = ["RELEASED_MESSAGE", "Sinks", "backward_pass"]
+__all__ = [
+    "RELEASED_MESSAGE",
+    "Sinks",
+    "apply_rule",
+    "backward_pass",
+    "reference_backward_pass",
+    "route",
+    "route_one",
+    "use_reference_engine",
+]

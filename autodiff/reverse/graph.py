@@ -11,7 +11,7 @@ from __future__ import annotations
 from numpy import ndarray
 
 from autodiff.core import buffers, graph
-from autodiff.core.dtypes import SCALAR_OPERANDS, SCALARS
+from autodiff.core.dtypes import SCALAR_PAIRS
 from autodiff.core.graph import MANY, ONE, Node, new_node
 from autodiff.core.primitive import NO_PARAMS, bind_binary, dispatch
 from autodiff.core.tensor import TENSOR_TYPES, Tensor
@@ -59,128 +59,129 @@ class ReverseTrace(Trace):
         self.nodes.append(node)
         return reverse_tracer(value, self, node)
 
-    def process(self, prim, args, params):
-        if len(args) == 2:  # binary operators: the commonest case, unrolled (no lists)
-            x, y = args
-            if type(x) in TENSOR_TYPES and x._trace is self:
-                px = x._edge
-                x = x._value
-            else:
-                px = None
-            if type(y) in TENSOR_TYPES and y._trace is self:
-                py = y._edge
-                y = y._value
-            else:
-                py = None
-            arity = 2  # (the edges: px, py)
-            primals = (x, y)
-            lower = type(x) in TENSOR_TYPES or type(y) in TENSOR_TYPES
-        elif len(args) == 1:  # unary functions: unrolled too
-            (x,) = args
-            if type(x) in TENSOR_TYPES and x._trace is self:
-                px = x._edge
-                x = x._value
-            else:
-                px = None
-            arity = 1
-            primals = (x,)
-            lower = type(x) in TENSOR_TYPES
-        else:
-            arity = 0  # (the edges: `parents`)
-            primals = []
-            parents = []
-            lower = False  # does any primal belong to a lower trace?
-            for a in args:
-                if type(a) in TENSOR_TYPES and a._trace is self:
-                    parents.append(a._edge)
-                    a = a._value
-                else:
-                    parents.append(None)
-                if type(a) in TENSOR_TYPES:
-                    lower = True
-                primals.append(a)
-            primals = tuple(primals)
-            parents = tuple(parents)
-            x = primals[0] if primals else None  # (the first input, as in the cases above)
-        if lower:  # (a nested transform: binary operators take bind_binary's unrolled dispatch)
-            if params or len(primals) != 2:
-                out = dispatch(prim, primals, params)
-            else:
-                out = bind_binary(prim, x, y)
-            large = False
-        elif (
-            type(x) is not ndarray  # (the commonest first operand: no scalar arithmetic)
-            and prim.scalar_impl is not None  # (binary primitives only: x and y are set)
-            and (type(x) in SCALARS or type(y) in SCALARS)
-            and type(x) in SCALAR_OPERANDS
-            and type(y) in SCALAR_OPERANDS
-        ):
-            out = prim.scalar_impl(x, y)
-            large = False
-        else:
-            # Large arrays (tested once, on the first input: the large one of a reduction, and
-            # of the elementwise ops that write into recycled memory, core/buffers.py) ...
-            large = type(x) is ndarray and x.size >= graph.STAND_IN_MIN_SIZE
-            if params:
-                out = prim.impl(*primals, **params)
-            elif large and prim.pooled_ufunc is not None:
-                out = buffers.ufunc_into(prim.pooled_ufunc, primals)
-            else:  # (a call without keywords builds no dict)
-                out = prim.impl(*primals)
-        if not prim.differentiable:
-            return out
-        residual_out = out
-        # ... and the output get stand-ins, see `lean_residuals`.
-        if (
-            not lower
-            and (large or (type(out) is ndarray and out.size >= graph.STAND_IN_MIN_SIZE))
-            and not (prim.saves_inputs and prim.saves_output)
-        ):
-            kept, residual_out = graph.lean_residuals(prim, primals, out)
-            # What the node does not keep may die with its tracer, in this trace: at its end
-            # it is recycled if nothing else holds it then (core/buffers.py).
-            spares = self.spares
-            if spares is not None:
-                if residual_out is not out:
-                    buffers.spare(spares, out)
-                for p, k in zip(primals, kept):
-                    if k is not p:
-                        buffers.spare(spares, p)
-            primals = kept
-        self._seq = seq = self._seq + 1
+    def process(self, prim, args, params):  # noqa: C901 (once per recorded op: see below)
         # A recorded graph lives until the backward pass: each object less per node is memory
         # the next op does not have to fault in, and one less for the cycle collector to walk.
         # So a node of one or two inputs holds its edges and residuals without tuples (see
-        # core/graph.py's Node), and no params are a shared empty dict.
-        # The node and the tracer are made inline, as `new_node` and `reverse_tracer` make them:
-        # this runs once per recorded operation, and a call is a large share of its cost.
-        node = Node()
-        if arity == 2:  # (Node.set_inputs, inline: one and two inputs take no tuples)
-            node.p0 = px
-            node.p1 = py
-            node.x0, node.x1 = primals
-        elif arity == 1:
-            node.p0 = px
-            node.p1 = ONE
-            (node.x0,) = primals
-            node.x1 = None
+        # core/graph.py's Node: p0, p1 and x0, x1), and no params are a shared empty dict.
+        # Unary functions and binary operators, the commonest cases, are unrolled.
+        if len(args) == 2:
+            x, y = args
+            p0 = p1 = None
+            if type(x) in TENSOR_TYPES and x._trace is self:
+                p0, x = x._edge, x._value
+            if type(y) in TENSOR_TYPES and y._trace is self:
+                p1, y = y._edge, y._value
+            primals = (x, y)
+            x0 = x
+            x1 = y
+            lower = type(x) in TENSOR_TYPES or type(y) in TENSOR_TYPES
+        elif len(args) == 1:
+            (x,) = args
+            p0, p1 = None, ONE
+            if type(x) in TENSOR_TYPES and x._trace is self:
+                p0, x = x._edge, x._value
+            x0, x1 = x, None
+            primals = (x,)
+            lower = type(x) in TENSOR_TYPES
         else:
-            node.p0 = parents
-            node.p1 = MANY
-            node.x0 = primals
-            node.x1 = None
+            primals, p0, lower = self._inputs(args)
+            x0, x1, p1 = primals, None, MANY
+            x = primals[0] if primals else None
+        # `_compute`, inline for plain values (this runs once per recorded op)
+        if lower or params:
+            out = _compute(prim, primals, lower, params)
+        elif type(x) is ndarray:  # (the commonest first operand: no scalar arithmetic)
+            fast = prim.fast
+            if fast.pooled_ufunc is not None and x.size >= graph.STAND_IN_MIN_SIZE:
+                out = buffers.ufunc_into(fast.pooled_ufunc, primals)
+            else:
+                out = prim.impl(*primals)  # (a call without keywords builds no dict)
+        elif prim.fast.scalar_impl is not None and (type(x), type(primals[1])) in SCALAR_PAIRS:
+            out = prim.fast.scalar_impl(x, primals[1])
+        else:
+            out = prim.impl(*primals)
+        if not prim.differentiable:
+            return out
+        self._seq = seq = self._seq + 1
+        # (the node is made inline, as `new_node` makes it: this runs once per recorded op)
+        node = Node()
         node.prim = prim
         node.params = params or NO_PARAMS
-        node.out = residual_out
+        node.p0 = p0
+        node.p1 = p1
+        node.x0 = x0
+        node.x1 = x1
+        node.out = out
         node.seq = seq
         node.versions = None
         node.extra = None
         node.raw = not lower
+        if (  # (large residuals that the rule reads only the shape and dtype of)
+            not lower
+            and not (prim.saves_inputs and prim.saves_output)
+            and (
+                (type(x) is ndarray and x.size >= graph.STAND_IN_MIN_SIZE)
+                or (type(out) is ndarray and out.size >= graph.STAND_IN_MIN_SIZE)
+            )
+        ):
+            self._lean(node, primals, out)
         self.nodes.append(node)
         if prim.multiple_results:
             return tuple(reverse_tracer(o, self, (node, i)) for i, o in enumerate(out))
-        tracer = ReverseTracer()
+        tracer = ReverseTracer()  # (reverse_tracer, inline)
         tracer._value = out
         tracer._trace = self
         tracer._edge = node  # (its own edge: see graph.edge_pair)
         return tracer
+
+    def _inputs(self, args) -> tuple:
+        """The values one level down of `args`, the edges of those that are this trace's
+        tracers (None for the others), and whether any value belongs to a lower trace."""
+        primals = []
+        parents = []
+        lower = False
+        for a in args:
+            if type(a) in TENSOR_TYPES and a._trace is self:
+                parents.append(a._edge)
+                a = a._value
+            else:
+                parents.append(None)
+            lower = lower or type(a) in TENSOR_TYPES
+            primals.append(a)
+        return tuple(primals), tuple(parents), lower
+
+    def _lean(self, node, primals: tuple, out) -> None:
+        """Keep stand-ins instead of the large residuals `node`'s rule reads only the shape and
+        dtype of (see `graph.lean_residuals`). What the node does not keep may die with its
+        tracer, in this trace: at its end it is recycled if nothing else holds it then."""
+        kept, residual_out = graph.lean_residuals(node.prim, primals, out)
+        node.primals = kept
+        node.out = residual_out
+        spares = self.spares
+        if spares is not None:
+            if residual_out is not out:
+                buffers.spare(spares, out)
+            for p, k in zip(primals, kept):
+                if k is not p:
+                    buffers.spare(spares, p)
+
+
+def _compute(prim, primals: tuple, lower: bool, params: dict):
+    """`prim` applied to `primals`: one level down when a value belongs to a lower trace, else
+    its impl (through NumPy's scalar math for NumPy scalars, into recycled memory for large
+    elementwise results, core/buffers.py)."""
+    if lower:  # (a nested transform: binary operators take bind_binary's unrolled dispatch)
+        if params or len(primals) != 2:
+            return dispatch(prim, primals, params)
+        return bind_binary(prim, *primals)
+    if params:
+        return prim.impl(*primals, **params)
+    fast = prim.fast
+    x = primals[0] if primals else None
+    if type(x) is not ndarray:  # (the commonest first operand: no scalar arithmetic)
+        if fast.scalar_impl is not None and (type(x), type(primals[1])) in SCALAR_PAIRS:
+            return fast.scalar_impl(*primals)
+    elif fast.pooled_ufunc is not None and x.size >= graph.STAND_IN_MIN_SIZE:
+        return buffers.ufunc_into(fast.pooled_ufunc, primals)
+    return prim.impl(*primals)  # (a call without keywords builds no dict)

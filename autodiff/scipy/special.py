@@ -3,8 +3,8 @@
 erf, erfc, erfinv, ndtr, log_ndtr, ndtri, gamma, gammaln, digamma (psi), polygamma, beta,
 betaln, expit, logit, xlogy, xlog1py, entr, logsumexp, softmax, log_softmax. Implemented in
 `autodiff.ops.special` with NumPy, plus Numba-compiled scalar kernels for the functions NumPy
-lacks (SciPy is not needed). Values match SciPy's to about 1e-15 in float64; float32 inputs
-give float32 results.
+lacks (`autodiff.kernels.special`; SciPy is not needed). Values match SciPy's to about 1e-15
+in float64; float32 inputs give float32 results.
 """
 
 from autodiff.ops import special as _special
