@@ -21,6 +21,7 @@ from autodiff.autograd import (
     no_grad,
     set_grad_enabled,
 )
+from autodiff.control import cond, fori_loop, scan, switch, while_loop
 from autodiff.core import (
     EscapedTracerError,
     Tensor,
@@ -32,6 +33,7 @@ from autodiff.core import (
     tree_structure,
     tree_unflatten,
 )
+from autodiff.core.errors import ConcretizationError
 from autodiff.custom import checkpoint, custom_jvp, custom_vjp, remat
 from autodiff.factories import (
     arange,
@@ -50,11 +52,11 @@ from autodiff.factories import (
     zeros,
     zeros_like,
 )
-from autodiff.forward_ad import hvp, jvp, linearize
-from autodiff.forward_ad.jacobian import hessian, jacfwd
+from autodiff.forward_ad import jvp
+from autodiff.jacobians import hessian, hvp, jacfwd, jacrev
 from autodiff.ops.elementwise import stop_gradient
-from autodiff.reverse import grad, value_and_grad, vjp
-from autodiff.reverse.jacobian import jacrev
+from autodiff.reverse import grad, linearize, value_and_grad, vjp
+from autodiff.staging.api import jit, make_graph
 
 # torch's functions: `autodiff.tanh(t)`, `autodiff.cat([...])`, ... as `torch.<name>`; not in
 # `__all__`, so that a star import does not shadow the builtins sum, abs and pow.
@@ -98,6 +100,14 @@ from autodiff.vmap import vmap
 __version__ = "0.1.0"
 
 __all__ = [
+    "ConcretizationError",
+    "cond",
+    "fori_loop",
+    "jit",
+    "make_graph",
+    "scan",
+    "switch",
+    "while_loop",
     "arange",
     "checkpoint",
     "custom_jvp",

@@ -21,8 +21,11 @@ import numpy as np
 from autodiff.core.primitive import Primitive, bind
 from autodiff.core.pytree import tree_flatten, tree_unflatten
 from autodiff.core.tensor import Tensor
-from autodiff.ops.broadcast import shape_of
+from autodiff.forward_ad.transforms import jvp
 from autodiff.ops.elementwise import conj_complex
+from autodiff.ops.structural import shape_of
+from autodiff.reverse.transforms import pullback
+from autodiff.vmap.transform import vmap
 
 
 class _OutTree:
@@ -87,8 +90,6 @@ def _custom_jvp_rule(primals, tangents, *, fun, rule, store):
 
 
 def _custom_jvp_vjp(g, *primals, out, fun, rule, store):
-    from autodiff.reverse.transforms import pullback
-
     def tangent_map(*ts):
         return rule(primals, ts)[1]
 
@@ -98,8 +99,6 @@ def _custom_jvp_vjp(g, *primals, out, fun, rule, store):
 
 
 def _custom_jvp_batch(values, dims, *, fun, rule, store):
-    from autodiff.vmap import vmap
-
     fun_b = vmap(fun, in_axes=tuple(dims))
     rule_b = vmap(rule, in_axes=(tuple(dims), tuple(dims)))
     outs = bind(custom_jvp_call_p, *values, fun=fun_b, rule=rule_b, store=store)
@@ -210,8 +209,6 @@ def _custom_vjp_vjp(g, *primals, out, fwd, bwd, store):
     if any(c is not None for c in res_cts):
         # A higher-order pass differentiates through the residuals: they depend on the
         # inputs through `fwd`, which is differentiated as ordinary code.
-        from autodiff.reverse.transforms import pullback
-
         res_out = out[n_out:]
         _, pull = pullback(lambda *xs: fwd(*xs)[n_out:], primals, False, conjugate=False)
         through_res = pull(
@@ -231,8 +228,6 @@ def _custom_vjp_jvp(primals, tangents, *, out, fwd, bwd, store):
 
 
 def _custom_vjp_batch(values, dims, *, fwd, bwd, store):
-    from autodiff.vmap import vmap
-
     fwd_b = vmap(fwd, in_axes=tuple(dims))
     n = len(values)
     bwd_b = vmap(bwd, in_axes=(0, 0), out_axes=(0,) * n)
@@ -319,8 +314,6 @@ checkpoint_p.impl = lambda *args, fun, store: fun(*args)
 
 
 def _checkpoint_vjp(g, *primals, out, fun, store):
-    from autodiff.reverse.transforms import pullback
-
     cts = tuple(_zeros_like(o) if c is None else c for o, c in zip(out, g))
     # Recompute the forward pass, now recording it.
     _, pull = pullback(fun, primals, False, conjugate=False)
@@ -328,15 +321,11 @@ def _checkpoint_vjp(g, *primals, out, fun, store):
 
 
 def _checkpoint_jvp(primals, tangents, *, out, fun, store):
-    from autodiff.forward_ad.transforms import jvp
-
     tangents = tuple(_zeros_like(p) if t is None else t for p, t in zip(primals, tangents))
     return jvp(fun, primals, tangents)[1]
 
 
 def _checkpoint_batch(values, dims, *, fun, store):
-    from autodiff.vmap import vmap
-
     outs = bind(checkpoint_p, *values, fun=vmap(fun, in_axes=tuple(dims)), store=store)
     return outs, (0,) * len(outs)
 

@@ -13,6 +13,8 @@ import numpy as np
 
 from autodiff.core.pytree import tree_flatten, tree_unflatten
 from autodiff.core.tensor import Tensor
+from autodiff.forward_ad.transforms import jvp
+from autodiff.reverse.transforms import vjp
 
 _DEFAULT_EPS = {np.dtype(np.float64): 1e-5, np.dtype(np.float32): 1e-3}
 _DEFAULT_TOL = {np.dtype(np.float64): 1e-5, np.dtype(np.float32): 2e-3}
@@ -102,8 +104,6 @@ def check_grads(
         >>> import numpy as np, autodiff.numpy as anp
         >>> check_grads(lambda x: anp.sin(x) * x, (np.linspace(0.1, 1.0, 4),), order=2)
     """
-    from autodiff.reverse import vjp
-
     args = tuple(np.asarray(a) if not isinstance(a, Tensor) else a for a in args)
     dt = _real_dtype(np.result_type(*[_dtype(a) for a in args]))
     eps = _DEFAULT_EPS.get(dt, 1e-5) if eps is None else eps
@@ -132,8 +132,6 @@ def check_grads(
             _inner(in_cts, tangents), numeric_ip, atol * scale, rtol, "VJP vs central differences"
         )
     if "fwd" in modes:
-        from autodiff.forward_ad import jvp
-
         _, t_out = jvp(f, tuple(args), tuple(tangents))
         t_flat = tree_flatten(t_out)[0]
         for got, want in zip(t_flat, numeric):
@@ -158,7 +156,6 @@ def check_grads(
                 lambda *xs: vjp(f, *xs)[1](ct), args, order - 1, modes, eps, atol, rtol, seed + 1
             )
         if "fwd" in modes:
-            from autodiff.forward_ad import jvp
 
             def f_jvp(*xs):  # tangents follow the inputs' dtype (differences run in float64)
                 ts = tuple(np.asarray(t, dtype=_dtype(x)) for t, x in zip(tangents, xs))

@@ -79,18 +79,21 @@ def _numpy_forward(loss, argnums, args):
     return partial(loss, numpy, *args)
 
 
-def _autodiff_grad(loss, argnums, args):
+def _autodiff_grad(loss, argnums, args, *, jit: bool = False):
     import autodiff
     import autodiff.numpy as anp
 
-    return partial(autodiff.grad(partial(loss, anp), argnums=argnums), *args)
+    g = autodiff.grad(partial(loss, anp), argnums=argnums)
+    return partial(autodiff.jit(g) if jit else g, *args)
 
 
-def _autodiff_transforms(body, args):
+def _autodiff_transforms(body, args, *, jit: bool = False):
+    """The whole body is one `autodiff.jit` in the jit column."""
     import autodiff
     import autodiff.numpy as anp
 
-    return partial(body, autodiff, anp, *args)
+    run = partial(body, autodiff, anp)
+    return partial(autodiff.jit(run) if jit else run, *args)
 
 
 def _autodiff_tensors(body, args):
@@ -249,6 +252,13 @@ FRAMEWORKS: dict[str, Framework] = {
             _autodiff_grad,
             transforms=_autodiff_transforms,
             tensors=_autodiff_tensors,
+        ),
+        Framework(
+            "autodiff.jit",
+            "autodiff",
+            _no_setup,
+            partial(_autodiff_grad, jit=True),
+            transforms=partial(_autodiff_transforms, jit=True),
         ),
         Framework(
             "autograd", "autograd", _no_setup, _autograd_grad, transforms=_autograd_transforms

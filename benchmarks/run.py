@@ -56,6 +56,7 @@ from benchmarks.tables import format_table, format_time
 
 ROOT = Path(__file__).resolve().parent.parent
 REFERENCE = "autodiff"  # the ratio columns are autodiff's time over each other column's
+JIT = "autodiff.jit"  # ... and autodiff.jit's over jax.jit's and over eager autodiff's
 TOLERANCE = 1e-6  # max |result - reference| / max |reference|, per array
 BUSY_SHARE = 0.9  # below this CPU share in its best loop, a time is marked "~" (machine busy)
 STARTUP = "startup"  # the name of the startup section in --only
@@ -445,12 +446,20 @@ def report(
     baseline: Path | None = None,
 ) -> str:
     names = list(results)
-    peers = [n for n in names if n != REFERENCE] if REFERENCE in results else []
-    header = ["workload", *names, *(f"ad/{p}" for p in peers)]
+    peers = [n for n in names if n not in (REFERENCE, JIT)] if REFERENCE in results else []
+    # autodiff.jit's own ratios: against jax.jit, and against eager autodiff
+    jit_peers = [n for n in ("jax.jit", REFERENCE) if n in results] if JIT in results else []
+    header = [
+        "workload",
+        *names,
+        *(f"ad/{p}" for p in peers),
+        *(f"ad.jit/{'ad' if p == REFERENCE else p}" for p in jit_peers),
+    ]
     rows = [
         [w]
         + [_time_cell(results[n][w]) for n in names]
         + [_ratio_cell(results[REFERENCE][w], results[p][w]) for p in peers]
+        + [_ratio_cell(results[JIT][w], results[p][w]) for p in jit_peers]
         for w in workload_names
     ]
     first = [[w] + [_time_cell(results[n][w], "first") for n in names] for w in workload_names]

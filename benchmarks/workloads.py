@@ -308,3 +308,64 @@ ODE = gradient_workload(
     lorenz_gradient,
     static=("steps",),
 )
+
+
+# ---------------------------------------------------------------------------------------------
+# ode_loop: ode's gradient with the RK4 steps in a fori_loop (one staged step), where the
+# framework has one (autodiff, JAX); elsewhere a Python loop of the same steps.
+
+
+def _fori_loop(xp):
+    """The framework's fori_loop for the array namespace `xp`, or a Python loop."""
+    name = getattr(xp, "__name__", "")
+    if name == "jax.numpy":
+        import jax
+
+        return jax.lax.fori_loop
+    if name == "autodiff.numpy":
+        import autodiff
+
+        return autodiff.fori_loop
+
+    def python_loop(lower, upper, body, value):
+        for i in range(lower, upper):
+            value = body(i, value)
+        return value
+
+    return python_loop
+
+
+def lorenz_loop_loss(xp, p, state, *, steps):
+    """`lorenz_loss` with the steps in a fori_loop."""
+    sigma, rho, beta = p[0], p[1], p[2]
+
+    def field(s):
+        x, y, z = s[0], s[1], s[2]
+        return xp.stack([sigma * (y - x), x * (rho - z) - y, x * y - beta * z])
+
+    def step(i, s):
+        h = ODE_DT
+        k1 = field(s)
+        k2 = field(s + h / 2 * k1)
+        k3 = field(s + h / 2 * k2)
+        k4 = field(s + h * k3)
+        return s + h / 6 * (k1 + 2 * k2 + 2 * k3 + k4)
+
+    state = _fori_loop(xp)(0, steps, step, state)
+    return xp.sum(state * state)
+
+
+ODE_LOOP = gradient_workload(
+    "ode_loop",
+    "ode's gradient ({steps} RK4 steps, state (3, {batch})) with the steps in a fori_loop "
+    "(autodiff.fori_loop, jax.lax.fori_loop): one staged step",
+    {"full": {"batch": 64, "steps": 100}, "quick": {"batch": 64, "steps": 5}},
+    lorenz_loop_loss,
+    lorenz_inputs,
+    lorenz_gradient,
+    static=("steps",),
+    notes={
+        "torch": "a Python loop of the steps (torch has no fori_loop)",
+        "autograd": "a Python loop of the steps",
+    },
+)

@@ -5,7 +5,7 @@ import pytest
 
 import autodiff as ad
 import autodiff.numpy as anp
-from autodiff.ops import products
+from autodiff.ops import products, structural
 from autodiff.testing import check_grads
 
 rng = np.random.default_rng(0)
@@ -351,7 +351,7 @@ def test_vmap_of_mixed_dtype_dot_keeps_numpy_dtypes(sa, sb):
 def test_vmap_of_unbatched_weight_matmul_is_one_matrix_product(monkeypatch):
     """Per-example x @ w with w unbatched: the batch axis folds into the rows, so NumPy sees
     one 2-D product (one BLAS call) and no transpose."""
-    monkeypatch.setattr(products.transpose_p, "impl", lambda *a, **k: pytest.fail("transpose"))
+    monkeypatch.setattr(structural.transpose_p, "impl", lambda *a, **k: pytest.fail("transpose"))
     shapes = []
     matmul_impl = products.matmul_p.impl
     monkeypatch.setattr(

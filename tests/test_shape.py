@@ -7,8 +7,8 @@ from optable import assert_same_as_numpy
 import autodiff as ad
 import autodiff.numpy as anp
 from autodiff.core.tensor import Tensor
-from autodiff.ops import shape
-from autodiff.ops.broadcast import sum_to_shape
+from autodiff.ops import shape, structural
+from autodiff.ops.structural import sum_to_shape
 
 X = np.arange(6.0).reshape(2, 3)
 X3 = np.arange(24.0).reshape(2, 3, 4)
@@ -349,10 +349,10 @@ def test_asarray_of_a_tensor():
 
 _rng = np.random.default_rng(3)
 PRIMITIVES = [
-    (shape.reshape_p, [X3], {"shape": (4, -1), "order": "F"}),
-    (shape.reshape_p, [X3], {"shape": (6, 4), "order": "C"}),
-    (shape.transpose_p, [X3], {"axes": (2, 0, 1)}),
-    (shape.transpose_p, [X3], {"axes": None}),
+    (structural.reshape_p, [X3], {"shape": (4, -1), "order": "F"}),
+    (structural.reshape_p, [X3], {"shape": (6, 4), "order": "C"}),
+    (structural.transpose_p, [X3], {"axes": (2, 0, 1)}),
+    (structural.transpose_p, [X3], {"axes": None}),
     (shape.flip_p, [X3], {"axis": (0, 2)}),
     (shape.copy_p, [X], {}),
     (

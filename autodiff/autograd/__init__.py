@@ -3,7 +3,13 @@
 Runs on the same core and engine as the functional transforms.
 """
 
-from autodiff.autograd import forward_ad, functional, graph
+# (_record first: it makes level 0 record the torch face's graph, core/trace.py)
+from autodiff.autograd import (
+    _record,  # noqa: F401
+    forward_ad,
+    functional,
+    graph,
+)
 from autodiff.autograd._backward import backward, grad
 from autodiff.autograd.anomaly_mode import (
     detect_anomaly,

@@ -6,10 +6,37 @@ import warnings
 
 import numpy as np
 
+from autodiff.autograd._record import gradient_edge
+from autodiff.autograd._state import autograd_state
+from autodiff.autograd.graph import GradientEdge
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE
 from autodiff.ops.elementwise import conj_complex
 from autodiff.reverse.engine import Sinks, backward_pass
+from autodiff.vmap import vmap
+
+
+class TorchPass(Sinks):
+    """A torch-style backward pass: the engine's sinks, with this thread's anomaly mode, and
+    the pass made known to hooks while it runs (`register_multi_grad_hook` asks which pass
+    runs and which nodes it runs)."""
+
+    __slots__ = ("saved",)
+
+    def __init__(self, **sinks):
+        st = autograd_state()
+        super().__init__(**sinks, anomaly=st.anomaly, check_nan=st.anomaly_check_nan)
+        self.saved = None
+
+    def begin(self, order: list) -> None:
+        st = autograd_state()
+        self.saved = st.pass_nodes
+        st.backward_pass_id += 1
+        st.pass_nodes = set(order)
+
+    def end(self) -> None:
+        if self.saved is not None:
+            autograd_state().pass_nodes = self.saved
 
 
 def _as_tuple(x) -> tuple:
@@ -28,7 +55,6 @@ def _level0(t):
 
 
 def _is_edge(x) -> bool:
-    from autodiff.autograd.graph import GradientEdge
 
     return isinstance(x, GradientEdge)
 
@@ -96,7 +122,7 @@ def _input_edges(inputs, fname: str) -> list:
             raise TypeError(f"inputs to {fname}() must be Tensors or GradientEdges, got {type(t)}")
         if not t.requires_grad:
             raise RuntimeError("One of the differentiated Tensors does not require grad")
-        edges.append((t._gradient_edge(), t))
+        edges.append((gradient_edge(t), t))
     return edges
 
 
@@ -152,11 +178,11 @@ def backward(
                 if t is not None:
                     t.retain_grad()
                 targets.append(edge)
-        sinks = Sinks(accumulate_into=into, targets=targets)
+        sinks = TorchPass(accumulate_into=into, targets=targets)
     else:
-        sinks = Sinks(accumulate_all_leaves=True)
+        sinks = TorchPass(accumulate_all_leaves=True)
     backward_pass(
-        [o._edge if o._edge is not None else o._gradient_edge() for o in outputs],
+        [o._edge if o._edge is not None else gradient_edge(o) for o in outputs],
         seeds,
         retain_graph=retain_graph,
         create_graph=create_graph,
@@ -219,9 +245,9 @@ def grad(
 
 
 def _run_grad(outputs, edges, seeds, retain_graph, create_graph, allow_unused, materialize):
-    sinks = Sinks(capture=[e for e, _ in edges])
+    sinks = TorchPass(capture=[e for e, _ in edges])
     backward_pass(
-        [o._edge if o._edge is not None else o._gradient_edge() for o in outputs],
+        [o._edge if o._edge is not None else gradient_edge(o) for o in outputs],
         seeds,
         retain_graph=retain_graph,
         create_graph=create_graph,
@@ -262,7 +288,6 @@ def _batched_grad(
     outputs, edges, grad_outputs, retain_graph, create_graph, allow_unused, materialize
 ):
     """One backward pass under vmap over the leading axis of every grad_output."""
-    from autodiff.vmap import vmap
 
     grads = _as_tuple(grad_outputs) if not isinstance(grad_outputs, Tensor) else (grad_outputs,)
     _seeds(outputs, grad_outputs, create_graph, batched=True)  # validates shapes

@@ -11,6 +11,7 @@ import weakref
 from collections.abc import Callable
 
 from autodiff.autograd._backward import backward as _run_backward
+from autodiff.autograd._record import gradient_edge
 from autodiff.core import buffers
 from autodiff.core.graph import _RemovableHandle
 from autodiff.core.tensor import Tensor
@@ -32,7 +33,7 @@ def register_hook(self: Tensor, hook: Callable) -> _RemovableHandle:
     """`hook(grad) -> Tensor | None` runs when this tensor's gradient is computed."""
     if not self.requires_grad:
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
-    node, index = self._gradient_edge()
+    node, index = gradient_edge(self)
     return node._register_tensor_pre_hook(index, hook)
 
 
@@ -42,7 +43,7 @@ def register_post_accumulate_grad_hook(self: Tensor, hook: Callable) -> _Removab
         raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
     if self._edge is not None:
         raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
-    node, _ = self._gradient_edge()
+    node, _ = gradient_edge(self)
     extra = node._extra()
     if extra.post_accumulate_hooks is None:
         extra.post_accumulate_hooks = []
@@ -56,7 +57,7 @@ def retain_grad(self: Tensor) -> None:
         raise RuntimeError("can't retain_grad on Tensor that has requires_grad=False")
     if self._edge is None:
         return
-    node, index = self._gradient_edge()
+    node, index = gradient_edge(self)
     node._retain(index, self)
 
 
@@ -64,7 +65,7 @@ def retains_grad(self: Tensor) -> bool:
     """Whether `retain_grad()` was called on this non-leaf tensor (the `.retains_grad` property)."""
     if self._edge is None:
         return False
-    node, index = self._gradient_edge()
+    node, index = gradient_edge(self)
     extra = node.extra
     return bool(
         extra is not None

@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import warnings
 
-from autodiff.core.trace import state
+from autodiff.autograd._state import autograd_state
 
 
 class detect_anomaly(contextlib.ContextDecorator):
@@ -37,12 +37,12 @@ class detect_anomaly(contextlib.ContextDecorator):
         )
 
     def __enter__(self):
-        st = state()
+        st = autograd_state()
         self.prev = (st.anomaly, st.anomaly_check_nan)
         st.anomaly, st.anomaly_check_nan = True, self.check_nan
 
     def __exit__(self, *exc):
-        st = state()
+        st = autograd_state()
         st.anomaly, st.anomaly_check_nan = self.prev
         return False
 
@@ -59,7 +59,7 @@ class set_detect_anomaly:
     """
 
     def __init__(self, mode: bool, check_nan: bool = True):
-        st = state()
+        st = autograd_state()
         self.prev = (st.anomaly, st.anomaly_check_nan)
         st.anomaly, st.anomaly_check_nan = bool(mode), check_nan
 
@@ -67,7 +67,7 @@ class set_detect_anomaly:
         return None
 
     def __exit__(self, *exc):
-        st = state()
+        st = autograd_state()
         st.anomaly, st.anomaly_check_nan = self.prev
         return False
 
@@ -82,7 +82,7 @@ def is_anomaly_enabled() -> bool:
         >>> is_anomaly_enabled()
         False
     """
-    return state().anomaly
+    return autograd_state().anomaly
 
 
 def is_anomaly_check_nan_enabled() -> bool:
@@ -95,4 +95,4 @@ def is_anomaly_check_nan_enabled() -> bool:
         >>> is_anomaly_check_nan_enabled()
         True
     """
-    return state().anomaly_check_nan
+    return autograd_state().anomaly_check_nan

@@ -24,13 +24,19 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from autodiff.autograd.grad_mode import no_grad
 from autodiff.core.abstract import same_aval
 from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.primitive import Primitive, bind
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE, state
-from autodiff.ops.broadcast import shape_of, sum_to_shape
-from autodiff.ops.elementwise import conj_complex
+from autodiff.forward_ad.trace import ForwardTrace
+from autodiff.numpy import moveaxis
+from autodiff.numpy import sum as sum_
+from autodiff.ops.elementwise import astype, conj_complex
+from autodiff.ops.structural import shape_of, sum_to_shape
+from autodiff.reverse.graph import ReverseTrace
+from autodiff.vmap import vmap
 
 _FUNCTORCH_HINT = (
     "In order to use an autograd.Function with functorch transforms (vmap, grad, jvp, jacrev, "
@@ -300,7 +306,7 @@ class FunctionCtx:
                         f"{list(g_shape)} but expected shape compatible with {list(x_shape)}"
                     )
                 g = sum_to_shape(g, x_shape)
-            checked.append(_cast_like(g, x))
+            checked.append(_in_dtype_of_float(g, x))
         return tuple(checked)
 
     def _ad_check_tangents(self, result, outs) -> tuple:
@@ -326,7 +332,7 @@ class FunctionCtx:
                     "original Tensor, this is not supported. Tensor is of size "
                     f"{list(o_shape)} while the given forward gradient is of size {list(t_shape)}."
                 )
-            checked.append(_cast_like(t, outs[j]))
+            checked.append(_in_dtype_of_float(t, outs[j]))
         return tuple(checked)
 
     def _ad_outputs(self, args: tuple, outs: tuple):
@@ -417,9 +423,9 @@ def _as_array(g):
     raise RuntimeError(f"expected Variable or None (got {type(g).__name__})")
 
 
-def _cast_like(g, x):
-    from autodiff.ops.elementwise import astype
-
+def _in_dtype_of_float(g, x):
+    """A gradient `g` the user returned for `x`, cast to `x`'s dtype when `x` is floating or
+    complex; for integer and bool inputs `g` is kept as given."""
     dt = dtype_of(x)
     return astype(g, dt) if is_inexact(dt) and dtype_of(g) != dt else g
 
@@ -448,7 +454,6 @@ def _backward_fn(cls):
 
 def _needs_grad(a) -> bool:
     """Whether some reverse-mode level (the imperative graph or a live grad) tracks `a`."""
-    from autodiff.reverse.graph import ReverseTrace
 
     v = a
     while isinstance(v, Tensor):
@@ -469,7 +474,6 @@ def _bottom(a):
 
 def _under_transform(a) -> bool:
     """Whether `a` is a tracer of a live function transform (dual levels do not count)."""
-    from autodiff.forward_ad.trace import ForwardTrace
 
     v = a
     while isinstance(v, Tensor) and v._trace is not EVAL_TRACE:
@@ -502,9 +506,6 @@ def _run_layers(fn, spec: tuple, values: list, dims: list, out_dims):
     """
     if not spec:
         return fn(*values)
-    from autodiff.numpy import moveaxis
-    from autodiff.numpy import sum as sum_
-    from autodiff.vmap import vmap
 
     layer = len(spec) - 1
     mapped = [
@@ -849,7 +850,6 @@ def once_differentiable(fn):
         >>> Cube.apply(x).sum().backward(); x.grad
         tensor([12.])
     """
-    from autodiff.autograd.grad_mode import no_grad
 
     @functools.wraps(fn)
     def wrapper(ctx, *args, **kwargs):

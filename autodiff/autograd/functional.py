@@ -23,9 +23,15 @@ from collections.abc import Callable
 
 import numpy as np
 
+import autodiff.numpy as anp
+from autodiff.autograd import forward_ad
 from autodiff.autograd._backward import grad as _autograd_grad
 from autodiff.autograd.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from autodiff.core.tensor import Tensor
+from autodiff.factories import ones_like, zeros, zeros_like
+from autodiff.jacobians import basis_rows, jacfwd, row_blocks
+from autodiff.numpy import copy
+from autodiff.reverse import grad as functional_grad
 
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
 
@@ -53,7 +59,6 @@ def _prepare(tensors: tuple, create_graph: bool, need_graph: bool) -> tuple:
     """Fresh Tensor objects for `func`: differentiable copies when building a graph through
     them, else detached leaves. A fresh object separates the argument from the same
     tensor captured by `func`'s closure."""
-    from autodiff.numpy import copy
 
     return tuple(
         copy(t) if create_graph and t.requires_grad else t.detach().requires_grad_(need_graph)
@@ -174,7 +179,6 @@ _MISSING = {
 
 def _fill_in_zeros(grads, refs: tuple, strict: bool, create_graph: bool, stage: str) -> tuple:
     """Zeros shaped like `refs[i]` for missing results; strict mode raises instead."""
-    from autodiff.factories import zeros_like
 
     filled = []
     for i, (g, ref) in enumerate(zip(grads, refs)):
@@ -273,7 +277,6 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         >>> out, t
         (tensor([1., 8.]), tensor([3., 6.]))
     """
-    from autodiff.autograd import forward_ad
 
     with enable_grad():
         inputs_were_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
@@ -281,8 +284,6 @@ def jvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         inputs = _prepare(inputs, create_graph, need_graph=create_graph or strict)
         v = _vector(v, inputs, inputs_were_tuple, "jvp", create_graph, _NO_V_FOR_INPUT)
         if v is None:
-            from autodiff.factories import ones_like
-
             v = (ones_like(inputs[0]),)
         with forward_ad.dual_level():
             duals = tuple(forward_ad.make_dual(x, t) for x, t in zip(inputs, v))
@@ -378,8 +379,6 @@ def _one_hot(shape: tuple, dtype, j: int) -> Tensor:
 
 def _jacobian_rows(outputs: tuple, inputs: tuple, create_graph: bool, strict: bool) -> tuple:
     """One `autograd.grad` per output element; row j of block (i, k) is d out_i[j] / d in_k."""
-    import autodiff.numpy as anp
-    from autodiff.factories import zeros
 
     jac = []
     for i, out in enumerate(outputs):
@@ -414,8 +413,6 @@ def _jacobian_rows(outputs: tuple, inputs: tuple, create_graph: bool, strict: bo
 
 def _jacobian_batched(outputs: tuple, inputs: tuple, create_graph: bool) -> tuple:
     """All rows at once: one `autograd.grad(..., is_grads_batched=True)` over the output basis."""
-    from autodiff.factories import zeros
-    from autodiff.reverse.jacobian import basis_rows, row_blocks
 
     out_shapes = [tuple(o.shape) for o in outputs]
     n = sum(o.size for o in outputs)
@@ -441,7 +438,6 @@ def _jacobian_batched(outputs: tuple, inputs: tuple, create_graph: bool) -> tupl
 
 def _jacobian_forward(func: Callable, inputs, strict: bool, vectorize: bool):
     """Forward-mode Jacobian: `autodiff.jacfwd` over all inputs (vectorized only, as in torch)."""
-    from autodiff.forward_ad.jacobian import jacfwd
 
     if strict:
         raise RuntimeError(
@@ -512,7 +508,6 @@ def hessian(
         return _single_element(func(*xs), strict, "hessian").reshape(())
 
     if outer_jacobian_strategy == "forward-mode":
-        from autodiff.reverse import grad as functional_grad
 
         def gradient(*xs):  # xs are forward-mode tracers: the functional grad sees through them
             return functional_grad(scalar_func, argnums=tuple(range(len(xs))))(*xs)
@@ -578,7 +573,6 @@ def hvp(func: Callable, inputs, v=None, create_graph: bool = False, strict: bool
         >>> out, p
         (tensor(9.), tensor([6., 0.]))
     """
-    from autodiff.factories import zeros_like
 
     with enable_grad():
         inputs_were_tuple, inputs, v, out, jac = _gradient_setup(

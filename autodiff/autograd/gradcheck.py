@@ -23,7 +23,15 @@ from contextlib import contextmanager
 
 import numpy as np
 
+import autodiff.numpy as anp
+from autodiff.autograd import forward_ad
+from autodiff.autograd._backward import grad
+from autodiff.autograd.grad_mode import enable_grad
 from autodiff.core.tensor import Tensor
+from autodiff.core.trace import EVAL_TRACE
+from autodiff.factories import zeros_like
+from autodiff.reverse import vjp
+from autodiff.vmap import vmap
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
 
@@ -94,7 +102,6 @@ def _holding(tensor: Tensor, value: np.ndarray):
 
 
 def _grad(outputs, inputs, grad_outputs, **kwargs) -> tuple:
-    from autodiff.autograd._backward import grad
 
     return grad(outputs, inputs, grad_outputs, allow_unused=True, **kwargs)
 
@@ -264,7 +271,6 @@ def _analytical_backward(
 def _forward_tangents(func, inputs, dual_idx, tangents: dict, positions, check_grad_dtypes):
     """Output tangents (flattened) with every input in `dual_idx` made dual: the tangent in
     `tangents` (by input position) or zeros."""
-    from autodiff.autograd import forward_ad
 
     with forward_ad.dual_level():
         duals = list(inputs)
@@ -519,7 +525,6 @@ def _project(vj: np.ndarray, u) -> complex | float:
 
 def _real_and_imag_outputs(func):
     """`func` with each complex output replaced by its real (resp. imaginary) part."""
-    import autodiff.numpy as anp
 
     def apply(part):
         def wrapped(*inputs):
@@ -656,8 +661,6 @@ def _check_batched_grad(inputs: tuple, output: Tensor, out_idx: int, rng) -> Non
 
 def _check_batched_forward_grad(func, inputs: tuple, rng) -> None:
     """vmap of a jvp over two tangents equals two separate jvps, for each input."""
-    from autodiff.autograd import forward_ad
-    from autodiff.vmap import vmap
 
     for index, current in enumerate(inputs):
         if not (_requires_grad(current) and _is_inexact_tensor(current)):
@@ -867,7 +870,6 @@ def gradcheck(
 
 
 def _gradcheck(func, inputs: tuple, opts: dict) -> bool:
-    from autodiff.autograd.grad_mode import enable_grad
 
     rng = np.random.default_rng(0)
     with enable_grad():
@@ -935,7 +937,6 @@ def gradgradcheck(
         raise AssertionError(
             "Setting check_batched_grad=True requires check_rev_over_rev to be True"
         )
-    from autodiff.autograd.grad_mode import enable_grad
 
     inputs = _as_tuple(inputs)
     with enable_grad():
@@ -992,8 +993,6 @@ def _vjp(func, xs: tuple, diff_idx: list, cts: tuple) -> tuple:
     the inputs in `diff_idx`, as a differentiable computation. Level-0 Tensors go through
     `autograd.grad(create_graph=True)`; forward-mode duals (the fwd-over-rev check) through
     the functional `autodiff.vjp`, whose pullback forward mode can see."""
-    from autodiff.core.trace import EVAL_TRACE
-    from autodiff.factories import zeros_like
 
     diff = [xs[i] for i in diff_idx]
     if all(x._trace is EVAL_TRACE for x in diff):
@@ -1002,7 +1001,6 @@ def _vjp(func, xs: tuple, diff_idx: list, cts: tuple) -> tuple:
         outputs = tuple(o for o in _as_tuple(func(*xs)) if _requires_grad(o))
         grads = _grad(outputs, diff, tuple(cts), create_graph=True)
         return tuple(zeros_like(x) if g is None else g for g, x in zip(grads, diff))
-    from autodiff.reverse import vjp
 
     def of_diff(*ds):
         args = list(xs)

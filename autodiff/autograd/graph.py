@@ -7,9 +7,10 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
+from autodiff.autograd._record import gradient_edge
+from autodiff.autograd._state import autograd_state
 from autodiff.core.graph import Node
 from autodiff.core.tensor import Tensor
-from autodiff.core.trace import state
 
 
 class GradientEdge(NamedTuple):
@@ -41,7 +42,7 @@ def get_gradient_edge(tensor: Tensor) -> GradientEdge:
             "It is not possible to get the gradient edge for a Tensor that does not require "
             "gradients"
         )
-    return GradientEdge(*tensor._gradient_edge())
+    return GradientEdge(*gradient_edge(tensor))
 
 
 def increment_version(tensor: Tensor) -> None:
@@ -74,13 +75,13 @@ class saved_tensors_hooks:
         self.hooks = (pack_hook, unpack_hook)
 
     def __enter__(self):
-        st = state()
+        st = autograd_state()
         if st.saved_tensors_hooks_disabled is not None:  # (see disable_saved_tensors_hooks)
             raise RuntimeError(st.saved_tensors_hooks_disabled)
         st.saved_tensors_hooks.append(self.hooks)
 
     def __exit__(self, *exc):
-        state().saved_tensors_hooks.pop()
+        autograd_state().saved_tensors_hooks.pop()
         return False
 
 
@@ -114,7 +115,7 @@ def disable_saved_tensors_hooks(error_message: str):
         ...         print(e)
         no hooks here
     """
-    st = state()
+    st = autograd_state()
     if st.saved_tensors_hooks:
         raise RuntimeError(error_message)
     previous = st.saved_tensors_hooks_disabled
@@ -162,7 +163,7 @@ def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable, *, mode: s
 
     def make_hook(i):
         def hook(grad):
-            st = state()
+            st = autograd_state()
             pass_id = st.backward_pass_id
             with lock:
                 entry = passes.setdefault(
@@ -179,7 +180,7 @@ def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable, *, mode: s
                     expected = sum(
                         1
                         for t in tensors
-                        if t.requires_grad and t._gradient_edge()[0] in st.pass_nodes
+                        if t.requires_grad and gradient_edge(t)[0] in st.pass_nodes
                     )
                     call = entry["seen"] >= expected
             if mode == "any":

@@ -1,5 +1,6 @@
 """Node: one recorded primitive application in a reverse-mode graph (both the functional
-ReverseTrace and the torch-style level-0 graph record these), and the torch-facing Node API.
+ReverseTrace and the torch face's level-0 graph, autograd/_record.py, record these), and the
+torch-facing Node API.
 
 A node keeps what its vjp rule needs (`primals`, `out`, `params`: its saved
 residuals), the edges `(node, output_index)` of its inputs (`parents`, None for
@@ -11,15 +12,9 @@ for a leaf tensor: torch's AccumulateGrad.
 
 from __future__ import annotations
 
-import traceback
 import weakref
 
 import numpy as np
-
-# Imported once here, not inside record(): record runs once per recorded operation.
-from autodiff.core.primitive import NO_PARAMS
-from autodiff.core.tensor import Tensor
-from autodiff.core.trace import state
 
 
 def edge_pair(edge) -> tuple:
@@ -320,82 +315,9 @@ def new_node(prim, params, primals, out, parents, seq: int, raw: bool = False) -
     return node
 
 
-def leaf_node(tensor, seq: int) -> Node:
-    """The AccumulateGrad node of a leaf tensor (held weakly: no reference cycle)."""
-    node = new_node(None, None, (), None, (), seq)
-    node._extra().variable = weakref.ref(tensor)
-    return node
-
-
-def record(prim, args: tuple, params: dict, out):
-    """Record a level-0 (torch-style) node for `prim` applied to `args` and wrap its outputs.
-
-    Like torch's SavedVariable, a saved input is its raw array plus the edge it had
-    (in `parents`), from which a `create_graph` backward rebuilds a Tensor linked to
-    this graph; `versions` keeps `(tensor, version)` for the in-place check.
-    """
-    st = state()
-    hooks = st.saved_tensors_hooks[-1] if st.saved_tensors_hooks else None
-    saves = prim.saves_inputs
-    # A rule that reads only its output (exp, tanh, sqrt) saves the output, as torch does:
-    # that is what saved_tensors_hooks pack.
-    out_hooks = None
-    if not saves:
-        if hooks is not None and prim.saves_output and not prim.multiple_results:
-            out_hooks = hooks
-        hooks = None
-    primals = []
-    parents = []
-    versions = []
-    for a in args:
-        if isinstance(a, Tensor):
-            edge = a._edge
-            if edge is None and a._requires_grad:
-                edge = a._gradient_edge()  # (a leaf's accumulator, made on first use)
-            parents.append(edge)
-            versions.append((a, a._vc) if saves else None)
-            primals.append(a._value if hooks is None else _pack(hooks, a, st))
-        else:
-            parents.append(None)
-            versions.append(None)
-            primals.append(a)
-    st.seq = seq = st.seq + 1  # (next_sequence_number, inline: once per recorded op)
-    node = Node()  # (new_node, inline)
-    node.prim = prim
-    node.params = params or NO_PARAMS
-    node.set_inputs(parents, primals)
-    node.out = out
-    node.seq = seq
-    node.versions = versions
-    node.extra = None
-    node.raw = hooks is None
-    if hooks is not None:
-        node._extra()  # packed residuals take the engine's general path
-    if st.anomaly:
-        node._extra().anomaly_trace = "".join(traceback.format_stack()[:-3])
-    if prim.multiple_results:
-        return tuple(Tensor._from(o, (node, i)) for i, o in enumerate(out))
-    result = Tensor._from(out, (node, 0))
-    if out_hooks is not None:
-        node.out = _pack(out_hooks, result, st)
-        node.raw = False
-        node._extra()
-    return result
-
-
-def _pack(hooks: tuple, tensor, st) -> _Packed:
-    """`tensor` saved through `saved_tensors_hooks` (pack, unpack): the pack hook runs with grad
-    mode off, as in torch (what it computes is not recorded, so saves nothing to pack again)."""
-    enabled = st.grad_enabled
-    st.grad_enabled = False
-    try:
-        return _Packed(hooks[0](tensor), hooks[1])
-    finally:
-        st.grad_enabled = enabled
-
-
-class _Packed:
-    """A saved tensor transformed by a `saved_tensors_hooks` pack hook, unpacked on use."""
+class Packed:
+    """A saved residual in packed form (a torch-face saved-tensor hook's `pack` result),
+    unpacked by `unpack` when the rule needs it (reverse/engine.py)."""
 
     __slots__ = ("packed", "unpack")
 

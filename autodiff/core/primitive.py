@@ -14,6 +14,11 @@ module of `autodiff/ops/`:
   `vjp_takes_needs`, it also gets `needs` (a bool per primal) and may return None
   where a cotangent is not needed.
 - `batch(values, batch_dims, **params)`: `(value_out, batch_dim_out)` under vmap.
+- `fwd(*primals, **params)`: optional, `(out, residuals)`: the output and what the vjp rule
+  needs of the forward computation, computed together (with autodiff ops). Reverse mode
+  calls it instead of `impl` and gives the vjp rule `residuals=`; a vjp rule called without
+  them (the torch face's level 0 records `impl`'s output only) computes them itself. For
+  primitives holding a computation (staged calls, scan) whose intermediates it saves.
 
 Rules are written with autodiff ops so they differentiate, batch, nest and stage again.
 Primitives with `differentiable=False` (comparisons, rounding, integer results)
@@ -27,7 +32,7 @@ a second formula of its own; tests compare every fast path with its rule, bitwis
 from __future__ import annotations
 
 from autodiff.core.dtypes import SCALAR_PAIRS
-from autodiff.core.tensor import TENSOR_TYPES
+from autodiff.core.trace import TENSOR_TYPES, dispatch
 
 # Every primitive ever created, in creation order (definitions, filled at import: tests and
 # staging walk it; nothing mutates it afterwards).
@@ -81,6 +86,7 @@ class Primitive:
         "multiple_results",
         "differentiable",
         "node_name",
+        "fwd",
         "vjp_takes_needs",
         "jvp_computes_primal",
         "saves_inputs",
@@ -102,6 +108,7 @@ class Primitive:
         self.jvp = None
         self.vjp = None
         self.batch = None
+        self.fwd = None
         self.multiple_results = multiple_results
         self.differentiable = differentiable
         # vjp rules of costly ops may accept `needs` (one bool per input: is a cotangent
@@ -162,24 +169,6 @@ def bind(prim: Primitive, *args, **params):
     return dispatch(prim, args, params)
 
 
-def dispatch(prim: Primitive, args: tuple, params: dict):
-    """`bind(prim, *args, **params)` for arguments already in a sequence and a dict (the
-    traces' own re-dispatch one level down: nothing to pack)."""
-    top = None
-    level = -1
-    for a in args:
-        if type(a) in TENSOR_TYPES:
-            t = a._trace
-            if t.level > level:
-                top = t
-                level = t.level
-    if top is None:
-        return prim.impl(*args, **params)
-    if not top.alive:
-        return top.process_dead(prim, args, params)
-    return top.process(prim, args, params)
-
-
 # `bind` for one and two arguments, the calls of every unary function and binary operator:
 # the same dispatch without packing *args and **params (a tuple and a dict per call).
 
@@ -210,3 +199,48 @@ def bind_binary(prim: Primitive, x, y):
     if top.alive:
         return top.process(prim, (x, y), NO_PARAMS)
     return top.process_dead(prim, (x, y), NO_PARAMS)
+
+
+# The dispatch of Tensor's operators (autodiff/_tensor_methods.py): `bind_binary` where the
+# first (or, reflected, the second) operand is known to be a Tensor, so the choice is between
+# its trace and the other operand's (one interpreter frame less per operator).
+
+
+def tensor_operator(prim: Primitive):
+    """`Tensor.__add__` and its kind for the binary primitive `prim`: `bind_binary(prim, self,
+    other)`."""
+
+    def op(self, other):
+        top = self._trace
+        if type(other) in TENSOR_TYPES and other._trace.level > top.level:
+            top = other._trace
+        if top.alive:
+            return top.process(prim, (self, other), NO_PARAMS)
+        return top.process_dead(prim, (self, other), NO_PARAMS)
+
+    return op
+
+
+def reflected_tensor_operator(prim: Primitive):
+    """`Tensor.__radd__` and its kind: `bind_binary(prim, other, self)`."""
+
+    def rop(self, other):
+        if type(other) in TENSOR_TYPES:  # (rare: Python tries `other`'s operator first)
+            return bind_binary(prim, other, self)
+        top = self._trace
+        if top.alive:
+            return top.process(prim, (other, self), NO_PARAMS)
+        return top.process_dead(prim, (other, self), NO_PARAMS)
+
+    return rop
+
+
+def bind_with_params(prim: Primitive, x, params: dict):
+    """`bind(prim, x, **params)` for one argument and a params dict the caller keeps (a shared
+    one: `x[i]`'s)."""
+    if type(x) not in TENSOR_TYPES:
+        return prim.impl(x, **params)
+    top = x._trace
+    if top.alive:
+        return top.process(prim, (x,), params)
+    return top.process_dead(prim, (x,), params)

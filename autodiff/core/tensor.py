@@ -12,22 +12,17 @@ import upward. `tensor.pyi` beside this file shows the whole class.
 from __future__ import annotations
 
 import math
-import threading
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from autodiff.core.errors import TracerConversionError
-from autodiff.core.trace import EVAL_TRACE, Trace, state
+from autodiff.core.trace import EVAL_TRACE, TENSOR_TYPES, Trace, state
 
 if TYPE_CHECKING:
     from autodiff.core.graph import Node
 
-_ACCUMULATOR_LOCK = threading.Lock()
-# Tensor and its subclasses (they register themselves): `type(x) in TENSOR_TYPES` is the hot
-# paths' faster `isinstance(x, Tensor)` (a set lookup rather than a walk of x's type's MRO).
-TENSOR_TYPES: set[type[Tensor]] = set()
 # Those of them whose shape is their value's (every Tensor's dtype is its value's): code that
 # compares the metadata of two values walks down through them (see `unbroadcast`).
 SHAPE_OF_VALUE: set[type[Tensor]] = set()
@@ -144,20 +139,6 @@ class Tensor:
     def data(self) -> Tensor:
         return self.detach()
 
-    def _gradient_edge(self) -> tuple[Node, int]:
-        """`(node, index)` where this tensor's gradient enters the graph (a leaf's accumulator)."""
-        edge = self._edge
-        if edge is not None:  # (a functional trace's tracer may hold its node: graph.edge_pair)
-            return edge if type(edge) is tuple else (edge, 0)
-        if self._accumulator is None:
-            from autodiff.core.graph import leaf_node
-            from autodiff.core.trace import next_sequence_number
-
-            with _ACCUMULATOR_LOCK:  # one accumulator per leaf, even across threads
-                if self._accumulator is None:
-                    self._accumulator = leaf_node(self, next_sequence_number())
-        return (self._accumulator, 0)
-
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
         TENSOR_TYPES.add(cls)
@@ -248,8 +229,6 @@ class Tensor:
         the new grad_fn, leaving saved residuals intact; either way the version counter
         grows, so a backward pass that saved the old value raises.
         """
-        from autodiff.core.trace import state
-
         if self._trace is not EVAL_TRACE:  # inside a transform: functional update
             return result
         recording = isinstance(result, Tensor) and result._edge is not None
@@ -356,3 +335,4 @@ class Tensor:
 
 TENSOR_TYPES.add(Tensor)
 SHAPE_OF_VALUE.add(Tensor)
+EVAL_TRACE.wrap = Tensor._from  # (level 0 wraps its results in Tensors: see EvalTrace)

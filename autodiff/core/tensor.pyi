@@ -11,8 +11,6 @@ from autodiff.core.graph import Node, _RemovableHandle
 from autodiff.core.trace import Trace
 from autodiff.ops.at import _IndexUpdateHelper
 
-_ACCUMULATOR_LOCK: Any
-TENSOR_TYPES: set[type[Tensor]]
 SHAPE_OF_VALUE: set[type[Tensor]]
 
 class Tensor:
@@ -42,7 +40,6 @@ class Tensor:
     def detach(self) -> Tensor: ...
     @property
     def data(self) -> Tensor: ...
-    def _gradient_edge(self) -> tuple[Node, int]: ...
     @classmethod
     def __init_subclass__(cls, **kwargs) -> None: ...
     @property

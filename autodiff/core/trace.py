@@ -1,8 +1,9 @@
-"""Levels: the thread-local stack of live traces, the Trace base class and EvalTrace (level 0).
+"""Levels: the thread-local stack of live traces, the Trace base class, EvalTrace (level 0)
+and `dispatch`, the one choice of the trace a primitive application goes to.
 
 Every transform (grad, jvp, vmap, a dual level) pushes a Trace when it starts and
 pops it when it ends. A trace's `level` is its position in the stack; dispatch
-picks the highest live level among a primitive's arguments (see `bind`). A trace
+picks the highest live level among a primitive's arguments. A trace
 that has been popped is marked dead: its tracers then either lower to their
 primal value or raise, as the trace decides in `lower`.
 """
@@ -17,6 +18,10 @@ from numpy import ndarray as _ndarray
 from autodiff.core import buffers as _buffers
 from autodiff.core.dtypes import SCALAR_PAIRS
 from autodiff.core.errors import EscapedTracerError
+
+# Tensor and its subclasses (core/tensor.py registers them): `type(x) in TENSOR_TYPES` is the
+# hot paths' faster `isinstance(x, Tensor)` (a set lookup rather than a walk of x's type's MRO).
+TENSOR_TYPES: set = set()
 
 
 class Trace:
@@ -41,10 +46,8 @@ class Trace:
 
     def process_dead(self, prim, args, params):
         """Re-dispatch with this dead trace's tracers replaced by what `lower` gives."""
-        from autodiff.core.primitive import bind
-
         lowered = tuple(self.lower(a) if getattr(a, "_trace", None) is self else a for a in args)
-        return bind(prim, *lowered, **params)
+        return dispatch(prim, lowered, params)
 
     def __repr__(self):
         return f"{type(self).__name__}(level={self.level}{'' if self.alive else ', dead'})"
@@ -53,31 +56,36 @@ class Trace:
 class _ThreadState(threading.local):
     def __init__(self):
         self.stack: list[Trace] = [EVAL_TRACE]
-        self.grad_enabled = True  # torch-style grad mode: does level 0 record a graph?
-        self.fw_grad_enabled = True  # off in inference_mode: dual levels carry no tangents
-        self.anomaly = False  # detect_anomaly: record forward tracebacks, check for nan
-        self.anomaly_check_nan = True
-        self.seq = 0  # sequence numbers of level-0 nodes (per thread, as in torch)
-        self.saved_tensors_hooks: list = []  # (pack, unpack) pairs, innermost last
-        self.saved_tensors_hooks_disabled: str | None = None  # the error, while disabled
-        self.backward_pass_id = 0  # which backward pass is running (multi-grad hooks)
-        self.pass_nodes: frozenset | set = frozenset()  # the nodes that pass will run
+        # Grad modes (the torch face's no_grad, inference_mode; autograd/grad_mode.py): does
+        # level 0 record a graph, do dual levels carry tangents?
+        self.grad_enabled = True
+        self.fw_grad_enabled = True
 
 
 _NUMBERS = (float, int)
 
 
-class EvalTrace(Trace):
-    """Level 0: runs primitive impls on concrete values held by plain `Tensor`s."""
+def _no_recorder(prim, args, params, out):
+    raise RuntimeError("autodiff.autograd is not loaded: level 0 cannot record a graph")
 
-    __slots__ = ()
+
+class EvalTrace(Trace):
+    """Level 0: runs primitive impls on concrete values held by plain `Tensor`s, and hands an
+    operation on Tensors that require grad to the torch face's recorder while grad mode is on
+    (autograd/_record.py registers it: `set_level0_recorder`)."""
+
+    __slots__ = ("wrap", "recorder")
+
+    def __init__(self, level: int):
+        super().__init__(level)
+        self.wrap = None  # Tensor._from: a level-0 Tensor around a result (core/tensor.py)
+        self.recorder = _no_recorder
 
     def process(self, prim, args, params):
-        Tensor = _core.tensor.Tensor
         raw = []
         record = False
         for a in args:
-            if isinstance(a, Tensor):
+            if type(a) in TENSOR_TYPES:
                 raw.append(a._value)
                 if a._requires_grad or a._edge is not None:
                     record = True
@@ -105,10 +113,10 @@ class EvalTrace(Trace):
             else:
                 out = prim.impl(*raw, **params)
         if record and prim.differentiable and _state.grad_enabled:
-            return _core.graph.record(prim, args, params, out)
+            return self.recorder(prim, args, params, out)
         if prim.multiple_results:
-            return tuple(Tensor._from(o) for o in out)
-        return Tensor._from(out)
+            return tuple(self.wrap(o) for o in out)
+        return self.wrap(out)
 
     def lower(self, tracer):
         return tracer._value
@@ -118,15 +126,35 @@ EVAL_TRACE = EvalTrace(0)
 _state = _ThreadState()
 
 
+def set_level0_recorder(recorder) -> None:
+    """Make `recorder(prim, args, params, out)` record level-0 operations on Tensors that
+    require grad (the torch face's graph, autograd/_record.py; done once, at its import)."""
+    EVAL_TRACE.recorder = recorder
+
+
 def state() -> _ThreadState:
-    """This thread's level stack and grad mode."""
+    """This thread's level stack and grad modes."""
     return _state
 
 
-def next_sequence_number() -> int:
-    """A new level-0 node sequence number (grows with creation, per thread)."""
-    _state.seq += 1
-    return _state.seq
+def dispatch(prim, args: tuple, params: dict):
+    """Apply `prim` to `args`: its impl when no argument is a tracer (or Tensor), else the
+    process of the highest live level among their traces (a dead one lowers them first).
+    `bind` and its unrolled forms for one and two arguments (core/primitive.py) make this
+    same choice."""
+    top = None
+    level = -1
+    for a in args:
+        if type(a) in TENSOR_TYPES:
+            t = a._trace
+            if t.level > level:
+                top = t
+                level = t.level
+    if top is None:
+        return prim.impl(*args, **params)
+    if not top.alive:
+        return top.process_dead(prim, args, params)
+    return top.process(prim, args, params)
 
 
 def current_level() -> int:
@@ -162,8 +190,3 @@ def new_trace(trace_type, *args):
         yield trace
     finally:
         pop_trace(trace)
-
-
-# Tensor and the graph recorder live in modules that import this one; they are looked up
-# through the package at call time (no import inside the hot path, no import cycle).
-import autodiff.core as _core  # noqa: E402

@@ -1,5 +1,6 @@
-"""Forward mode: ForwardTrace (dual numbers on the level stack), jvp, linearize, hvp, dual
-levels.
+"""Forward mode: ForwardTrace (dual numbers on the level stack), jvp, torch-style dual levels.
+
+May import core and ops.
 """
 
 from autodiff.forward_ad.dual import (
@@ -11,7 +12,7 @@ from autodiff.forward_ad.dual import (
     unpack_dual,
 )
 from autodiff.forward_ad.trace import ForwardTrace, ForwardTracer
-from autodiff.forward_ad.transforms import hvp, jvp, linearize
+from autodiff.forward_ad.transforms import jvp
 
 __all__ = [
     "ForwardTrace",
@@ -20,9 +21,7 @@ __all__ = [
     "dual_level",
     "enter_dual_level",
     "exit_dual_level",
-    "hvp",
     "jvp",
-    "linearize",
     "make_dual",
     "unpack_dual",
 ]

@@ -18,7 +18,8 @@ from autodiff.core.dtypes import dtype_of
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import pop_trace, push_trace, state
 from autodiff.forward_ad.trace import ForwardTrace, ForwardTracer
-from autodiff.ops.broadcast import shape_of
+from autodiff.ops.elementwise import astype
+from autodiff.ops.structural import shape_of
 
 
 class UnpackedDualTensor(NamedTuple):
@@ -141,8 +142,6 @@ def make_dual(tensor, tangent, *, level: int | None = None):
     if not isinstance(tensor, Tensor):
         tensor = Tensor(tensor)
     if dtype_of(tangent) != dt:
-        from autodiff.ops.elementwise import astype
-
         tangent = astype(tangent, dt)
     return ForwardTracer(tensor, trace, tangent)
 

@@ -72,8 +72,12 @@ class ForwardTrace(Trace):
 
     def _wrap(self, prim, out, t_out):
         if prim.multiple_results:
-            return tuple(o if t is None else ForwardTracer(o, self, t) for o, t in zip(out, t_out))
-        return out if t_out is None else ForwardTracer(out, self, t_out)
+            return tuple(self.dual_value(o, t) for o, t in zip(out, t_out))
+        return self.dual_value(out, t_out)
+
+    def dual_value(self, primal, tangent):
+        """`primal` with `tangent` at this level (`primal` itself for a None tangent)."""
+        return primal if tangent is None else ForwardTracer(primal, self, tangent)
 
 
 def _annotate_level0_node(trace, prim, args, out, t_out) -> None:

@@ -1,4 +1,4 @@
-"""Functional forward-mode transforms: jvp, linearize, and hvp (forward-over-reverse)."""
+"""The functional forward-mode transform: jvp."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ from autodiff.core.pytree import tree_flatten, tree_map, tree_unflatten
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import new_trace
 from autodiff.forward_ad.trace import ForwardTrace, ForwardTracer
-from autodiff.ops.broadcast import shape_of
+from autodiff.ops.structural import shape_of
 
 
 def _as_value(x):
@@ -101,51 +101,3 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
         )
         return out, t_out, aux
     return out, t_out
-
-
-def linearize(fun: Callable, *primals):
-    """Evaluate `fun` once and return `(out, jvp_fn)`, where `jvp_fn(*tangents)` is its JVP.
-
-    `jvp_fn` never re-evaluates `fun`: it transposes the recorded pullback of
-    `fun` (the pullback is linear in its cotangent), so each call costs one pass
-    over the recorded graph.
-
-    Example:
-        >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
-        >>> out, f_jvp = ad.linearize(lambda x: x ** 3, 2.0)
-        >>> float(out), float(f_jvp(1.0))
-        (8.0, 12.0)
-    """
-    from autodiff.reverse.transforms import pullback
-
-    out, f_pullback = pullback(fun, primals, False, conjugate=False)
-    out_flat, out_def = tree_flatten(out)
-    zeros = tree_unflatten(out_def, [np.zeros(shape_of(o), dtype_of(o)) for o in out_flat])
-    _, transpose = pullback(f_pullback, (zeros,), False, conjugate=False)
-
-    def jvp_fn(*tangents):
-        if len(tangents) != len(primals):
-            raise TypeError(
-                f"linearized function takes {len(primals)} tangents, got {len(tangents)}"
-            )
-        (t_out,) = transpose(tuple(tangents))
-        return t_out
-
-    return out, jvp_fn
-
-
-def hvp(fun: Callable, primals, tangents):
-    """Hessian-vector product of scalar `fun` at `primals` along `tangents` (forward-over-reverse).
-
-    Never forms the Hessian: one forward pass of the gradient computation with dual numbers.
-
-    Example:
-        >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
-        >>> ad.hvp(lambda x: anp.sum(x ** 3), (np.array([1.0, 2.0]),), (np.array([1.0, 0.0]),))
-        array([6., 0.])
-    """
-    from autodiff.reverse import grad
-
-    argnums = tuple(range(len(primals)))
-    g = grad(fun, argnums=argnums if len(primals) > 1 else 0)
-    return jvp(g, tuple(primals), tuple(tangents))[1]

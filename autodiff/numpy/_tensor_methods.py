@@ -12,31 +12,20 @@ from typing import Any
 import numpy as np
 
 import autodiff.numpy as anp
-from autodiff.core.primitive import NO_PARAMS, bind_binary
+from autodiff.core.primitive import reflected_tensor_operator, tensor_operator
 from autodiff.core.pytree import tree_map
-from autodiff.core.tensor import TENSOR_TYPES, Tensor
+from autodiff.core.tensor import Tensor
 from autodiff.numpy._creation import PASSTHROUGH
 from autodiff.ops.elementwise import BINARY
 
 
 def binary_operator(name: str) -> Callable:
-    """`Tensor.__add__` and its kind: `anp.<name>(self, other)`, the function itself if it is
-    not an elementwise primitive."""
+    """`Tensor.__add__` and its kind: `anp.<name>(self, other)`, dispatched directly for an
+    elementwise primitive (core/primitive.py's `tensor_operator`)."""
     prim = BINARY.get(name)
-    if prim is None:
-        return anp.FUNCTIONS[name]
-
-    # `bind_binary(prim, self, other)`, inline: `self` is a Tensor, so the dispatch is the
-    # choice between its trace and `other`'s (one interpreter frame less per operator).
-    def op(self, other):
-        top = self._trace
-        if type(other) in TENSOR_TYPES and other._trace.level > top.level:
-            top = other._trace
-        if top.alive:
-            return top.process(prim, (self, other), NO_PARAMS)
-        return top.process_dead(prim, (self, other), NO_PARAMS)
-
-    op.__name__ = op.__qualname__ = name
+    op = anp.FUNCTIONS[name] if prim is None else tensor_operator(prim)
+    if prim is not None:
+        op.__name__ = op.__qualname__ = name
     return op
 
 
@@ -50,15 +39,7 @@ def reflected_operator(name: str) -> Callable:
             return f(other, self)
 
     else:
-
-        def rop(self, other):
-            if type(other) in TENSOR_TYPES:  # (rare: Python tries `other`'s operator first)
-                return bind_binary(prim, other, self)
-            top = self._trace
-            if top.alive:
-                return top.process(prim, (other, self), NO_PARAMS)
-            return top.process_dead(prim, (other, self), NO_PARAMS)
-
+        rop = reflected_tensor_operator(prim)
     rop.__name__ = rop.__qualname__ = f"reflected_{name}"
     return rop
 

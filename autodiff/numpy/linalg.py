@@ -20,7 +20,6 @@ from autodiff.core.primitive import bind
 from autodiff.ops import elementwise as _ew
 from autodiff.ops import reduce as _reduce
 from autodiff.ops import shape as _shape
-from autodiff.ops.broadcast import shape_of
 from autodiff.ops.elementwise import astype, stop_gradient, where
 from autodiff.ops.linalg import (
     LinAlgError,
@@ -45,6 +44,7 @@ from autodiff.ops.linalg import (
     svd,
 )
 from autodiff.ops.products import _array, dot, matmul, outer, tensordot
+from autodiff.ops.structural import shape_of
 
 
 def svdvals(x, /):

@@ -1,3 +1,4 @@
-"""Primitives by family, rules adjacent: elementwise, broadcast, reduce, shape, index, at,
-products, linalg, special, arrays; shared batch-rule helpers in batching.
+"""Primitives by family, rules adjacent: elementwise (derivatives as formulas), reduce, shape,
+index, at, products, linalg, special, arrays; below them all, structural (reshape, transpose,
+broadcasting and batch axes); namespaces derives the NumPy form of a rule from the rule.
 """

@@ -42,22 +42,24 @@ from autodiff.kernels.scatter import scatter_add_rows
 from autodiff.ops import elementwise as ew
 from autodiff.ops import reduce as red
 from autodiff.ops import shape as shp
-from autodiff.ops.batching import batch_size, move_to_front
-from autodiff.ops.broadcast import broadcast_to, shape_of
-from autodiff.ops.elementwise import astype, stop_gradient, where
+from autodiff.ops.elementwise import astype, cotangent_of, stop_gradient, where
 from autodiff.ops.index import getitem, scatter_add
 from autodiff.ops.products import einsum
+from autodiff.ops.structural import (
+    apply_linear,
+    axis_in_batched,
+    batch_in_front,
+    batch_size,
+    broadcast_to,
+    move_batch_axis,
+    move_to_front,
+    ndim_of,
+    shape_of,
+)
 
 _operand = shp._operand  # arrays, Tensors, and lists holding Tensors as one differentiable value
-
-
-def _maybe(f, t, *args):
-    """`f(t, ...)` for a tangent `t`; a symbolic zero (None) stays None."""
-    return None if t is None else f(t, *args)
-
-
-def _ndim(x) -> int:
-    return len(shape_of(x))
+# (elementwise.FUNCTIONS has every elementwise function; its module names only those it calls)
+not_equal, isinf, isfinite = (ew.FUNCTIONS[name] for name in ("not_equal", "isinf", "isfinite"))
 
 
 def _at(axis: int, part) -> tuple:
@@ -65,35 +67,16 @@ def _at(axis: int, part) -> tuple:
     return (slice(None),) * axis + (part,)
 
 
-def _cast_like(ct, x):
-    """Cotangent `ct` in the dtype of primal `x`."""
-    dt = dtype_of(x)
-    return ct if dtype_of(ct) == dt else astype(ct, dt)
-
-
 def _no_out(name: str, out) -> None:
     if out is not None:
         raise NotImplementedError(f"autodiff.numpy.{name} does not support out=")
-
-
-def _front(v, bdim, size: int):
-    """`v` with its batch axis first; an unbatched `v` is broadcast along a new first axis."""
-    if bdim is not None:
-        return move_to_front(v, bdim)
-    s = shape_of(v)
-    return broadcast_to(shp.reshape(v, (1,) + s), (size,) + s)
-
-
-def _shift_axis(axis: int, bdim: int) -> int:
-    """A per-example axis (non-negative) as an axis of the batched value."""
-    return axis + (axis >= bdim)
 
 
 def _axis_batch_rule(p):
     """Batch rule of a one-operand primitive acting along `axis`: the batch axis stays put."""
 
     def rule(values, dims, *, axis, **params):
-        return bind(p, values[0], axis=_shift_axis(axis, dims[0]), **params), dims[0]
+        return bind(p, values[0], axis=axis_in_batched(axis, dims[0]), **params), dims[0]
 
     return rule
 
@@ -113,13 +96,12 @@ def _cumsum_impl(x, *, axis, reverse, dtype):
     return np.cumsum(x, axis, dtype)
 
 
-cumsum_p = Primitive("cumsum")
-cumsum_p.node_name = "CumsumBackward0"
+cumsum_p = Primitive("cumsum", node_name="CumsumBackward0")
 cumsum_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 cumsum_p.saves_output = False
 cumsum_p.impl = _cumsum_impl
 cumsum_p.abstract_eval = _cumulative_abstract_eval
-cumsum_p.jvp = lambda primals, tangents, *, out, axis, reverse, dtype: _maybe(
+cumsum_p.jvp = lambda primals, tangents, *, out, axis, reverse, dtype: apply_linear(
     _cumsum, tangents[0], axis, reverse
 )
 cumsum_p.vjp = lambda g, x, *, out, axis, reverse, dtype: (_cumsum(g, axis, not reverse),)
@@ -188,13 +170,12 @@ def _linear_recurrence_jvp(primals, tangents, *, out, axis, reverse):
 
 def _linear_recurrence_vjp(g, a, b, *, out, axis, reverse, needs=(True, True)):
     c = linear_recurrence(_step(a, axis, 0, forward=reverse), g, axis, not reverse)
-    ct_a = _cast_like(c * _step(out, axis, 0, forward=not reverse), a) if needs[0] else None
-    return ct_a, _cast_like(c, b)
+    ct_a = cotangent_of(c * _step(out, axis, 0, forward=not reverse), a) if needs[0] else None
+    return ct_a, cotangent_of(c, b)
 
 
 def _linear_recurrence_batch(values, dims, *, axis, reverse):
-    size = batch_size(values, dims)
-    a, b = (_front(v, d, size) for v, d in zip(values, dims))
+    a, b = batch_in_front(values, dims)
     return linear_recurrence(a, b, axis + 1, reverse), 0
 
 
@@ -221,7 +202,7 @@ def _exclusive(y, axis: int):
 cumprod_p = Primitive("cumprod")
 cumprod_p.impl = lambda x, *, axis, dtype: np.cumprod(x, axis, dtype)
 cumprod_p.abstract_eval = _cumulative_abstract_eval
-cumprod_p.jvp = lambda primals, tangents, *, out, axis, dtype: _maybe(
+cumprod_p.jvp = lambda primals, tangents, *, out, axis, dtype: apply_linear(
     lambda t: linear_recurrence(primals[0], t * _exclusive(out, axis), axis), tangents[0]
 )
 cumprod_p.vjp = lambda g, x, *, out, axis, dtype: (
@@ -257,8 +238,7 @@ def _searchsorted_batch(values, dims, *, side, batch_dims):
     (a, v), (da, dv) = values, dims
     if da is None and batch_dims == 0:  # one sorted array for every example
         return bind(searchsorted_p, a, v, side=side, batch_dims=0), dv
-    size = batch_size(values, dims)
-    a, v = _front(a, da, size), _front(v, dv, size)
+    a, v = batch_in_front(values, dims)
     return bind(searchsorted_p, a, v, side=side, batch_dims=batch_dims + 1), 0
 
 
@@ -311,13 +291,13 @@ def _index_front(idx, bdim):
 
 
 def _gather_batch(values, dims, *, axis):
-    x = _front(values[0], dims[0], batch_size(values, dims))
+    x = move_batch_axis(values[0], dims[0], 0, batch_size(values, dims))
     return _gather(x, _index_front(values[1], dims[1]), axis + 1), 0
 
 
 def _scatter_add_along_batch(values, dims, *, axis, shape):
     size = batch_size(values, dims)
-    v = _front(values[0], dims[0], size)
+    v = move_batch_axis(values[0], dims[0], 0, size)
     idx = _index_front(values[1], dims[1])
     return _scatter_add_along(v, idx, axis + 1, (size,) + shape), 0
 
@@ -325,7 +305,7 @@ def _scatter_add_along_batch(values, dims, *, axis, shape):
 gather_p = Primitive("gather")
 gather_p.impl = lambda x, idx, *, axis: np.take_along_axis(x, idx, axis)
 gather_p.abstract_eval = _gather_abstract_eval
-gather_p.jvp = lambda primals, tangents, *, out, axis: _maybe(
+gather_p.jvp = lambda primals, tangents, *, out, axis: apply_linear(
     _gather, tangents[0], primals[1], axis
 )
 gather_p.vjp = lambda g, x, idx, *, out, axis: (
@@ -337,7 +317,7 @@ gather_p.batch = _gather_batch
 scatter_add_along_p = Primitive("scatter_add_along")
 scatter_add_along_p.impl = _scatter_add_along_impl
 scatter_add_along_p.abstract_eval = lambda values, idx, *, axis, shape: shaped_like(values, shape)
-scatter_add_along_p.jvp = lambda primals, tangents, *, out, axis, shape: _maybe(
+scatter_add_along_p.jvp = lambda primals, tangents, *, out, axis, shape: apply_linear(
     _scatter_add_along, tangents[0], primals[1], axis, shape
 )
 scatter_add_along_p.vjp = lambda g, values, idx, *, out, axis, shape: (_gather(g, idx, axis), None)
@@ -395,7 +375,7 @@ def _correlate(a, w, mode: str):
 def _correlate_jvp(primals, tangents, *, out, mode):
     a, w = primals
     ta, tw = tangents
-    d_a = _maybe(_correlate, ta, w, mode)
+    d_a = apply_linear(_correlate, ta, w, mode)
     d_w = None if tw is None else _correlate(a, tw, mode)
     return d_w if d_a is None else d_a if d_w is None else d_a + d_w
 
@@ -412,14 +392,13 @@ def _correlate_vjp(g, a, w, *, out, mode, needs=(True, True)):
         ct_a = getitem(_correlate(g, shp.flip(w, 0), "full"), slice(m - 1, m - 1 + n))
     if needs[1]:
         ct_w = getitem(_correlate(a, g, "full"), slice(n - 1, n - 1 + m))
-    return tuple(None if ct is None else _cast_like(ct, x) for ct, x in ((ct_a, a), (ct_w, w)))
+    return tuple(cotangent_of(ct, x) for ct, x in ((ct_a, a), (ct_w, w)))
 
 
 def _correlate_batch(values, dims, *, mode):
     # Every example at once: windows of the zero-padded `a`, contracted with `w`.
-    size = batch_size(values, dims)
-    a, w = (_front(v, d, size) for v, d in zip(values, dims))
-    n, m = shape_of(a)[1], shape_of(w)[1]
+    a, w = batch_in_front(values, dims)
+    (size, n), m = shape_of(a), shape_of(w)[1]
     zeros = np.zeros((size, m - 1), dtype_of(a))
     padded = shp.concatenate([zeros, a, zeros], 1)
     windows = getitem(padded, (slice(None), np.arange(n + m - 1)[:, None] + np.arange(m)))
@@ -460,9 +439,9 @@ def _flat_axis(a, axis, scalar_as_vector: bool = True):
     """
     if axis is None:
         return shp.ravel(a), 0
-    if scalar_as_vector and _ndim(a) == 0:
+    if scalar_as_vector and ndim_of(a) == 0:
         a = shp.ravel(a)
-    return a, normalize_axis_index(axis, _ndim(a))
+    return a, normalize_axis_index(axis, ndim_of(a))
 
 
 def cumsum(a, axis=None, dtype=None, out=None):
@@ -719,6 +698,62 @@ def _pad_stat(x, axis: int, before: int, after: int, lengths, mode: str):
     )
 
 
+def _check_pad_mode(mode, kwargs: dict) -> None:
+    """NumPy's errors for a mode or keyword it does not know; ours for the modes not supported."""
+    if callable(mode):
+        raise NotImplementedError("autodiff.numpy.pad does not support a function as mode")
+    if mode not in _PAD_KWARGS:
+        raise ValueError(f"mode '{mode}' is not supported")
+    unsupported = set(kwargs) - set(_PAD_KWARGS[mode])
+    if unsupported:
+        raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unsupported}")
+    if mode in ("linear_ramp", "median"):
+        raise NotImplementedError(f"autodiff.numpy.pad does not support mode '{mode}'")
+
+
+def _pad_constant(x, widths: list, constant_values):
+    """`x` padded with constants, axis by axis."""
+    dt = dtype_of(x)
+    values = _as_pairs(constant_values, len(widths))
+    for axis, (before, after), (v_before, v_after) in zip(range(len(widths)), widths, values):
+        if before or after:
+            x = _pad_with(
+                x,
+                axis,
+                np.full(_axis_block(x, axis, before), v_before, dt),
+                np.full(_axis_block(x, axis, after), v_after, dt),
+            )
+    return x
+
+
+def _pad_empty(shape: tuple, widths: list, dtype):
+    """A non-constant padding of an empty array: zeros, where no empty axis is extended (only
+    constant padding can extend one)."""
+    for axis, pair in enumerate(widths):
+        if shape[axis] == 0 and any(pair):
+            raise ValueError(
+                f"can't extend empty axis {axis} using modes other than 'constant' or 'empty'"
+            )
+    return np.zeros(tuple(n + b + a for n, (b, a) in zip(shape, widths)), dtype)
+
+
+def _pad_selection(x, widths: list, mode: str, reflect_type: str):
+    """The modes that repeat elements of `x` ("edge", "wrap", "reflect", "symmetric"): one
+    gather per axis, of the positions NumPy's own padding of the positions selects; odd
+    reflections are computed from the edge."""
+    odd = mode in ("reflect", "symmetric") and reflect_type == "odd"
+    shape = shape_of(x)
+    for axis, (before, after) in enumerate(widths):
+        n = shape[axis]
+        if not (before or after):
+            continue
+        if odd and n > 1:
+            x = _pad_reflect_odd(x, axis, before, after, mode == "symmetric")
+        else:
+            x = getitem(x, _at(axis, np.pad(np.arange(n), (before, after), mode=mode)))
+    return x
+
+
 def pad(array, pad_width, mode="constant", **kwargs):
     """`numpy.pad`, differentiable in `array`.
 
@@ -737,52 +772,18 @@ def pad(array, pad_width, mode="constant", **kwargs):
     if not isinstance(array, Tensor):
         array = np.array(array)  # NumPy's result is always a fresh array
     shape = shape_of(array)
-    ndim = len(shape)
-    widths = _pad_widths(pad_width, ndim)
-    if callable(mode):
-        raise NotImplementedError("autodiff.numpy.pad does not support a function as mode")
-    if mode not in _PAD_KWARGS:
-        raise ValueError(f"mode '{mode}' is not supported")
-    unsupported = set(kwargs) - set(_PAD_KWARGS[mode])
-    if unsupported:
-        raise ValueError(f"unsupported keyword arguments for mode '{mode}': {unsupported}")
-    if mode in ("linear_ramp", "median"):
-        raise NotImplementedError(f"autodiff.numpy.pad does not support mode '{mode}'")
-    out = array
+    widths = _pad_widths(pad_width, len(shape))
+    _check_pad_mode(mode, kwargs)
     if mode in ("constant", "empty"):  # NumPy leaves "empty" padding undefined: zeros here
-        dt = dtype_of(array)
-        values = _as_pairs(kwargs.get("constant_values", 0), ndim)
-        for axis, (before, after), (v_before, v_after) in zip(range(ndim), widths, values):
-            if before or after:
-                out = _pad_with(
-                    out,
-                    axis,
-                    np.full(_axis_block(out, axis, before), v_before, dt),
-                    np.full(_axis_block(out, axis, after), v_after, dt),
-                )
-        return out
-    if math.prod(shape) == 0:  # only constant padding can extend an empty axis
-        for axis, pair in enumerate(widths):
-            if shape[axis] == 0 and any(pair):
-                raise ValueError(
-                    f"can't extend empty axis {axis} using modes other than 'constant' or 'empty'"
-                )
-        return np.zeros(tuple(n + b + a for n, (b, a) in zip(shape, widths)), dtype_of(array))
+        return _pad_constant(array, widths, kwargs.get("constant_values", 0))
+    if math.prod(shape) == 0:
+        return _pad_empty(shape, widths, dtype_of(array))
     if mode in ("maximum", "minimum", "mean"):
-        lengths = _as_pairs(kwargs.get("stat_length"), ndim, as_index=True)
+        lengths = _as_pairs(kwargs.get("stat_length"), len(shape), as_index=True)
         for axis, (before, after) in enumerate(widths):
-            out = _pad_stat(out, axis, before, after, lengths[axis], mode)
-        return out
-    odd = mode in ("reflect", "symmetric") and kwargs.get("reflect_type", "even") == "odd"
-    for axis, (before, after) in enumerate(widths):
-        n = shape[axis]
-        if not (before or after):
-            continue
-        if odd and n > 1:
-            out = _pad_reflect_odd(out, axis, before, after, mode == "symmetric")
-        else:  # a selection: NumPy's own padding of the positions says which
-            out = getitem(out, _at(axis, np.pad(np.arange(n), (before, after), mode=mode)))
-    return out
+            array = _pad_stat(array, axis, before, after, lengths[axis], mode)
+        return array
+    return _pad_selection(array, widths, mode, kwargs.get("reflect_type", "even"))
 
 
 def roll(a, shift, axis=None):
@@ -827,7 +828,7 @@ def diagonal(a, offset=0, axis1=0, axis2=1):
         array([1., 5.])
     """
     a = _operand(a)
-    ndim = _ndim(a)
+    ndim = ndim_of(a)
     if ndim < 2:
         raise ValueError("diag requires an array of at least two dimensions")
     i = normalize_axis_index(axis1, ndim, "axis1")
@@ -921,7 +922,7 @@ def kron(a, b):
         array([ 1.,  2., 10., 20.])
     """
     a, b = _operand(a), _operand(b)
-    nda, ndb = _ndim(a), _ndim(b)
+    nda, ndb = ndim_of(a), ndim_of(b)
     if nda < ndb:  # NumPy reads `a` with ndmin=b.ndim
         a = shp.reshape(a, (1,) * (ndb - nda) + shape_of(a))
         nda = ndb
@@ -945,10 +946,10 @@ def cross(a, b, axisa=-1, axisb=-1, axisc=-1, axis=None):
     if axis is not None:
         axisa = axisb = axisc = axis
     a, b = _operand(a), _operand(b)
-    if _ndim(a) < 1 or _ndim(b) < 1:
+    if ndim_of(a) < 1 or ndim_of(b) < 1:
         raise ValueError("At least one array has zero dimension")
-    a = shp.moveaxis(a, normalize_axis_index(axisa, _ndim(a), msg_prefix="axisa"), -1)
-    b = shp.moveaxis(b, normalize_axis_index(axisb, _ndim(b), msg_prefix="axisb"), -1)
+    a = shp.moveaxis(a, normalize_axis_index(axisa, ndim_of(a), msg_prefix="axisa"), -1)
+    b = shp.moveaxis(b, normalize_axis_index(axisb, ndim_of(b), msg_prefix="axisb"), -1)
     na, nb = shape_of(a)[-1], shape_of(b)[-1]
     if na not in (2, 3) or nb not in (2, 3):
         raise ValueError("incompatible dimensions for cross product\n(dimension must be 2 or 3)")
@@ -1008,7 +1009,7 @@ def diff(a, n=1, axis=-1, prepend=_NO_VALUE, append=_NO_VALUE):
     if n < 0:
         raise ValueError("order must be non-negative but got " + repr(n))
     a = _operand(a)
-    nd = _ndim(a)
+    nd = ndim_of(a)
     if nd == 0:
         raise ValueError("diff requires input that is at least one dimensional")
     axis = normalize_axis_index(axis, nd)
@@ -1018,7 +1019,7 @@ def diff(a, n=1, axis=-1, prepend=_NO_VALUE, append=_NO_VALUE):
             combined.append(a)
         elif extra is not _NO_VALUE:
             extra = _operand(extra)
-            if _ndim(extra) == 0:
+            if ndim_of(extra) == 0:
                 extra = broadcast_to(extra, _axis_block(a, axis, 1))
             combined.append(extra)
     if len(combined) > 1:
@@ -1026,7 +1027,7 @@ def diff(a, n=1, axis=-1, prepend=_NO_VALUE, append=_NO_VALUE):
     upper, lower = _at(axis, slice(1, None)), _at(axis, slice(None, -1))
     for _ in range(n):
         if dtype_of(a) == np.bool_:
-            a = ew.FUNCTIONS["not_equal"](getitem(a, upper), getitem(a, lower))
+            a = not_equal(getitem(a, upper), getitem(a, lower))
         else:
             a = getitem(a, upper) - getitem(a, lower)
     return a
@@ -1089,10 +1090,10 @@ def interp(x, xp, fp, left=None, right=None, period=None):
     is_complex = np.issubdtype(dtype_of(fp), np.complexfloating)
     out_dtype = np.complex128 if is_complex else np.float64
     x, xp, fp = astype(x, np.float64), astype(xp, np.float64), astype(fp, out_dtype)
-    if _ndim(xp) != 1 or _ndim(fp) != 1:
+    if ndim_of(xp) != 1 or ndim_of(fp) != 1:
         raise ValueError(
             "object too deep for desired array"
-            if max(_ndim(xp), _ndim(fp)) > 1
+            if max(ndim_of(xp), ndim_of(fp)) > 1
             else "object of too small depth for desired array"
         )
     if shape_of(xp)[0] == 0:
@@ -1125,7 +1126,7 @@ def interp(x, xp, fp, left=None, right=None, period=None):
         re = _interp_part(x, xp, ew.real(fp), _part(left, "real"), _part(right, "real"), True, x)
         im = _interp_part(x, xp, ew.imag(fp), _part(left, "imag"), _part(right, "imag"), True, 0.0)
         res = re + 1j * im
-    return getitem(res, ()) if _ndim(res) == 0 else res
+    return getitem(res, ()) if ndim_of(res) == 0 else res
 
 
 # ---------------------------------------------------------------------------------------------
@@ -1157,17 +1158,17 @@ def nan_to_num(x, copy=True, nan=0.0, posinf=None, neginf=None):
     fill_neg = real_dt.type(np.finfo(real_dt).min if neginf is None else neginf)
 
     def fix(d):
-        inf, neg = ew.FUNCTIONS["isinf"](d), ew.signbit(d)
+        inf, neg = isinf(d), ew.signbit(d)
         d = where(ew.isnan(d), fill_nan, d)
         d = where(inf & ~neg, fill_pos, d)
         return where(inf & neg, fill_neg, d)
 
     if np.issubdtype(dt, np.complexfloating):
         fixed = fix(ew.real(x)) + 1j * fix(ew.imag(x))
-        out = where(ew.FUNCTIONS["isfinite"](x), x, astype(fixed, dt))
+        out = where(isfinite(x), x, astype(fixed, dt))
     else:
         out = fix(x)
-    return getitem(out, ()) if _ndim(out) == 0 else out
+    return getitem(out, ()) if ndim_of(out) == 0 else out
 
 
 def nansum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
@@ -1301,7 +1302,7 @@ def vander(x, N=None, increasing=False):
                [9., 3., 1.]])
     """
     x = _operand(x)
-    if _ndim(x) != 1:
+    if ndim_of(x) != 1:
         raise ValueError("x must be a one-dimensional array or sequence.")
     n = shape_of(x)[0]
     if N is None:
@@ -1326,7 +1327,7 @@ def polyval(p, x):
         array([3., 8.])
     """
     p, x = _operand(p), _operand(x)
-    if _ndim(p) == 0:
+    if ndim_of(p) == 0:
         raise TypeError("iteration over a 0-d array")
     y = np.zeros(shape_of(x), dtype_of(x))
     for i in range(shape_of(p)[0]):

@@ -16,9 +16,7 @@ import numpy as np
 from autodiff.core.abstract import same_aval
 from autodiff.core.dtypes import dtype_of
 from autodiff.core.primitive import Primitive, bind
-from autodiff.ops.broadcast import shape_of
-from autodiff.ops.elementwise import FUNCTIONS as ELEMENTWISE
-from autodiff.ops.elementwise import add, astype, where
+from autodiff.ops.elementwise import add, astype, equal, greater, where
 from autodiff.ops.index import (
     conform_value,
     fill_index,
@@ -31,8 +29,7 @@ from autodiff.ops.index import (
     split_index,
     update_batch_rule,
 )
-
-equal, greater = ELEMENTWISE["equal"], ELEMENTWISE["greater"]
+from autodiff.ops.structural import shape_of
 
 
 def _update_primitive(name: str, ufunc) -> Primitive:

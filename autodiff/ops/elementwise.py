@@ -22,19 +22,21 @@ import numpy as np
 
 from autodiff.core import buffers
 from autodiff.core.abstract import ShapedArray, all_weak, result_type, ufunc_operand
-from autodiff.core.dtypes import is_inexact
+from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.primitive import Primitive, bind, bind_binary, bind_unary
 from autodiff.core.tensor import SHAPE_OF_VALUE
 from autodiff.kernels import elementwise as kernels
 from autodiff.kernels import fused
-from autodiff.ops.batching import broadcasting_batch_rule, unary_batch_rule
-from autodiff.ops.broadcast import (
+from autodiff.ops.formulas import Formulas, binary_rules, unary_rules
+from autodiff.ops.structural import (
+    _add_reduce,
     _sum_to_shape_impl,
     broadcast_to,
+    broadcasting_batch_rule,
     shape_of,
     sum_to_shape,
+    unary_batch_rule,
 )
-from autodiff.ops.formulas import Formulas, binary_rules, unary_rules
 
 _NUMBER = frozenset((int, float, complex, bool))
 
@@ -72,6 +74,14 @@ def unbroadcast_numpy(g, x):
     if gdt is not dt and gdt != dt and dt.kind in "fc":  # (`is`: the common case, no compare)
         g = _astype_impl(g, dt)
     return g
+
+
+def cotangent_of(ct, x):
+    """Cotangent `ct` reduced to the shape and dtype of primal `x` (`unbroadcast`); None for a
+    symbolic zero and for integer and bool primals, which are constants."""
+    if ct is None or not is_inexact(dtype_of(x)):
+        return None
+    return unbroadcast(ct, x)
 
 
 def _tangent_like(t, out):
@@ -727,6 +737,7 @@ FORMULAS.define(
     lazy=lambda g, x: fused.divide(g, fused.add(1.0, x)),
 )
 FORMULAS.define("unbroadcast", ad=unbroadcast, numpy=unbroadcast_numpy, lazy=unbroadcast_numpy)
+FORMULAS.define("add_reduce", ad=None, numpy=_add_reduce, lazy=None)
 FORMULAS.define("sum_tangents", ad=_sum_tangents, numpy=None, lazy=None)
 FORMULAS.define("LN2", ad=_LN2, numpy=_LN2, lazy=_LN2)
 FORMULAS.define("LN10", ad=_LN10, numpy=_LN10, lazy=_LN10)

@@ -176,11 +176,13 @@ def vjp(g, out, x, y):
     cx, cy = type(x) in NUMBERS, type(y) in NUMBERS{same}
     ct_x = None if cx else {dx}
     ct_y = None if cy else {dy}
-    try:
+    try:  # (the sum over a scalar operand, written out: `unbroadcast`'s commonest reduction)
         if ct_x is not None and (ct_x.shape != x.shape or ct_x.dtype is not x.dtype):
-            ct_x = unbroadcast(ct_x, x)
+            same = ct_x.dtype is x.dtype and not x.shape
+            ct_x = add_reduce(ct_x, None) if same else unbroadcast(ct_x, x)
         if ct_y is not None and (ct_y.shape != y.shape or ct_y.dtype is not y.dtype):
-            ct_y = unbroadcast(ct_y, y)
+            same = ct_y.dtype is y.dtype and not y.shape
+            ct_y = add_reduce(ct_y, None) if same else unbroadcast(ct_y, y)
     except AttributeError:  # a list or other array-like operand
         return unbroadcast(ct_x, x), unbroadcast(ct_y, y)
     return ct_x, ct_y

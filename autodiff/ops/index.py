@@ -26,13 +26,20 @@ from autodiff.core.primitive import Primitive, bind
 from autodiff.core.tensor import TENSOR_TYPES, Tensor
 from autodiff.core.trace import EVAL_TRACE
 from autodiff.kernels.scatter import scatter_add_rows
-from autodiff.ops.batching import batch_size, move_batch_axis, move_to_front
-from autodiff.ops.broadcast import broadcast_to, shape_of
 from autodiff.ops.elementwise import FUNCTIONS as ELEMENTWISE
-from autodiff.ops.elementwise import astype, clip, where
-from autodiff.ops.shape import ravel, reshape, stack
+from autodiff.ops.elementwise import astype, clip, equal, where
+from autodiff.ops.namespaces import define_primitive, vjp_rules
+from autodiff.ops.shape import ravel, stack
+from autodiff.ops.structural import (
+    batch_size,
+    broadcast_to,
+    move_batch_axis,
+    move_to_front,
+    reshape,
+    shape_of,
+)
 
-equal, remainder = ELEMENTWISE["equal"], ELEMENTWISE["remainder"]
+remainder = ELEMENTWISE["remainder"]
 _BASIC_TYPES = (int, np.integer, slice, type(Ellipsis), type(None))
 
 # ---------------------------------------------------------------------------------------------
@@ -258,6 +265,7 @@ def filled(shape: tuple, value, dtype) -> ndarray:
 
 
 _PROBE = np.zeros(1, np.int8)
+_zeros = np.zeros
 
 
 def selection_shape(shape: tuple, index: tuple, arrays=()) -> tuple:
@@ -303,6 +311,10 @@ def conform_value(value, x, shape: tuple):
 
 
 def _scatter_add_impl(values, *arrays, shape, index):
+    if not arrays and len(index) == 1 and type(index[0]) is int:  # x[i]: the commonest index
+        out = _zeros(shape, values.dtype if type(values) is ndarray else np.asarray(values).dtype)
+        out[index] = values
+        return out
     index = fill_index(index, arrays)
     values = np.asarray(values)
     size = math.prod(shape)
@@ -314,11 +326,6 @@ def _scatter_add_impl(values, *arrays, shape, index):
     rows = rows.ravel()
     summed = scatter_add_rows(rows, values.reshape(rows.size, inner), size // inner)
     return summed.reshape(shape)
-
-
-getitem_p = Primitive("getitem")
-getitem_p.saves_inputs = False  # its vjp reads only shapes and dtypes
-getitem_p.saves_output = False
 
 
 def _getitem_node_name(params: dict) -> str:
@@ -343,7 +350,9 @@ def _getitem_node_name(params: dict) -> str:
     return name
 
 
-getitem_p.node_name = _getitem_node_name
+getitem_p = Primitive("getitem", node_name=_getitem_node_name)
+getitem_p.saves_inputs = False  # its vjp reads only shapes and dtypes
+getitem_p.saves_output = False
 getitem_p.impl = lambda x, *arrays, index: x[fill_index(index, arrays) if arrays else index]
 getitem_p.abstract_eval = lambda x, *arrays, index: shaped_like(
     x, selection_shape(x.shape, index, arrays)
@@ -351,23 +360,12 @@ getitem_p.abstract_eval = lambda x, *arrays, index: shaped_like(
 getitem_p.jvp = lambda primals, tangents, *, out, index: (
     None if tangents[0] is None else gather(tangents[0], index, primals[1:])
 )
-getitem_p.vjp = lambda g, x, *arrays, out, index: (
-    (scatter(g, shape_of(x), index, arrays),) + (None,) * len(arrays)
-)
 
 
-_zeros = np.zeros
+def _getitem_vjp(ops, g, out, x, *arrays, index):
+    ct = ops.scatter_add(g, *arrays, shape=shape_of(x), index=index)
+    return (ct,) + (None,) * len(arrays)
 
-
-def _getitem_vjp_numpy(g, out, x, *arrays, index):
-    if not arrays and len(index) == 1 and type(index[0]) is int:  # x[i]: the commonest
-        ct = _zeros(x.shape, g.dtype if type(g) is ndarray else np.asarray(g).dtype)
-        ct[index] = g
-        return (ct,)
-    return (_scatter_add_impl(g, *arrays, shape=np.shape(x), index=index),) + (None,) * len(arrays)
-
-
-getitem_p.fast.vjp = _getitem_vjp_numpy
 
 scatter_add_p = Primitive("scatter_add")
 scatter_add_p.saves_inputs = False  # its vjp reads only shapes and dtypes
@@ -380,6 +378,8 @@ scatter_add_p.jvp = lambda primals, tangents, *, out, shape, index: (
 scatter_add_p.vjp = lambda g, values, *arrays, out, shape, index: (
     (gather(g, index, arrays),) + (None,) * len(arrays)
 )
+define_primitive(scatter_add_p)
+vjp_rules(getitem_p, _getitem_vjp)
 
 
 def _index_set_impl(x, value, *arrays, index):
@@ -420,8 +420,7 @@ def _landed_writes(shape: tuple, index: tuple, arrays, selected: tuple):
     return None if isinstance(landed, ndarray) and landed.all() else landed
 
 
-index_set_p = Primitive("index_set")
-index_set_p.node_name = "IndexPutBackward0"
+index_set_p = Primitive("index_set", node_name="IndexPutBackward0")
 index_set_p.impl = _index_set_impl
 index_set_p.abstract_eval = same_aval  # (a copy of x, written into)
 index_set_p.jvp = _index_set_jvp

@@ -41,10 +41,9 @@ from autodiff.core.tensor import Tensor
 from autodiff.ops import elementwise as _ew
 from autodiff.ops import reduce as _reduce
 from autodiff.ops import shape as _shape
-from autodiff.ops.batching import align_for_broadcast, move_to_front
-from autodiff.ops.broadcast import broadcast_to, shape_of
-from autodiff.ops.elementwise import stop_gradient, unbroadcast, where
+from autodiff.ops.elementwise import cotangent_of, stop_gradient, where
 from autodiff.ops.products import _array, add_terms, einsum, tangent_in_dtype_of
+from autodiff.ops.structural import align_for_broadcast, broadcast_to, move_to_front, shape_of
 
 LinAlgError = np.linalg.LinAlgError
 
@@ -110,13 +109,6 @@ def _inverse_gaps(w):
     off = ~np.eye(shape_of(w)[-1], dtype=bool)
     gaps = _rows(w) - _cols(w)
     return where(off, 1.0 / where(off, gaps, 1.0), 0.0)
-
-
-def _cotangent_or_none(ct, x):
-    """`ct` summed to `x`'s shape and cast to its dtype; None for integer (constant) inputs."""
-    if ct is None or not is_inexact(dtype_of(x)):
-        return None
-    return unbroadcast(ct, x)
 
 
 def _real_only(name: str, x) -> None:
@@ -277,7 +269,7 @@ def _solve_jvp(primals, tangents, *, out):
 def _solve_vjp(g, a, b, *, out, needs):
     gb = bind(solve_p, _mT(a), g)
     ga = -(gb @ _mT(out)) if needs[0] else None
-    return _cotangent_or_none(ga, a), _cotangent_or_none(gb, b) if needs[1] else None
+    return cotangent_of(ga, a), cotangent_of(gb, b) if needs[1] else None
 
 
 solve_p.jvp = _solve_jvp
@@ -375,7 +367,7 @@ def _triangular_solve_vjp(g, a, b, *, out, needs, lower, trans, unit_diagonal):
     ga = None
     if needs[0]:
         ga = _triangle(-(out @ _mT(gb)) if trans else -(gb @ _mT(out)), lower, unit_diagonal)
-    return _cotangent_or_none(ga, a), _cotangent_or_none(gb, b) if needs[1] else None
+    return cotangent_of(ga, a), cotangent_of(gb, b) if needs[1] else None
 
 
 triangular_solve_p.jvp = _triangular_solve_jvp
@@ -811,7 +803,7 @@ def _lstsq_vjp(g, a, b, *, out, needs, rcond):
     if gs is not None and needs[0]:
         u, _, vh = _svd_uv(a, False)
         ga = add_terms(ga, (u * _rows(gs)) @ vh)
-    return _cotangent_or_none(ga, a), _cotangent_or_none(gb, b) if needs[1] else None
+    return cotangent_of(ga, a), cotangent_of(gb, b) if needs[1] else None
 
 
 lstsq_p.jvp = _lstsq_jvp
@@ -954,7 +946,7 @@ expm_p.jvp = lambda primals, tangents, *, out: (
     if tangents[0] is None
     else tangent_in_dtype_of(_frechet_expm(primals[0], tangents[0]), out)
 )
-expm_p.vjp = lambda g, a, *, out: (_cotangent_or_none(_frechet_expm(_mT(a), g), a),)
+expm_p.vjp = lambda g, a, *, out: (cotangent_of(_frechet_expm(_mT(a), g), a),)
 expm_p.batch = _leading_batch(expm_p)
 
 

@@ -33,9 +33,16 @@ from autodiff.core.abstract import array_result_type, result_aval, ufunc_result_
 from autodiff.core.dtypes import dtype_of
 from autodiff.core.primitive import Primitive, bind
 from autodiff.core.tensor import Tensor
-from autodiff.ops.broadcast import broadcast_to, shape_of
 from autodiff.ops.elementwise import add, astype, conj, multiply_p, unbroadcast
-from autodiff.ops.shape import reshape_p, transpose_p
+from autodiff.ops.structural import (
+    broadcast_to,
+    matrix_transpose,
+    moveaxis,
+    reshape,
+    reshape_p,
+    shape_of,
+    transpose,
+)
 
 
 def _array(x):
@@ -63,28 +70,8 @@ def _no_extras(name: str, **kwargs) -> None:
         raise NotImplementedError(f"autodiff.numpy.{name} does not support the arguments {given}")
 
 
-# ---------------------------------------------------------------------------------------------
-# Reshape and axis permutation (shape.py's primitives), the linear glue of the products.
-
-
-def _reshape(x, shape):
-    shape = tuple(int(s) for s in shape)
-    return x if shape_of(x) == shape else bind(reshape_p, x, shape=shape, order="C")
-
-
-def _transpose(x, axes):
-    axes = tuple(int(a) for a in axes)
-    return x if axes == tuple(range(len(axes))) else bind(transpose_p, x, axes=axes)
-
-
-def _matrix_transpose(x):
-    """Swap the last two axes."""
-    n = len(shape_of(x))
-    return bind(transpose_p, x, axes=(*range(n - 2), n - 1, n - 2))
-
-
 def _ravel(x):
-    return _reshape(x, (int(np.prod(shape_of(x), dtype=np.int64)),))
+    return reshape(x, (int(np.prod(shape_of(x), dtype=np.int64)),))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -99,8 +86,8 @@ def _matmul_vjp(g, a, b, *, out, needs=(True, True)):
     need_a, need_b = needs[0] and _differentiable(a), needs[1] and _differentiable(b)
     if not (a_vec or b_vec):  # matrices (batched, maybe broadcast): the hot path
         return (
-            unbroadcast(bind(matmul_p, g, _matrix_transpose(b)), a) if need_a else None,
-            unbroadcast(bind(matmul_p, _matrix_transpose(a), g), b) if need_b else None,
+            unbroadcast(bind(matmul_p, g, matrix_transpose(b)), a) if need_a else None,
+            unbroadcast(bind(matmul_p, matrix_transpose(a), g), b) if need_b else None,
         )
     if a_vec and b_vec:  # inner product of vectors: g is a scalar
         return (
@@ -111,24 +98,24 @@ def _matmul_vjp(g, a, b, *, out, needs=(True, True)):
     # with no reshapes (under vmap these become one matrix product each).
     if b_vec and len(a_shape) == 2:  # (m, k) @ (k,) -> (m,)
         return (
-            unbroadcast(bind(multiply_p, _reshape(g, (a_shape[0], 1)), b), a) if need_a else None,
+            unbroadcast(bind(multiply_p, reshape(g, (a_shape[0], 1)), b), a) if need_a else None,
             unbroadcast(bind(matmul_p, g, a), b) if need_b else None,
         )
     if a_vec and len(b_shape) == 2:  # (k,) @ (k, n) -> (n,)
         return (
             unbroadcast(bind(matmul_p, b, g), a) if need_a else None,
-            unbroadcast(bind(multiply_p, _reshape(a, (a_shape[0], 1)), g), b) if need_b else None,
+            unbroadcast(bind(multiply_p, reshape(a, (a_shape[0], 1)), g), b) if need_b else None,
         )
     # A vector operand is a row (on the left) or a column (on the right); so is g's last axis.
     g_shape = shape_of(g)
     if a_vec:
-        a, g = _reshape(a, (1, *a_shape)), _reshape(g, (*g_shape[:-1], 1, g_shape[-1]))
+        a, g = reshape(a, (1, *a_shape)), reshape(g, (*g_shape[:-1], 1, g_shape[-1]))
     else:
-        b, g = _reshape(b, (*b_shape, 1)), _reshape(g, (*g_shape, 1))
+        b, g = reshape(b, (*b_shape, 1)), reshape(g, (*g_shape, 1))
     ga, gb = _matmul_vjp(g, a, b, out=out, needs=(need_a, need_b))
     return (
-        None if ga is None else _reshape(ga, a_shape),
-        None if gb is None else _reshape(gb, b_shape),
+        None if ga is None else reshape(ga, a_shape),
+        None if gb is None else reshape(gb, b_shape),
     )
 
 
@@ -165,7 +152,7 @@ def _bilinear_jvp(prim):
     return jvp
 
 
-matmul_p = Primitive("mm")
+matmul_p = Primitive("matmul", node_name="MmBackward0")
 matmul_p.impl = buffers.matmul_into  # (np.matmul, into recycled memory when there is some)
 matmul_p.vjp = _matmul_vjp
 matmul_p.fast.vjp = _matmul_vjp_numpy
@@ -221,53 +208,56 @@ def _fresh_labels(used, n: int) -> str:
     return "".join(free[:n])
 
 
-@lru_cache(maxsize=512)
-def _einsum_spec(subscripts: str, shapes: tuple) -> tuple[str, tuple]:
-    """Canonical subscripts (explicit output, no ellipsis or spaces) and each operand's shape
-    once broadcast so that a label has one size everywhere."""
+def _split_subscripts(subscripts: str, n_operands: int) -> tuple[list, str, str | None]:
+    """The input terms and the output of einsum subscripts (None when implicit), checked."""
     s = subscripts.replace(" ", "")
     lhs, arrow, rhs = s.partition("->")
     if "->" in rhs or "-" in lhs or ">" in lhs:
         raise ValueError(f"einsum: invalid subscripts {subscripts!r}")
     terms = lhs.split(",")
-    if len(terms) != len(shapes):
-        raise ValueError(f"einsum: {len(terms)} subscript terms given for {len(shapes)} operands")
+    if len(terms) != n_operands:
+        raise ValueError(f"einsum: {len(terms)} subscript terms given for {n_operands} operands")
     bad = set(s) - set(_LABELS) - set(",.->")
     if bad:
         raise ValueError(f"einsum: invalid subscript characters {sorted(bad)} in {subscripts!r}")
     if "." in rhs.replace("...", "", 1):
         raise ValueError(f"einsum: subscripts {subscripts!r} contain a '.' outside of '...'")
-    named = []
-    ell_dims = []
-    for term, shape in zip(terms, shapes):
-        rest = term.replace("...", "", 1)
-        if "." in rest:
-            raise ValueError(f"einsum: subscripts {subscripts!r} contain a '.' outside of '...'")
-        n = len(shape) - len(rest) if "..." in term else 0
-        if n < 0 or ("..." not in term and len(rest) != len(shape)):
-            raise ValueError(
-                f"einsum: operand of shape {shape} does not match its subscripts {term!r}"
-            )
-        named.append(rest)
-        ell_dims.append(n)
-    n_ell = max(ell_dims, default=0)
-    ell = _fresh_labels(set(s), n_ell)
-    ins = [t.replace("...", ell[n_ell - n :]) for t, n in zip(terms, ell_dims)]
-    if arrow:
-        if "..." not in rhs and n_ell:
-            raise ValueError(
-                "einsum: output has more dimensions than subscripts given in einstein sum, "
-                "but no '...' ellipsis provided to broadcast the extra dimensions."
-            )
-        out = rhs.replace("...", ell)
-        for c in out:
-            if out.count(c) > 1:
-                raise ValueError(f"einsum: output subscript '{c}' appears more than once")
-            if not any(c in t for t in ins):
-                raise ValueError(f"einsum: output subscript '{c}' does not appear in the input")
-    else:
-        counts = "".join(named)
-        out = ell + "".join(sorted(c for c in set(counts) if counts.count(c) == 1))
+    return terms, s, rhs if arrow else None
+
+
+def _ellipsis_dims(term: str, shape: tuple, subscripts: str) -> int:
+    """How many axes of an operand of `shape` its term's '...' stands for."""
+    rest = term.replace("...", "", 1)
+    if "." in rest:
+        raise ValueError(f"einsum: subscripts {subscripts!r} contain a '.' outside of '...'")
+    n = len(shape) - len(rest) if "..." in term else 0
+    if n < 0 or ("..." not in term and len(rest) != len(shape)):
+        raise ValueError(f"einsum: operand of shape {shape} does not match its subscripts {term!r}")
+    return n
+
+
+def _output_term(rhs: str | None, ins: list, ell: str, terms: list) -> str:
+    """The explicit output labels: `rhs` with '...' as the labels `ell` (checked), or NumPy's
+    implicit output (the ellipsis labels, then the labels used once, sorted)."""
+    if rhs is None:
+        counts = "".join(t.replace("...", "", 1) for t in terms)
+        return ell + "".join(sorted(c for c in set(counts) if counts.count(c) == 1))
+    if "..." not in rhs and ell:
+        raise ValueError(
+            "einsum: output has more dimensions than subscripts given in einstein sum, "
+            "but no '...' ellipsis provided to broadcast the extra dimensions."
+        )
+    out = rhs.replace("...", ell)
+    for c in out:
+        if out.count(c) > 1:
+            raise ValueError(f"einsum: output subscript '{c}' appears more than once")
+        if not any(c in t for t in ins):
+            raise ValueError(f"einsum: output subscript '{c}' does not appear in the input")
+    return out
+
+
+def _label_sizes(ins: list, shapes: tuple) -> dict:
+    """Each label's size, broadcast over the operands (size-1 axes stretch)."""
     sizes: dict = {}
     for term, shape in zip(ins, shapes):
         mine: dict = {}
@@ -285,6 +275,20 @@ def _einsum_spec(subscripts: str, shapes: tuple) -> tuple[str, tuple]:
                     f"einsum: operands could not be broadcast together: label '{c}' has size "
                     f"{known} and {d}"
                 )
+    return sizes
+
+
+@lru_cache(maxsize=512)
+def _einsum_spec(subscripts: str, shapes: tuple) -> tuple[str, tuple]:
+    """Canonical subscripts (explicit output, no ellipsis or spaces) and each operand's shape
+    once broadcast so that a label has one size everywhere."""
+    terms, s, rhs = _split_subscripts(subscripts, len(shapes))
+    ell_dims = [_ellipsis_dims(t, shape, subscripts) for t, shape in zip(terms, shapes)]
+    n_ell = max(ell_dims, default=0)
+    ell = _fresh_labels(set(s), n_ell)
+    ins = [t.replace("...", ell[n_ell - n :]) for t, n in zip(terms, ell_dims)]
+    out = _output_term(rhs, ins, ell, terms)
+    sizes = _label_sizes(ins, shapes)
     targets = tuple(tuple(sizes[c] for c in term) for term in ins)
     return ",".join(ins) + "->" + out, targets
 
@@ -435,7 +439,7 @@ def _dot_vjp(g, a, b, *, out, needs=(True, True)):
         ga = unbroadcast(tensordot(g, b, axes=(list(range(nda - 1, len(shape_of(g)))), free_b)), a)
     if needs[1] and _differentiable(b):
         gb = tensordot(a, g, axes=(lead, lead))  # b's contracted axis first, then its free axes
-        gb = _transpose(gb, [0 if j == kb else 1 + free_b.index(j) for j in range(ndb)])
+        gb = transpose(gb, [0 if j == kb else 1 + free_b.index(j) for j in range(ndb)])
         gb = unbroadcast(gb, b)
     return ga, gb
 
@@ -469,16 +473,6 @@ dot_p.abstract_eval = _dot_abstract_eval
 # the primitives themselves (and transpose/reshape), so vmap nests with every transform.
 
 
-def _moveaxis(x, src: int, dst: int):
-    n = len(shape_of(x))
-    src, dst = src % n, dst % n
-    if src == dst:
-        return x
-    perm = [i for i in range(n) if i != src]
-    perm.insert(dst, src)
-    return _transpose(x, perm)
-
-
 def _matmul_batch(values, dims):
     (a, b), (da, db) = values, dims
     nda, ndb = len(shape_of(a)), len(shape_of(b))
@@ -488,23 +482,23 @@ def _matmul_batch(values, dims):
     if db is None and ndb <= 2 and da < nda - 1:
         if nda >= 2:
             a_shape = shape_of(a)
-            rows = _reshape(a, (-1, a_shape[-1]))
+            rows = reshape(a, (-1, a_shape[-1]))
             out = bind(matmul_p, rows, b)
-            return _reshape(out, a_shape[:-1] + shape_of(out)[1:]), da
+            return reshape(out, a_shape[:-1] + shape_of(out)[1:]), da
         return bind(matmul_p, a, b), da
     # An unbatched matrix times per-example vectors: one product of the vectors, as rows, with
     # the matrix's transpose; the result keeps the batch first, the layout the cotangents and
     # tangents around it have (mixed layouts make NumPy's elementwise loops slow).
     if da is None and nda == 2 and ndb == 2:
-        rows = b if db == 0 else _matrix_transpose(b)
-        return bind(matmul_p, rows, _matrix_transpose(a)), 0
+        rows = b if db == 0 else matrix_transpose(b)
+        return bind(matmul_p, rows, matrix_transpose(a)), 0
     # An unbatched matrix times a batched stack of matrices: fold the batch into the columns.
     if da is None and nda == 2 and ndb == 3 and db != 1:
         k, n = _drop(shape_of(b), db)
         size = shape_of(b)[db]
-        cols = _reshape(_moveaxis(b, db, -1), (k, n * size))
+        cols = reshape(moveaxis(b, db, -1), (k, n * size))
         out = bind(matmul_p, a, cols)
-        return _reshape(out, (shape_of(a)[0], n, size)), 2
+        return reshape(out, (shape_of(a)[0], n, size)), 2
     if da is None and nda <= 2 and db < ndb - 2:
         return bind(matmul_p, a, b), db
     # General case: batch axes first; a per-example vector becomes a row (left) or a column
@@ -516,12 +510,12 @@ def _matmul_batch(values, dims):
     rank = max(len(pa), len(pb), 2)
     if da is not None:
         ma = pa if len(pa) > 1 else (1,) + pa  # a row
-        a = _reshape(_moveaxis(a, da, 0), (size,) + (1,) * (rank - len(ma)) + ma)
+        a = reshape(moveaxis(a, da, 0), (size,) + (1,) * (rank - len(ma)) + ma)
     if db is not None:
         mb = pb if len(pb) > 1 else pb + (1,)  # a column
-        b = _reshape(_moveaxis(b, db, 0), (size,) + (1,) * (rank - len(mb)) + mb)
+        b = reshape(moveaxis(b, db, 0), (size,) + (1,) * (rank - len(mb)) + mb)
     out = bind(matmul_p, a, b)
-    return _reshape(out, (size,) + _matmul_out_shape(pa, pb)), 0
+    return reshape(out, (size,) + _matmul_out_shape(pa, pb)), 0
 
 
 def _drop(shape: tuple, axis: int) -> tuple:
@@ -552,26 +546,26 @@ def _dot_batch(values, dims):
     nda, ndb = len(shape_of(a)), len(shape_of(b))
     if db is None:
         if da == nda - 1:  # the contracted axis: put the batch axis first
-            a, da = _moveaxis(a, da, 0), 0
+            a, da = moveaxis(a, da, 0), 0
         return bind(dot_p, a, b), da
     if da is None:
         if ndb == 2:  # per-example vector: (k, batch), contracted on its first axis
-            return bind(dot_p, a, _moveaxis(b, db, 1)), nda - 1
+            return bind(dot_p, a, moveaxis(b, db, 1)), nda - 1
         if db >= ndb - 2:
-            b, db = _moveaxis(b, db, 0), 0
+            b, db = moveaxis(b, db, 0), 0
         return bind(dot_p, a, b), nda - 1 + db
-    a, b = _moveaxis(a, da, 0), _moveaxis(b, db, 0)
+    a, b = moveaxis(a, da, 0), moveaxis(b, db, 0)
     sa, sb = shape_of(a), shape_of(b)
     size, k = sa[0], sa[-1]
     rows = int(np.prod(sa[1:-1], dtype=np.int64))
-    a = _reshape(a, (size, rows, k))
+    a = reshape(a, (size, rows, k))
     if ndb == 2:
-        b, out_shape = _reshape(b, (size, k, 1)), sa[:-1]
+        b, out_shape = reshape(b, (size, k, 1)), sa[:-1]
     else:  # (batch, *lead, k, n) -> (batch, k, lead * n)
-        b = _transpose(b, (0, ndb - 2, *range(1, ndb - 2), ndb - 1))
+        b = transpose(b, (0, ndb - 2, *range(1, ndb - 2), ndb - 1))
         cols = int(np.prod(sb[1:-2], dtype=np.int64)) * sb[-1]
-        b, out_shape = _reshape(b, (size, k, cols)), sa[:-1] + sb[1:-2] + sb[-1:]
-    return _reshape(bind(matmul_p, a, b), out_shape), 0
+        b, out_shape = reshape(b, (size, k, cols)), sa[:-1] + sb[1:-2] + sb[-1:]
+    return reshape(bind(matmul_p, a, b), out_shape), 0
 
 
 dot_p.batch = _dot_batch
@@ -608,8 +602,8 @@ def tensordot(a, b, axes=2):
     k = int(np.prod([a_shape[i] for i in axes_a], dtype=np.int64))
     m = int(np.prod([a_shape[i] for i in free_a], dtype=np.int64))
     n = int(np.prod([b_shape[j] for j in free_b], dtype=np.int64))
-    at = _reshape(_transpose(a, free_a + axes_a), (m, k))
-    bt = _reshape(_transpose(b, axes_b + free_b), (k, n))
+    at = reshape(transpose(a, free_a + axes_a), (m, k))
+    bt = reshape(transpose(b, axes_b + free_b), (k, n))
     out_shape = tuple(a_shape[i] for i in free_a) + tuple(b_shape[j] for j in free_b)
     return bind(reshape_p, _dot(at, bt), shape=out_shape, order="C")
 
@@ -651,7 +645,7 @@ def inner(a, b, /):
     nda, ndb = len(shape_of(a)), len(shape_of(b))
     if nda == 0 or ndb == 0:
         return bind(multiply_p, a, b)
-    return _dot(a, b if ndb == 1 else _matrix_transpose(b))
+    return _dot(a, b if ndb == 1 else matrix_transpose(b))
 
 
 def outer(a, b, out=None):
@@ -664,7 +658,7 @@ def outer(a, b, out=None):
     """
     _no_extras("outer", out=out)
     a, b = _ravel(_array(a)), _ravel(_array(b))
-    return bind(multiply_p, _reshape(a, (*shape_of(a), 1)), _reshape(b, (1, *shape_of(b))))
+    return bind(multiply_p, reshape(a, (*shape_of(a), 1)), reshape(b, (1, *shape_of(b))))
 
 
 def vdot(a, b, /):

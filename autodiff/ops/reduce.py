@@ -19,9 +19,15 @@ from autodiff.core.abstract import ShapedArray, accumulation_dtype, shaped_like
 from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.primitive import Primitive, bind
 from autodiff.ops import elementwise
-from autodiff.ops.batching import move_to_front
-from autodiff.ops.broadcast import broadcast_to, shape_of
 from autodiff.ops.elementwise import astype, equal_p, logical_and_p, logical_not_p, logical_or_p
+from autodiff.ops.structural import (
+    axis_in_batched,
+    batch_in_front,
+    broadcast_to,
+    move_to_front,
+    reshape,
+    shape_of,
+)
 
 _ALL_AXES = [tuple(range(n)) for n in range(33)]
 
@@ -107,8 +113,7 @@ def expand_reduced(g, axes: tuple, keepdims: bool, shape: tuple):
     return bind(expand_reduced_p, g, axes=axes, shape=shape)
 
 
-reduce_sum_p = Primitive("reduce_sum")
-reduce_sum_p.node_name = "SumBackward0"
+reduce_sum_p = Primitive("reduce_sum", node_name="SumBackward0")
 reduce_sum_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 reduce_sum_p.saves_output = False
 # ufunc.reduce is numpy.sum minus its Python-level dispatch (same result types and values).
@@ -131,8 +136,7 @@ def _reduce_sum_vjp_numpy(g, out, x, *, axes, keepdims):
 
 reduce_sum_p.fast.vjp = _reduce_sum_vjp_numpy
 
-expand_reduced_p = Primitive("expand_reduced")
-expand_reduced_p.node_name = "ExpandBackward0"
+expand_reduced_p = Primitive("expand_reduced", node_name="ExpandBackward0")
 expand_reduced_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 expand_reduced_p.saves_output = False
 expand_reduced_p.impl = lambda g, *, axes, shape: np.broadcast_to(np.expand_dims(g, axes), shape)
@@ -151,7 +155,7 @@ def _expand_reduced_batch(values, dims, *, axes, shape):
     at = kept[bdim] if bdim < len(kept) else len(shape)
     size = shape_of(g)[bdim]
     out_shape = shape[:at] + (size,) + shape[at:]
-    axes = tuple(a + (a >= at) for a in axes)
+    axes = tuple(axis_in_batched(a, at) for a in axes)
     return bind(expand_reduced_p, g, axes=axes, shape=out_shape), at
 
 
@@ -160,7 +164,7 @@ def _reduction_batch(p):
 
     def rule(values, dims, *, axes, keepdims):
         bdim = dims[0]
-        axes = tuple(a + (a >= bdim) for a in axes)
+        axes = tuple(axis_in_batched(a, bdim) for a in axes)
         out_dim = bdim if keepdims else bdim - len([a for a in axes if a < bdim])
         return bind(p, values[0], axes=axes, keepdims=keepdims), out_dim
 
@@ -195,11 +199,7 @@ tie_weights_p.abstract_eval = lambda x, out, *, axes, keepdims: ShapedArray(
 
 
 def _tie_weights_batch(values, dims, *, axes, keepdims):
-    size = next(shape_of(v)[d] for v, d in zip(values, dims) if d is not None)
-    x, out = (
-        broadcast_to(v, (size,) + shape_of(v)) if d is None else move_to_front(v, d)
-        for v, d in zip(values, dims)
-    )
+    x, out = batch_in_front(values, dims)
     axes = tuple(a + 1 for a in axes)
     return bind(tie_weights_p, x, out, axes=axes, keepdims=keepdims), 0
 
@@ -207,11 +207,11 @@ def _tie_weights_batch(values, dims, *, axes, keepdims):
 tie_weights_p.batch = _tie_weights_batch
 
 
-def weighted_reduction(name: str, impl, weights) -> Primitive:
+def weighted_reduction(name: str, impl, weights, *, node_name: str | None = None) -> Primitive:
     """A reduction over `axes` whose derivative is elementwise weights `weights(x, out, axes,
     keepdims)` (same shape as x): jvp = sum(t * w), vjp = expand(g) * w. Max/min (tie weights),
     prod (product of the others) and logsumexp (softmax) are all of this form."""
-    p = Primitive(name)
+    p = Primitive(name, node_name=node_name)
     p.impl = impl
 
     def jvp(primals, tangents, *, out, axes, keepdims):
@@ -277,8 +277,8 @@ reduce_prod_p = weighted_reduction(
     "reduce_prod",
     lambda x, *, axes, keepdims: np.multiply.reduce(x, axes, None, None, keepdims),
     _prod_others,
+    node_name="ProdBackward0",
 )
-reduce_prod_p.node_name = "ProdBackward0"
 reduce_prod_p.abstract_eval = reduction_abstract_eval(accumulation_dtype)
 
 # ---------------------------------------------------------------------------------------------
@@ -331,13 +331,11 @@ def _arg_batch(p):
     def rule(values, dims, *, axis, keepdims):
         x, bdim = values[0], dims[0]
         if axis is None:  # an index into each example's flattened array
-            from autodiff.ops.shape import reshape
-
             x = move_to_front(x, bdim)
             shape = shape_of(x)
             i = bind(p, reshape(x, (shape[0], -1)), axis=1, keepdims=False)
             return (reshape(i, (shape[0],) + (1,) * (len(shape) - 1)) if keepdims else i), 0
-        axis = axis + (axis >= bdim)
+        axis = axis_in_batched(axis, bdim)
         return bind(p, x, axis=axis, keepdims=keepdims), bdim - (not keepdims and axis < bdim)
 
     return rule

@@ -1,17 +1,18 @@
-"""Shape primitives (reshape, transpose, flip, concatenate/split, repeat) and the shape functions.
+"""NumPy's shape functions, and the shape primitives below them (flip, copy, concatenate and
+split, stack and unstack, repeat).
 
 Every primitive here only moves or copies elements, so each is linear: its jvp applies
-the same op to the tangent and its vjp is its transpose (reshape back, the inverse
-permutation, the same flip, split <-> concatenate, repeat <-> segment_sum). The rest of
-NumPy's shape surface (expand_dims, stack, tile, atleast_2d, array of mixed Tensors
-and numbers, ...) is composites of these. Parameters are passed to NumPy as the user
-gave them where possible, so invalid ones raise NumPy's own errors; on raw arrays the
-impls are single NumPy calls, and reshape, transpose, flip and split return views.
+the same op to the tangent and its vjp is its transpose (the same flip, split <-> concatenate,
+stack <-> unstack, repeat <-> segment_sum). reshape and transpose are structural.py's, which
+the functions here give NumPy's signatures and argument handling. The rest of NumPy's shape
+surface (expand_dims, tile, atleast_2d, array of mixed Tensors and numbers, ...) is
+composites of these. Parameters are passed to NumPy as the user gave them where possible, so
+invalid ones raise NumPy's own errors; on raw arrays the impls are single NumPy calls, and
+reshape, transpose, flip and split return views.
 """
 
 from __future__ import annotations
 
-import math
 import operator
 
 import numpy as np
@@ -28,86 +29,31 @@ from autodiff.core.abstract import (
 from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.primitive import Primitive, bind, dispatch
 from autodiff.core.tensor import Tensor
-from autodiff.ops import broadcast as _broadcast
-from autodiff.ops.batching import batch_size, move_to_front
-from autodiff.ops.broadcast import shape_of
-from autodiff.ops.elementwise import _astype_impl, add, astype, stop_gradient
-
-
-def _maybe(f, t, *args, **kwargs):
-    """`f(t, ...)` for a tangent `t`; a symbolic zero (None) stays None."""
-    return None if t is None else f(t, *args, **kwargs)
-
-
-def _cast_like(g, x):
-    """Cotangent `g` in the dtype of primal `x`; None for non-float primals (constants)."""
-    dt = dtype_of(x)
-    if not is_inexact(dt):
-        return None
-    return g if dtype_of(g) == dt else astype(g, dt)
-
+from autodiff.ops import structural
+from autodiff.ops.elementwise import add, astype, cotangent_of, stop_gradient
+from autodiff.ops.namespaces import define_primitive, vjp_rules
+from autodiff.ops.structural import (
+    apply_linear,
+    axis_in_batched,
+    batch_in_front,
+    ndim_of,
+    reshape_p,
+    shape_of,
+    transpose_p,
+)
 
 # ---------------------------------------------------------------------------------------------
 # Primitives.
 
-reshape_p = Primitive("reshape")
-reshape_p.node_name = "ViewBackward0"
-reshape_p.saves_inputs = False  # its vjp reads only shapes and dtypes
-reshape_p.saves_output = False
-reshape_p.impl = lambda x, shape, order: (  # the ndarray method skips np.reshape's dispatch
-    x.reshape(shape, order=order) if type(x) is ndarray else np.reshape(x, shape, order=order)
-)
-reshape_p.abstract_eval = lambda x, *, shape, order: shaped_like(x, _reshaped(tuple(shape), x.size))
-reshape_p.jvp = lambda primals, tangents, *, out, shape, order: _maybe(
-    _reshape, tangents[0], shape_of(out), order
-)
-reshape_p.vjp = lambda g, x, *, out, shape, order: (_reshape(g, shape_of(x), order),)
-reshape_p.fast.vjp = lambda g, out, x, *, shape, order: (np.reshape(g, np.shape(x), order=order),)
-
-
-def _reshaped(shape: tuple, size: int) -> tuple:
-    """`shape` with its -1 inferred for `size` elements (NumPy's error if it does not fit)."""
-    out = _resolve_inferred(shape, size)
-    if shape.count(-1) > 1 or any(n < 0 for n in out) or math.prod(out) != size:
-        raise ValueError(f"cannot reshape array of size {size} into shape {shape}")
-    return out
-
-
-def _transpose_abstract_eval(x, *, axes):
-    perm = range(x.ndim)[::-1] if axes is None else normalize_axis_tuple(axes, x.ndim)
-    if len(perm) != x.ndim:
-        raise ValueError("axes don't match array")
-    return shaped_like(x, tuple(x.shape[a] for a in perm))
-
-
-def _inverse_axes(axes, ndim: int):
-    if axes is None:  # reversing the axes is its own inverse
-        return None
-    return tuple(int(i) for i in np.argsort(normalize_axis_tuple(axes, ndim)))
-
-
-transpose_p = Primitive("transpose")
-transpose_p.node_name = "PermuteBackward0"
-transpose_p.saves_inputs = False  # its vjp reads only shapes and dtypes
-transpose_p.saves_output = False
-transpose_p.impl = lambda x, axes: (
-    x.transpose(axes) if type(x) is ndarray else np.transpose(x, axes)
-)
-transpose_p.abstract_eval = _transpose_abstract_eval
-transpose_p.jvp = lambda primals, tangents, *, out, axes: _maybe(_transpose, tangents[0], axes)
-transpose_p.vjp = lambda g, x, *, out, axes: (_transpose(g, _inverse_axes(axes, len(shape_of(x)))),)
-
-flip_p = Primitive("flip")
-flip_p.node_name = "FlipBackward0"
+flip_p = Primitive("flip", node_name="FlipBackward0")
 flip_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 flip_p.saves_output = False
 flip_p.impl = lambda x, axis: np.flip(x, axis)
 flip_p.abstract_eval = same_aval
-flip_p.jvp = lambda primals, tangents, *, out, axis: _maybe(_flip, tangents[0], axis)
+flip_p.jvp = lambda primals, tangents, *, out, axis: apply_linear(_flip, tangents[0], axis)
 flip_p.vjp = lambda g, x, *, out, axis: (_flip(g, axis),)
 
-copy_p = Primitive("copy")  # the identity, as a fresh array
-copy_p.node_name = "CloneBackward0"
+copy_p = Primitive("copy", node_name="CloneBackward0")  # the identity, as a fresh array
 copy_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 copy_p.saves_output = False
 copy_p.impl = np.copy
@@ -151,18 +97,17 @@ def _concatenate_abstract_eval(*arrays, axis, dtype, casting):
 def _concatenate_vjp(g, *arrays, out, axis, dtype, casting):
     axis = normalize_axis_index(axis, len(shape_of(out)))
     if len(arrays) == 1:
-        return (_cast_like(g, arrays[0]),)
+        return (cotangent_of(g, arrays[0]),)
     ranges, start = [], 0
     for a in arrays:
         stop = start + shape_of(a)[axis]
         ranges.append((start, stop))
         start = stop
     pieces = bind(split_p, g, ranges=tuple(ranges), axis=axis)
-    return tuple(_cast_like(p, a) for p, a in zip(pieces, arrays))
+    return tuple(cotangent_of(p, a) for p, a in zip(pieces, arrays))
 
 
-concatenate_p = Primitive("cat")
-concatenate_p.node_name = "CatBackward0"
+concatenate_p = Primitive("concatenate", node_name="CatBackward0")
 concatenate_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 concatenate_p.saves_output = False
 concatenate_p.impl = lambda *arrays, axis, dtype, casting: np.concatenate(
@@ -220,8 +165,7 @@ def _split_vjp(cts, x, *, out, ranges, axis):
     return (total,)
 
 
-split_p = Primitive("split", multiple_results=True)
-split_p.node_name = "SplitWithSizesBackward0"
+split_p = Primitive("split", multiple_results=True, node_name="SplitWithSizesBackward0")
 split_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 split_p.impl = _split_impl
 split_p.abstract_eval = _split_abstract_eval
@@ -237,9 +181,9 @@ split_p.vjp = _split_vjp
 # of expanded arrays would record one node per array more, and ODE right-hand sides stack).
 
 
-def _stack_vjp(g, *arrays, out, axis, dtype, casting):
-    pieces = bind(unstack_p, g, axis=axis)
-    return tuple(_cast_like(p, a) for p, a in zip(pieces, arrays))
+def _stack_vjp(ops, g, out, *arrays, axis, dtype, casting):
+    pieces = ops.unstack(g, axis=axis)
+    return tuple(ops.cotangent_of(p, a) for p, a in zip(pieces, arrays))
 
 
 stack_p = Primitive("stack")
@@ -273,22 +217,6 @@ def _stack_abstract_eval(*arrays, axis, dtype, casting):
 stack_p.impl = _stack_impl
 stack_p.abstract_eval = _stack_abstract_eval
 stack_p.jvp = _linear_jvp(stack_p)
-stack_p.vjp = _stack_vjp
-
-
-def _stack_vjp_numpy(g, out, *arrays, axis, dtype, casting):
-    if axis == 0 and type(g) is ndarray and g.dtype.kind in "fc":  # (the rows of g, as they are)
-        dt = g.dtype
-        for a in arrays:
-            if a.dtype is not dt:
-                break
-        else:
-            return tuple(g)
-    pieces = _unstack_impl(g, axis)
-    return tuple(
-        (p if p.dtype == a.dtype else _astype_impl(p, a.dtype)) if a.dtype.kind in "fc" else None
-        for p, a in zip(pieces, arrays)
-    )
 
 
 def _unstack_impl(x, axis):
@@ -307,10 +235,7 @@ def _unstack_vjp(cts, x, *, out, axis):
     return (bind(stack_p, *filled, axis=axis, dtype=None, casting="same_kind"),)
 
 
-stack_p.fast.vjp = _stack_vjp_numpy
-
-unstack_p = Primitive("unstack", multiple_results=True)
-unstack_p.node_name = "UnbindBackward0"
+unstack_p = Primitive("unstack", multiple_results=True, node_name="UnbindBackward0")
 unstack_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 unstack_p.impl = _unstack_impl
 unstack_p.abstract_eval = lambda x, *, axis: (
@@ -320,6 +245,8 @@ unstack_p.jvp = lambda primals, tangents, *, out, axis: (
     None if tangents[0] is None else bind(unstack_p, tangents[0], axis=axis)
 )
 unstack_p.vjp = _unstack_vjp
+define_primitive(unstack_p)
+vjp_rules(stack_p, _stack_vjp)
 
 
 def _repeat_counts(repeats, n: int) -> tuple:
@@ -351,13 +278,12 @@ def _repeat_abstract_eval(x, *, repeats, axis):
     return shaped_like(x, shape_with_length(shape, axis, length))
 
 
-repeat_p = Primitive("repeat")
-repeat_p.node_name = "RepeatInterleaveBackward0"
+repeat_p = Primitive("repeat", node_name="RepeatInterleaveBackward0")
 repeat_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 repeat_p.saves_output = False
 repeat_p.impl = lambda x, repeats, axis: np.repeat(x, repeats, axis)
 repeat_p.abstract_eval = _repeat_abstract_eval
-repeat_p.jvp = lambda primals, tangents, *, out, repeats, axis: _maybe(
+repeat_p.jvp = lambda primals, tangents, *, out, repeats, axis: apply_linear(
     _repeat, tangents[0], repeats, axis
 )
 repeat_p.vjp = lambda g, x, *, out, repeats, axis: (
@@ -371,7 +297,7 @@ segment_sum_p.impl = _segment_sum_impl
 segment_sum_p.abstract_eval = lambda x, *, counts, axis: shaped_like(
     x, shape_with_length(x.shape, axis, len(counts))
 )
-segment_sum_p.jvp = lambda primals, tangents, *, out, counts, axis: _maybe(
+segment_sum_p.jvp = lambda primals, tangents, *, out, counts, axis: apply_linear(
     _segment_sum, tangents[0], counts, axis
 )
 segment_sum_p.vjp = lambda g, x, *, out, counts, axis: (_repeat(g, counts, axis),)
@@ -382,81 +308,37 @@ segment_sum_p.vjp = lambda g, x, *, out, counts, axis: (_repeat(g, counts, axis)
 # params are per example; the batch axis stays where it is unless a rule says otherwise.
 
 
-def _shift(axis: int, bdim: int) -> int:
-    """A per-example axis (non-negative) as an axis of the batched value."""
-    return axis + (axis >= bdim)
-
-
-def _resolve_inferred(shape: tuple, size: int) -> tuple:
-    """`shape` with its -1 replaced by the inferred length (so empty batches reshape too)."""
-    if -1 not in shape:
-        return shape
-    known = math.prod(n for n in shape if n != -1)
-    return tuple(size // known if n == -1 and known else n for n in shape)
-
-
-def _reshape_batch(values, dims, *, shape, order):
-    x = move_to_front(values[0], dims[0])
-    shape = _resolve_inferred(shape, math.prod(shape_of(x)[1:]))
-    if order == "F":  # F order runs the last axis slowest: each example stays one block there
-        x = moveaxis(x, 0, -1)
-        return bind(reshape_p, x, shape=shape + (shape_of(x)[-1],), order=order), len(shape)
-    return bind(reshape_p, x, shape=(shape_of(x)[0],) + shape, order=order), 0
-
-
-def _transpose_batch(values, dims, *, axes):
-    x, bdim = values[0], dims[0]
-    n = len(shape_of(x)) - 1
-    perm = range(n)[::-1] if axes is None else normalize_axis_tuple(axes, n)
-    return bind(transpose_p, x, axes=(bdim,) + tuple(_shift(a, bdim) for a in perm)), 0
-
-
 def _flip_batch(values, dims, *, axis):
     x, bdim = values[0], dims[0]
     n = len(shape_of(x)) - 1
     axes = range(n) if axis is None else normalize_axis_tuple(axis, n)
-    return _flip(x, tuple(_shift(a, bdim) for a in axes)), bdim
-
-
-def _batch_in_front(values, dims) -> list:
-    """Every operand with its batch axis first (unbatched ones broadcast along it)."""
-    size = batch_size(values, dims)
-    front = []
-    for v, d in zip(values, dims):
-        if d is None:  # an unbatched operand is the same for every example
-            v = _operand(v)
-            s = shape_of(v)
-            front.append(_broadcast.broadcast_to(_reshape(v, (1,) + s), (size,) + s))
-        else:
-            front.append(move_to_front(v, d))
-    return front
+    return _flip(x, tuple(axis_in_batched(a, bdim) for a in axes)), bdim
 
 
 def _concatenate_batch(values, dims, *, axis, dtype, casting):
-    front = _batch_in_front(values, dims)
+    front = batch_in_front(values, dims)
     axis = normalize_axis_index(axis, len(shape_of(front[0])) - 1) + 1
     return bind(concatenate_p, *front, axis=axis, dtype=dtype, casting=casting), 0
 
 
 def _stack_batch(values, dims, *, axis, dtype, casting):
-    front = _batch_in_front(values, dims)
+    front = batch_in_front(values, dims)
     return bind(stack_p, *front, axis=axis + 1, dtype=dtype, casting=casting), 0
 
 
 def _unstack_batch(values, dims, *, axis):
     bdim = dims[0]
     x = values[0]
-    n = shape_of(x)[_shift(axis, bdim)]
-    return bind(unstack_p, x, axis=_shift(axis, bdim)), (bdim - (axis < bdim),) * n
+    n = shape_of(x)[axis_in_batched(axis, bdim)]
+    return bind(unstack_p, x, axis=axis_in_batched(axis, bdim)), (bdim - (axis < bdim),) * n
 
 
 def _split_batch(values, dims, *, ranges, axis):
     bdim = dims[0]
-    return bind(split_p, values[0], ranges=ranges, axis=_shift(axis, bdim)), (bdim,) * len(ranges)
+    pieces = bind(split_p, values[0], ranges=ranges, axis=axis_in_batched(axis, bdim))
+    return pieces, (bdim,) * len(ranges)
 
 
-reshape_p.batch = _reshape_batch
-transpose_p.batch = _transpose_batch
 flip_p.batch = _flip_batch
 copy_p.batch = lambda values, dims: (bind(copy_p, values[0]), dims[0])
 concatenate_p.batch = _concatenate_batch
@@ -464,29 +346,17 @@ split_p.batch = _split_batch
 stack_p.batch = _stack_batch
 unstack_p.batch = _unstack_batch
 repeat_p.batch = lambda values, dims, *, repeats, axis: (
-    _repeat(values[0], repeats, _shift(axis, dims[0])),
+    _repeat(values[0], repeats, axis_in_batched(axis, dims[0])),
     dims[0],
 )
 segment_sum_p.batch = lambda values, dims, *, counts, axis: (
-    _segment_sum(values[0], counts, _shift(axis, dims[0])),
+    _segment_sum(values[0], counts, axis_in_batched(axis, dims[0])),
     dims[0],
 )
 
 
 # ---------------------------------------------------------------------------------------------
 # Internal helpers used by rules and composites (parameters already normalized).
-
-
-def _reshape(x, shape: tuple, order: str = "C"):
-    if shape_of(x) == shape:
-        return x
-    return bind(reshape_p, x, shape=shape, order=order)
-
-
-def _transpose(x, axes):
-    if axes is not None and axes == tuple(range(len(axes))):
-        return x
-    return bind(transpose_p, x, axes=axes)
 
 
 def _concatenate(arrays, axis: int):
@@ -522,10 +392,6 @@ def _operand(a):
     if isinstance(a, (list, tuple)) and _holds_tensor(a):
         return array(a)
     return np.asarray(a)
-
-
-def _ndim(a) -> int:
-    return len(shape_of(a))
 
 
 def _memory_order(a: Tensor) -> str:
@@ -631,12 +497,12 @@ def swapaxes(a, axis1: int, axis2: int):
         (4, 3, 2)
     """
     a = _operand(a)
-    n = _ndim(a)
+    n = ndim_of(a)
     i = normalize_axis_index(axis1, n, "axis1")
     j = normalize_axis_index(axis2, n, "axis2")
     perm = list(range(n))
     perm[i], perm[j] = j, i
-    return _transpose(a, tuple(perm))
+    return structural.transpose(a, tuple(perm))
 
 
 def moveaxis(a, source, destination):
@@ -647,19 +513,7 @@ def moveaxis(a, source, destination):
         >>> moveaxis(np.zeros((2, 3, 4)), 0, -1).shape
         (3, 4, 2)
     """
-    a = _operand(a)
-    n = _ndim(a)
-    source = normalize_axis_tuple(source, n, "source")
-    destination = normalize_axis_tuple(destination, n, "destination")
-    if len(source) != len(destination):
-        raise ValueError(
-            "`source` and `destination` arguments must have the same number of elements"
-        )
-    perm = [None] * n
-    for s, d in zip(source, destination):
-        perm[d] = s
-    rest = iter(i for i in range(n) if i not in source)
-    return _transpose(a, tuple(next(rest) if p is None else p for p in perm))
+    return structural.moveaxis(_operand(a), source, destination)
 
 
 def expand_dims(a, axis):
@@ -670,13 +524,7 @@ def expand_dims(a, axis):
         >>> expand_dims(np.zeros((2, 3)), (0, -1)).shape
         (1, 2, 3, 1)
     """
-    a = _operand(a)
-    shape = shape_of(a)
-    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
-    out_ndim = len(axes) + len(shape)
-    axes = normalize_axis_tuple(axes, out_ndim)
-    dims = iter(shape)
-    return _reshape(a, tuple(1 if i in axes else next(dims) for i in range(out_ndim)))
+    return structural.expand_dims(_operand(a), axis)
 
 
 def squeeze(a, axis=None):
@@ -692,11 +540,11 @@ def squeeze(a, axis=None):
     a = _operand(a)
     shape = shape_of(a)
     if axis is None:
-        return _reshape(a, tuple(s for s in shape if s != 1))
+        return structural.reshape(a, tuple(s for s in shape if s != 1))
     axes = normalize_axis_tuple(axis, len(shape))
     if any(shape[i] != 1 for i in axes):
         raise ValueError("cannot select an axis to squeeze out which has size not equal to one")
-    return _reshape(a, tuple(s for i, s in enumerate(shape) if i not in axes))
+    return structural.reshape(a, tuple(s for i, s in enumerate(shape) if i not in axes))
 
 
 def broadcast_to(array, shape, subok: bool = False):
@@ -709,7 +557,7 @@ def broadcast_to(array, shape, subok: bool = False):
         >>> ad.grad(lambda v: broadcast_to(v, (3, 2)).sum())(np.array([1.0, 2.0]))  # 3 copies
         array([3., 3.])
     """
-    return _broadcast.broadcast_to(_operand(array), shape)
+    return structural.broadcast_to(_operand(array), shape)
 
 
 def broadcast_arrays(*args, subok: bool = False) -> tuple:
@@ -722,7 +570,7 @@ def broadcast_arrays(*args, subok: bool = False) -> tuple:
     """
     arrays = [_operand(a) for a in args]
     shape = np.broadcast_shapes(*(shape_of(a) for a in arrays))
-    return tuple(_broadcast.broadcast_to(a, shape) for a in arrays)
+    return tuple(structural.broadcast_to(a, shape) for a in arrays)
 
 
 def _result_dtype(dtype, arrays: list) -> tuple:
@@ -804,7 +652,7 @@ def hstack(tup, *, dtype=None, casting: str = "same_kind"):
         (array([1.]), array([2., 2.]))
     """
     arrays = [_atleast_1d(a) for a in tup]
-    axis = 0 if arrays and _ndim(arrays[0]) == 1 else 1
+    axis = 0 if arrays and ndim_of(arrays[0]) == 1 else 1
     return concatenate(arrays, axis, dtype=dtype, casting=casting)
 
 
@@ -841,7 +689,7 @@ def column_stack(tup):
     arrays = []
     for v in tup:
         a = _operand(v)
-        arrays.append(_reshape(a, (a.size, 1)) if a.ndim < 2 else a)
+        arrays.append(structural.reshape(a, (a.size, 1)) if a.ndim < 2 else a)
     return concatenate(arrays, 1)
 
 
@@ -955,11 +803,11 @@ def tile(A, reps):
     shape = (1,) * (n - len(shape)) + shape
     reps = (1,) * (n - len(reps)) + reps
     if all(r == 1 for r in reps):
-        return _reshape(A, shape)
+        return structural.reshape(A, shape)
     # (s0, s1) -> (1, s0, 1, s1) -> broadcast (r0, s0, r1, s1) -> (r0 * s0, r1 * s1)
-    x = _reshape(A, tuple(d for s in shape for d in (1, s)))
-    x = _broadcast.broadcast_to(x, tuple(d for r, s in zip(reps, shape) for d in (r, s)))
-    return _reshape(x, tuple(r * s for r, s in zip(reps, shape)))
+    x = structural.reshape(A, tuple(d for s in shape for d in (1, s)))
+    x = structural.broadcast_to(x, tuple(d for r, s in zip(reps, shape) for d in (r, s)))
+    return structural.reshape(x, tuple(r * s for r, s in zip(reps, shape)))
 
 
 def repeat(a, repeats, axis=None):
@@ -975,7 +823,7 @@ def repeat(a, repeats, axis=None):
         a = ravel(a)
         axis = 0
     else:
-        axis = normalize_axis_index(axis, _ndim(a))
+        axis = normalize_axis_index(axis, ndim_of(a))
     r = np.asarray(repeats.primal() if isinstance(repeats, Tensor) else repeats)
     repeats = r.item() if r.ndim == 0 else tuple(r.tolist())
     return _repeat(a, repeats, axis)
@@ -997,54 +845,49 @@ def flip(m, axis=None):
     return _flip(m, axis)
 
 
-def _flip_axis(m, axis: int):
-    """`flip(m, axis)`, with NumPy's error when `m` has no such axis (fliplr, flipud)."""
-    m = _operand(m)
-    if _ndim(m) <= axis:
-        raise ValueError(f"Input must be >= {axis + 1}-d.")
-    return flip(m, axis)
+def _flip_axis_fn(name: str, axis: int, flipped: list):
+    """numpy.fliplr (`axis` 1) or numpy.flipud (0): `flip(m, axis)`, with NumPy's error when
+    `m` has no such axis."""
 
+    def f(m):
+        m = _operand(m)
+        if ndim_of(m) <= axis:
+            raise ValueError(f"Input must be >= {axis + 1}-d.")
+        return flip(m, axis)
 
-def fliplr(m):
-    """`numpy.fliplr`, differentiable.
-
-    Example:
-        >>> import numpy as np
-        >>> fliplr(np.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
-        [[2.0, 1.0], [4.0, 3.0]]
-    """
-    return _flip_axis(m, 1)
-
-
-def flipud(m):
-    """`numpy.flipud`, differentiable.
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"""`numpy.{name}`, differentiable.
 
     Example:
         >>> import numpy as np
-        >>> flipud(np.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
-        [[3.0, 4.0], [1.0, 2.0]]
+        >>> {name}(np.array([[1.0, 2.0], [3.0, 4.0]])).tolist()
+        {flipped}
     """
-    return _flip_axis(m, 0)
+    return f
+
+
+fliplr = _flip_axis_fn("fliplr", 1, [[2.0, 1.0], [4.0, 3.0]])
+flipud = _flip_axis_fn("flipud", 0, [[3.0, 4.0], [1.0, 2.0]])
 
 
 def _atleast_1d(a):
     a = _operand(a)
-    return _reshape(a, (1,)) if a.ndim == 0 else a
+    return structural.reshape(a, (1,)) if a.ndim == 0 else a
 
 
 def _atleast_2d(a):
     a = _operand(a)
-    return _reshape(a, (1,) * (2 - a.ndim) + a.shape) if a.ndim < 2 else a
+    return structural.reshape(a, (1,) * (2 - a.ndim) + a.shape) if a.ndim < 2 else a
 
 
 def _atleast_3d(a):
     a = _operand(a)
     if a.ndim == 0:
-        return _reshape(a, (1, 1, 1))
+        return structural.reshape(a, (1, 1, 1))
     if a.ndim == 1:
-        return _reshape(a, (1,) + a.shape + (1,))
+        return structural.reshape(a, (1,) + a.shape + (1,))
     if a.ndim == 2:
-        return _reshape(a, a.shape + (1,))
+        return structural.reshape(a, a.shape + (1,))
     return a
 
 
@@ -1144,7 +987,7 @@ def array(
     if copy and out is object:
         out = bind(copy_p, out)
     if out.ndim < ndmin:
-        out = _reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
+        out = structural.reshape(out, (1,) * (ndmin - out.ndim) + out.shape)
     return out
 
 

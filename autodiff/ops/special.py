@@ -17,10 +17,19 @@ from autodiff.core.abstract import result_aval, ufunc_result_dtype
 from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.primitive import Primitive, bind
 from autodiff.kernels import special as kernels
-from autodiff.ops.batching import broadcasting_batch_rule, unary_batch_rule
-from autodiff.ops.broadcast import broadcast_to, shape_of
 from autodiff.ops.elementwise import FUNCTIONS as ELEMENTWISE
-from autodiff.ops.elementwise import _binary, _unary, astype, stop_gradient, unbroadcast, where
+from autodiff.ops.elementwise import (
+    _binary,
+    _unary,
+    astype,
+    exp,
+    log,
+    log1p,
+    sign,
+    stop_gradient,
+    unbroadcast,
+    where,
+)
 from autodiff.ops.reduce import (
     expand_reduced,
     normalize_axes,
@@ -29,13 +38,19 @@ from autodiff.ops.reduce import (
     reduction_abstract_eval,
     weighted_reduction,
 )
-from autodiff.ops.shape import FUNCTIONS as SHAPE
+from autodiff.ops.shape import broadcast_arrays, squeeze
+from autodiff.ops.structural import (
+    broadcast_to,
+    broadcasting_batch_rule,
+    shape_of,
+    unary_batch_rule,
+)
 
-exp = ELEMENTWISE["exp"]
-log = ELEMENTWISE["log"]
-log1p = ELEMENTWISE["log1p"]
-isfinite = ELEMENTWISE["isfinite"]
-sign = ELEMENTWISE["sign"]
+# (elementwise.FUNCTIONS has every elementwise function; its module names only those it calls)
+isfinite, floor, remainder, absolute, logical_and, logical_xor = (
+    ELEMENTWISE[name]
+    for name in ("isfinite", "floor", "remainder", "absolute", "logical_and", "logical_xor")
+)
 
 _SQRT1_2 = 0.7071067811865476
 _SQRT_PI = 1.7724538509055159
@@ -137,12 +152,12 @@ def _xlog1py_impl(x, y):
 
 def _xlogy_dy(x, y, out):
     x_zero = x == 0
-    return x / where(ELEMENTWISE["logical_and"](x_zero, y == 0), 1.0, y)
+    return x / where(logical_and(x_zero, y == 0), 1.0, y)
 
 
 def _xlog1py_dy(x, y, out):
     x_zero = x == 0
-    return x / where(ELEMENTWISE["logical_and"](x_zero, y == -1), 1.0, 1.0 + y)
+    return x / where(logical_and(x_zero, y == -1), 1.0, 1.0 + y)
 
 
 xlogy_p = _binary("xlogy", _xlogy_impl, lambda x, y, out: log(y), _xlogy_dy)
@@ -466,8 +481,8 @@ def betaln(a, b):
 
 def _gamma_is_negative(x):
     """Where gamma(x) < 0 (a constant): on (-1, 0), (-3, -2), ..., where floor(x) is odd."""
-    odd = ELEMENTWISE["remainder"](ELEMENTWISE["floor"](x), 2.0) == 1.0
-    return ELEMENTWISE["logical_and"](x < 0, odd)
+    odd = remainder(floor(x), 2.0) == 1.0
+    return logical_and(x < 0, odd)
 
 
 def beta(a, b):
@@ -479,8 +494,9 @@ def beta(a, b):
     """
     a, b = _typed_numbers(a, b)
     magnitude = exp(betaln(a, b))
-    xor = ELEMENTWISE["logical_xor"]
-    negative = xor(xor(_gamma_is_negative(a), _gamma_is_negative(b)), _gamma_is_negative(a + b))
+    negative = logical_xor(
+        logical_xor(_gamma_is_negative(a), _gamma_is_negative(b)), _gamma_is_negative(a + b)
+    )
     return where(negative, -magnitude, magnitude)
 
 
@@ -503,7 +519,7 @@ def _finite_max(a, axes):
 def _signed_logsumexp(a, b, axes, keepdims):
     """log|sum(b exp(a))| and its sign, as a composite (the b and return_sign cases)."""
     if b is not None:
-        a, b = SHAPE["broadcast_arrays"](a, b)
+        a, b = broadcast_arrays(a, b)
         a = where(b == 0, -np.inf, a)  # zero weights drop their terms, even infinite ones
     shift = _finite_max(a, axes)
     terms = exp(a - shift)
@@ -511,9 +527,9 @@ def _signed_logsumexp(a, b, axes, keepdims):
     sgn = sign(s)
     zero = s == 0
     # double where: log's derivative is never evaluated at 0, so an all -inf group has no nan
-    out = where(zero, -np.inf, log(ELEMENTWISE["absolute"](where(zero, 1.0, s)))) + shift
+    out = where(zero, -np.inf, log(absolute(where(zero, 1.0, s)))) + shift
     if not keepdims:
-        out, sgn = SHAPE["squeeze"](out, axes), SHAPE["squeeze"](sgn, axes)
+        out, sgn = squeeze(out, axes), squeeze(sgn, axes)
     return out, sgn
 
 

@@ -1,9 +1,12 @@
-"""Reverse mode: ReverseTrace, the backward engine, grad / value_and_grad / vjp, jacrev."""
+"""Reverse mode: ReverseTrace, the backward engine, grad / value_and_grad / vjp, linearize.
+
+May import core, kernels, ops, and forward_ad.trace (for the engine's dual-level residuals).
+"""
 
 from autodiff.core.graph import Node
 from autodiff.reverse.engine import backward_pass
 from autodiff.reverse.graph import ReverseTrace, ReverseTracer
-from autodiff.reverse.transforms import grad, value_and_grad, vjp
+from autodiff.reverse.transforms import grad, linearize, value_and_grad, vjp
 
 __all__ = [
     "Node",
@@ -11,6 +14,7 @@ __all__ = [
     "ReverseTracer",
     "backward_pass",
     "grad",
+    "linearize",
     "value_and_grad",
     "vjp",
 ]

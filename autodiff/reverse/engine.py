@@ -47,7 +47,7 @@ from numpy import ndarray
 
 from autodiff.core import buffers
 from autodiff.core.dtypes import SCALARS
-from autodiff.core.graph import MANY, ONE, RELEASED, _Packed, edge_node, edge_pair
+from autodiff.core.graph import MANY, ONE, RELEASED, Packed, edge_node, edge_pair
 from autodiff.core.primitive import NO_PARAMS
 from autodiff.core.tensor import TENSOR_TYPES, Tensor
 from autodiff.core.trace import state
@@ -342,14 +342,13 @@ def backward_pass(
     cts = _seed(roots, root_cts)
     plan = _Plan(roots, order, sinks, prune)
     st = state()
-    saved = (st.grad_enabled, st.backward_pass_id, st.pass_nodes)
+    grad_enabled = st.grad_enabled
     if create_graph is not None:
         st.grad_enabled = create_graph
-    if sinks is not None:  # torch-style pass: hooks may ask which nodes it runs
-        st.backward_pass_id += 1
-        st.pass_nodes = set(plan.order)
-    run = _Runner(cts, sinks, retain_graph, bool(create_graph), st, plan)
+    run = _Runner(cts, sinks, retain_graph, bool(create_graph), plan)
     try:
+        if sinks is not None:  # a torch-style pass: its hooks may ask which nodes it runs
+            sinks.begin(plan.order)
         run.leaves_first()
         _walk(plan, run)
         if sinks is None:  # (functional transforms read their leaves at the end)
@@ -357,7 +356,9 @@ def backward_pass(
                 if node.prim is None:
                     run.leaf(node)
     finally:
-        st.grad_enabled, _, st.pass_nodes = saved
+        st.grad_enabled = grad_enabled
+        if sinks is not None:
+            sinks.end()
     return run.results
 
 
@@ -373,7 +374,7 @@ def _walk(plan: _Plan, run: _Runner) -> None:  # noqa: C901 (the hot loop: see b
     """
     cts, deps, kept = run.cts, plan.deps, plan.kept
     retain = run.retain
-    plain_pass = not (run.state.anomaly or run.sink_nodes or run.create_graph)
+    plain_pass = not (run.anomaly or run.sink_nodes or run.create_graph)
     pop, get = cts.pop, cts.get
     owned = run.owned
     for node in reversed(plan.order):
@@ -389,16 +390,18 @@ def _walk(plan: _Plan, run: _Runner) -> None:  # noqa: C901 (the hot loop: see b
                 parents = (node.p0,) if p1 is ONE else node.p0 if p1 is MANY else (node.p0, p1)
                 rule = prim.fast.vjp
                 large = False
-                if (  # the commonest case: a small cotangent, a NumPy rule without params
+                if (  # the commonest case: a small cotangent, a NumPy rule (apply_rule's)
                     ((type(ct) is ndarray and ct.size < RECYCLE_MIN_SIZE) or type(ct) in SCALARS)
                     and rule is not None
                     and node.raw
-                    and node.params is NO_PARAMS
                     and node.versions is None
                     and node.out is not None
                     and not prim.vjp_takes_needs
                 ):
-                    if p1 is ONE:
+                    params = node.params
+                    if params is not NO_PARAMS:
+                        in_cts = rule(ct, node.out, *node.primals, **params)
+                    elif p1 is ONE:  # (positional calls from the slots: no argument tuple)
                         in_cts = rule(ct, node.out, node.x0)
                     elif p1 is MANY:
                         in_cts = rule(ct, node.out, *node.x0)
@@ -417,9 +420,18 @@ def _walk(plan: _Plan, run: _Runner) -> None:  # noqa: C901 (the hot loop: see b
                         if prev is None:
                             cts[edge] = in_ct
                             continue
-                        if type(prev) is type(in_ct) and type(prev) in SCALARS:
-                            cts[edge] = prev + in_ct  # (NumPy scalars: a parameter's)
-                            continue
+                        kind = type(prev)
+                        if kind is type(in_ct) and not large:
+                            if kind in SCALARS:  # (NumPy scalars: a parameter's)
+                                cts[edge] = prev + in_ct
+                                continue
+                            if kind is ndarray:
+                                if edge in owned and _same_array_kind(prev, in_ct):
+                                    _np_add(prev, in_ct, out=prev)
+                                else:
+                                    cts[edge] = _np_add(prev, in_ct)
+                                    owned.add(edge)
+                                continue
                     route_one(cts, owned, edge, in_ct, large)
                 prev = None
                 in_cts = in_ct = None  # (no stale reference may keep an array from recycling)
@@ -485,17 +497,44 @@ def _send(cts: dict, edge: tuple, ct) -> None:
 
 
 class Sinks:
-    """Where gradients go besides the graph: captured edges (autograd.grad / functional
-    transforms) and tensors whose `.grad` accumulates (backward)."""
+    """A torch-style pass: where gradients go besides the graph — captured edges
+    (autograd.grad) and tensors whose `.grad` accumulates (backward) — and the torch face's
+    settings for it (anomaly mode: check rules' results for nan, report the forward call of
+    a rule that fails). The torch face (autograd/_backward.py) tells the pass's hooks which
+    pass runs through `begin` and `end`."""
 
-    __slots__ = ("capture", "accumulate_all_leaves", "accumulate_into", "captured", "targets")
+    __slots__ = (
+        "capture",
+        "accumulate_all_leaves",
+        "accumulate_into",
+        "captured",
+        "targets",
+        "anomaly",
+        "check_nan",
+    )
 
-    def __init__(self, capture=(), accumulate_all_leaves=False, accumulate_into=None, targets=()):
+    def __init__(
+        self,
+        capture=(),
+        accumulate_all_leaves=False,
+        accumulate_into=None,
+        targets=(),
+        anomaly: bool = False,
+        check_nan: bool = True,
+    ):
         self.capture = set(capture)  # edges (node, index)
         self.accumulate_all_leaves = accumulate_all_leaves
         self.accumulate_into = accumulate_into or {}  # edge -> tensor
         self.captured: dict = {}
         self.targets = set(targets)  # edges whose nodes the pass must run (backward inputs)
+        self.anomaly = anomaly
+        self.check_nan = check_nan
+
+    def begin(self, order: list) -> None:
+        """The pass starts; `order` holds the nodes it may run."""
+
+    def end(self) -> None:
+        """The pass ends (normally or not)."""
 
 
 class _Runner:
@@ -506,19 +545,19 @@ class _Runner:
         "sinks",
         "retain",
         "create_graph",
-        "state",
+        "anomaly",
         "results",
         "plan",
         "sink_nodes",
         "owned",
     )
 
-    def __init__(self, cts, sinks, retain, create_graph, st, plan: _Plan):
+    def __init__(self, cts, sinks, retain, create_graph, plan: _Plan):
         self.cts = cts
         self.sinks = sinks
         self.retain = retain
         self.create_graph = create_graph
-        self.state = st
+        self.anomaly = sinks is not None and sinks.anomaly
         self.results = {} if sinks is None else sinks.captured
         self.plan = plan
         self.owned: set = set()  # nodes whose pending cotangent is a sum this pass made
@@ -665,7 +704,7 @@ class _Runner:
                 in_cts = rule(ct, *primals, out=out, needs=needs, **node.params)
             else:
                 in_cts = rule(ct, *primals, out=out, **node.params)
-            if self.state.anomaly and self.state.anomaly_check_nan:
+            if self.anomaly and self.sinks.check_nan:
                 _check_nan(node, in_cts)  # inside: a nan error also gets the forward trace
         except Exception:
             extra = node.extra
@@ -686,7 +725,7 @@ class _Runner:
             return primals, out
         _check_versions(node)
         create = self.create_graph
-        if isinstance(out, _Packed):  # a saved output (see record)
+        if isinstance(out, Packed):  # a saved output (see record)
             out = out.unpack(out.packed)
             out = out._value if isinstance(out, Tensor) else out
         values = [_saved_input(p, edge, create) for p, edge in zip(primals, parents)]
@@ -766,7 +805,7 @@ def _saved_input(p, edge, create: bool):
     """A level-0 node's saved input as its rule reads it: unpacked (saved_tensors_hooks), and
     linked to the graph it had (as torch puts back a saved variable's grad_fn) when the pass
     is recorded."""
-    if isinstance(p, _Packed):
+    if isinstance(p, Packed):
         # The unpack hook's value, with the graph the saved input had: a pack hook runs with
         # grad mode off.
         p = p.unpack(p.packed)
@@ -792,14 +831,12 @@ def _check_hook_count(hook, new, old) -> None:
 
 def _dual_residuals(dual, values, out, multi):
     """Residuals of a node recorded under a live dual level, with their tangents attached."""
-    from autodiff.forward_ad.trace import ForwardTracer
-
     trace, args, t_out = dual
     values = [a if isinstance(a, Tensor) and a._trace is trace else v for a, v in zip(args, values)]
     if multi:
-        out = tuple(o if t is None else ForwardTracer(o, trace, t) for o, t in zip(out, t_out))
-    elif t_out is not None:
-        out = ForwardTracer(out, trace, t_out)
+        out = tuple(trace.dual_value(o, t) for o, t in zip(out, t_out))
+    else:
+        out = trace.dual_value(out, t_out)
     return values, out
 
 

@@ -88,9 +88,15 @@ class ReverseTrace(Trace):
             primals, p0, lower = self._inputs(args)
             x0, x1, p1 = primals, None, MANY
             x = primals[0] if primals else None
-        # `_compute`, inline for plain values (this runs once per recorded op)
-        if lower or params:
-            out = _compute(prim, primals, lower, params)
+        # The output: one level down for a value of a lower trace, else the impl (NumPy's scalar
+        # math for NumPy scalars, recycled memory for large elementwise results).
+        if prim.fwd is not None and prim.differentiable:  # (output and residuals together)
+            out, residuals = prim.fwd(*primals, **params)
+            params = {**params, "residuals": residuals}
+        elif lower:
+            out = _compute_lower(prim, primals, params)
+        elif params:
+            out = prim.impl(*primals, **params)
         elif type(x) is ndarray:  # (the commonest first operand: no scalar arithmetic)
             fast = prim.fast
             if fast.pooled_ufunc is not None and x.size >= graph.STAND_IN_MIN_SIZE:
@@ -167,21 +173,9 @@ class ReverseTrace(Trace):
                     buffers.spare(spares, p)
 
 
-def _compute(prim, primals: tuple, lower: bool, params: dict):
-    """`prim` applied to `primals`: one level down when a value belongs to a lower trace, else
-    its impl (through NumPy's scalar math for NumPy scalars, into recycled memory for large
-    elementwise results, core/buffers.py)."""
-    if lower:  # (a nested transform: binary operators take bind_binary's unrolled dispatch)
-        if params or len(primals) != 2:
-            return dispatch(prim, primals, params)
-        return bind_binary(prim, *primals)
-    if params:
-        return prim.impl(*primals, **params)
-    fast = prim.fast
-    x = primals[0] if primals else None
-    if type(x) is not ndarray:  # (the commonest first operand: no scalar arithmetic)
-        if fast.scalar_impl is not None and (type(x), type(primals[1])) in SCALAR_PAIRS:
-            return fast.scalar_impl(*primals)
-    elif fast.pooled_ufunc is not None and x.size >= graph.STAND_IN_MIN_SIZE:
-        return buffers.ufunc_into(fast.pooled_ufunc, primals)
-    return prim.impl(*primals)  # (a call without keywords builds no dict)
+def _compute_lower(prim, primals: tuple, params: dict):
+    """`prim` applied to `primals` one level down, where a value belongs to a lower trace (a
+    nested transform: binary operators take bind_binary's unrolled dispatch)."""
+    if params or len(primals) != 2:
+        return dispatch(prim, primals, params)
+    return bind_binary(prim, *primals)

@@ -12,7 +12,6 @@ import numpy as np
 from autodiff.core.dtypes import dtype_of
 from autodiff.core.primitive import bind
 from autodiff.ops import elementwise as _ew
-from autodiff.ops.broadcast import broadcast_to, shape_of
 from autodiff.ops.elementwise import where
 from autodiff.ops.linalg import (
     LinAlgError,
@@ -28,6 +27,7 @@ from autodiff.ops.linalg import det as _numpy_det
 from autodiff.ops.linalg import inv as _numpy_inv
 from autodiff.ops.linalg import solve as _numpy_solve
 from autodiff.ops.products import _array
+from autodiff.ops.structural import broadcast_to, shape_of
 
 _TRANS = {
     0: False,

@@ -13,12 +13,12 @@ import math
 import numpy as np
 
 from autodiff.ops.arrays import diagonal
-from autodiff.ops.broadcast import shape_of
 from autodiff.ops.elementwise import FUNCTIONS as ELEMENTWISE
 from autodiff.ops.linalg import cholesky
 from autodiff.ops.reduce import sum as _sum
 from autodiff.ops.shape import FUNCTIONS as SHAPE
 from autodiff.ops.special import _as_float, log_ndtr, ndtr, ndtri
+from autodiff.ops.structural import shape_of
 from autodiff.scipy.linalg import solve_triangular
 
 __all__ = ["norm", "multivariate_normal"]

@@ -1,4 +1,7 @@
-"""vmap: BatchTrace (values with a batch dimension) and the vmap transform."""
+"""vmap: BatchTrace (values with a batch dimension) and the vmap transform.
+
+May import core and ops.
+"""
 
 from autodiff.vmap.trace import BatchTrace, BatchTracer, move_batch_axis
 from autodiff.vmap.transform import vmap

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import Trace
-from autodiff.ops.batching import move_batch_axis  # noqa: F401  (re-exported)
+from autodiff.ops.structural import move_batch_axis  # noqa: F401  (re-exported)
 
 
 class BatchTracer(Tensor):

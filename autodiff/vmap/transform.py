@@ -10,7 +10,8 @@ import numpy as np
 from autodiff.core.pytree import tree_flatten, tree_unflatten
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import new_trace
-from autodiff.ops.broadcast import shape_of
+from autodiff.ops.shape import FUNCTIONS as shape_ops
+from autodiff.ops.structural import shape_of
 from autodiff.vmap.trace import BatchTrace, BatchTracer, move_batch_axis
 
 
@@ -196,8 +197,6 @@ def _join_chunks(chunks, out_axes, size: int):
     Concrete arrays are copied into one preallocated result as each chunk arrives, so
     peak memory is the result plus one chunk; traced outputs are concatenated.
     """
-    from autodiff.ops.shape import FUNCTIONS as shape_ops
-
     out_def = axes = None
     joined: list = []
     offset = 0

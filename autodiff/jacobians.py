@@ -1,4 +1,8 @@
-"""jacrev: one forward pass, then the pullback vmapped over the output basis."""
+"""Jacobians and Hessians, composed of the basic transforms: jacrev, jacfwd, hessian, hvp.
+
+jacrev vmaps a pullback over the output basis, jacfwd a jvp over the input basis;
+hessian is jacfwd of jacrev, hvp a jvp of grad (forward-over-reverse).
+"""
 
 from __future__ import annotations
 
@@ -9,8 +13,11 @@ import numpy as np
 
 from autodiff.core.dtypes import dtype_of
 from autodiff.core.pytree import tree_flatten, tree_unflatten
-from autodiff.ops.broadcast import shape_of
+from autodiff.forward_ad.transforms import jvp
 from autodiff.ops.shape import FUNCTIONS as _shape_ops
+from autodiff.ops.structural import shape_of
+from autodiff.reverse.transforms import _as_input, _check_argnums, grad, pullback
+from autodiff.vmap.transform import _join_chunks, vmap
 
 
 def basis_rows(shapes: Sequence[tuple], dtypes: Sequence, start: int, stop: int) -> list:
@@ -33,9 +40,6 @@ def map_basis(fn: Callable, shapes, dtypes, chunk_size: int | None, out_axes=0):
     Basis rows are made per chunk, and concrete results stream into one array, so
     peak memory is the result plus one chunk's work.
     """
-    from autodiff.vmap import vmap
-    from autodiff.vmap.transform import _join_chunks
-
     n = sum(int(np.prod(s, dtype=np.int64)) for s in shapes)
     step = n if chunk_size is None or chunk_size >= n else chunk_size
     if step == n:
@@ -58,8 +62,6 @@ def row_blocks(stacked, shapes: Sequence[tuple]) -> list:
 
 
 def _dyn_args(args, argnums):
-    from autodiff.reverse.transforms import _check_argnums
-
     nums = _check_argnums(argnums, len(args), "jacobian")
     return nums, tuple(args[i] for i in nums)
 
@@ -69,6 +71,10 @@ def _substitute(args, nums, values):
     for i, v in zip(nums, values):
         call[i] = v
     return call
+
+
+def _select(tree, argnums):
+    return tree[0] if isinstance(argnums, int) else tree
 
 
 def jacrev(
@@ -89,7 +95,6 @@ def jacrev(
         array([[2., 0.],
                [0., 4.]])
     """
-    from autodiff.reverse.transforms import _as_input, pullback
 
     @wraps(fun)
     def jacfun(*args):
@@ -126,5 +131,80 @@ def jacrev(
     return jacfun
 
 
-def _select(tree, argnums):
-    return tree[0] if isinstance(argnums, int) else tree
+def jacfwd(
+    fun: Callable,
+    argnums: int | Sequence[int] = 0,
+    has_aux: bool = False,
+    holomorphic: bool = False,
+    chunk_size: int | None = None,
+) -> Callable:
+    """Jacobian of `fun` by forward mode: result leaves have shape `out.shape + in.shape`.
+
+    The JVP is vmapped over the input basis (in chunks of `chunk_size` columns).
+
+    Example:
+        >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+        >>> ad.jacfwd(lambda x: anp.sin(x))(np.array([0.0, 0.0]))
+        array([[1., 0.],
+               [0., 1.]])
+    """
+    moveaxis, reshape = _shape_ops["moveaxis"], _shape_ops["reshape"]
+
+    @wraps(fun)
+    def jacfun(*args):
+        nums, dyn = _dyn_args(args, argnums)
+        in_flat, in_def = tree_flatten(dyn)
+        in_flat = [_as_input(x) for x in in_flat]
+        in_shapes = [tuple(shape_of(x)) for x in in_flat]
+
+        def f_flat(*xs):
+            return fun(*_substitute(args, nums, tree_unflatten(in_def, xs)))
+
+        def pushforward(*ts):
+            return jvp(f_flat, tuple(in_flat), ts, has_aux=has_aux)[1:]
+
+        out_axes = (0, None) if has_aux else (0,)
+        results = map_basis(
+            pushforward, in_shapes, [dtype_of(x) for x in in_flat], chunk_size, out_axes
+        )
+        t_out = results[0]
+        t_flat, out_def = tree_flatten(t_out)
+        per_out = []
+        for t in t_flat:  # t: (n, *out_shape)
+            out_shape = tuple(shape_of(t))[1:]
+            leaves = [
+                reshape(moveaxis(block, 0, -1), out_shape + in_shape)
+                for block, in_shape in zip(row_blocks(t, in_shapes), in_shapes)
+            ]
+            per_out.append(_select(tree_unflatten(in_def, leaves), argnums))
+        jac = tree_unflatten(out_def, per_out)
+        return (jac, results[1]) if has_aux else jac
+
+    return jacfun
+
+
+def hessian(fun: Callable, argnums: int | Sequence[int] = 0, has_aux: bool = False) -> Callable:
+    """Hessian of scalar `fun`: `jacfwd(jacrev(fun))`, shape `in.shape + in.shape`.
+
+    Example:
+        >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+        >>> ad.hessian(lambda x: anp.sum(x ** 3))(np.array([1.0, 2.0]))
+        array([[ 6.,  0.],
+               [ 0., 12.]])
+    """
+    return jacfwd(jacrev(fun, argnums, has_aux=has_aux), argnums, has_aux=has_aux)
+
+
+def hvp(fun: Callable, primals, tangents):
+    """Hessian-vector product of scalar `fun` at `primals` along `tangents` (forward-over-reverse).
+
+    Never forms the Hessian: one forward pass of the gradient computation with dual numbers.
+
+    Example:
+        >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+        >>> ad.hvp(lambda x: anp.sum(x ** 3), (np.array([1.0, 2.0]),), (np.array([1.0, 0.0]),))
+        array([6., 0.])
+    """
+    argnums = tuple(range(len(primals)))
+    g = grad(fun, argnums=argnums if len(primals) > 1 else 0)
+    return jvp(g, tuple(primals), tuple(tangents))[1]

@@ -1,0 +1,114 @@
+"""The torch face's graph: level-0 recording of operations on Tensors that require grad.
+
+`record` is level 0's recorder (core/trace.py's EvalTrace calls it for an operation on
+Tensors that require grad while grad mode is on): one Node per operation, saving its inputs
+as torch's SavedVariable does (through saved-tensor hooks, with version counters for the
+in-place check). A leaf's gradient enters the graph at its AccumulateGrad node, made on
+first use (`gradient_edge`).
+"""
+
+from __future__ import annotations
+
+import threading
+import traceback
+import weakref
+
+from autodiff.autograd._state import autograd_state, next_sequence_number
+from autodiff.core.graph import Node, Packed, new_node
+from autodiff.core.primitive import NO_PARAMS
+from autodiff.core.tensor import Tensor
+from autodiff.core.trace import set_level0_recorder, state
+
+_ACCUMULATOR_LOCK = threading.Lock()
+
+
+def gradient_edge(tensor: Tensor) -> tuple:
+    """`(node, index)` where `tensor`'s gradient enters the graph: its producer's output, or for
+    a leaf that requires grad its AccumulateGrad node (made on first use, once per leaf even
+    across threads)."""
+    edge = tensor._edge
+    if edge is not None:  # (a functional trace's tracer may hold its node: graph.edge_pair)
+        return edge if type(edge) is tuple else (edge, 0)
+    if tensor._accumulator is None:
+        with _ACCUMULATOR_LOCK:
+            if tensor._accumulator is None:
+                tensor._accumulator = leaf_node(tensor, next_sequence_number())
+    return (tensor._accumulator, 0)
+
+
+def leaf_node(tensor: Tensor, seq: int) -> Node:
+    """The AccumulateGrad node of a leaf tensor (held weakly: no reference cycle)."""
+    node = new_node(None, None, (), None, (), seq)
+    node._extra().variable = weakref.ref(tensor)
+    return node
+
+
+def record(prim, args: tuple, params: dict, out):
+    """Record a level-0 (torch-style) node for `prim` applied to `args` and wrap its outputs.
+
+    Like torch's SavedVariable, a saved input is its raw array plus the edge it had
+    (in `parents`), from which a `create_graph` backward rebuilds a Tensor linked to
+    this graph; `versions` keeps `(tensor, version)` for the in-place check.
+    """
+    st = autograd_state()
+    hooks = st.saved_tensors_hooks[-1] if st.saved_tensors_hooks else None
+    saves = prim.saves_inputs
+    # A rule that reads only its output (exp, tanh, sqrt) saves the output, as torch does:
+    # that is what saved_tensors_hooks pack.
+    out_hooks = None
+    if not saves:
+        if hooks is not None and prim.saves_output and not prim.multiple_results:
+            out_hooks = hooks
+        hooks = None
+    primals = []
+    parents = []
+    versions = []
+    for a in args:
+        if isinstance(a, Tensor):
+            edge = a._edge
+            if edge is None and a._requires_grad:
+                edge = gradient_edge(a)  # (a leaf's accumulator, made on first use)
+            parents.append(edge)
+            versions.append((a, a._vc) if saves else None)
+            primals.append(a._value if hooks is None else _pack(hooks, a))
+        else:
+            parents.append(None)
+            versions.append(None)
+            primals.append(a)
+    st.seq = seq = st.seq + 1  # (next_sequence_number, inline: once per recorded op)
+    node = Node()  # (new_node, inline)
+    node.prim = prim
+    node.params = params or NO_PARAMS
+    node.set_inputs(parents, primals)
+    node.out = out
+    node.seq = seq
+    node.versions = versions
+    node.extra = None
+    node.raw = hooks is None
+    if hooks is not None:
+        node._extra()  # packed residuals take the engine's general path
+    if st.anomaly:
+        node._extra().anomaly_trace = "".join(traceback.format_stack()[:-3])
+    if prim.multiple_results:
+        return tuple(Tensor._from(o, (node, i)) for i, o in enumerate(out))
+    result = Tensor._from(out, (node, 0))
+    if out_hooks is not None:
+        node.out = _pack(out_hooks, result)
+        node.raw = False
+        node._extra()
+    return result
+
+
+def _pack(hooks: tuple, tensor) -> Packed:
+    """`tensor` saved through `saved_tensors_hooks` (pack, unpack): the pack hook runs with grad
+    mode off, as in torch (what it computes is not recorded, so saves nothing to pack again)."""
+    st = state()
+    enabled = st.grad_enabled
+    st.grad_enabled = False
+    try:
+        return Packed(hooks[0](tensor), hooks[1])
+    finally:
+        st.grad_enabled = enabled
+
+
+set_level0_recorder(record)

@@ -1,0 +1,336 @@
+"""`call_p`: a staged graph applied to values — how a jitted function meets the transforms.
+
+A jitted function called on plain arrays runs its executor directly. Called on tracers (a
+transform outside the jit: `grad(jit(f))`, `vmap(jit(f))`, `jvp(jit(f))`) or on Tensors that
+require grad (the torch face), it binds `call_p`, whose rules *re-stage*: the jvp of a staged
+call is a call of the staged jvp of its graph, its vjp a call of the staged pullback, its
+batch rule a call of the staged vmap. Derived graphs are optimized, compiled and cached on
+the graph they come from, so a transform of a jitted function is itself compiled.
+
+The pullback recomputes the forward computation inside the backward graph (as `checkpoint`
+does): the backward graph is self-contained, and `jit(grad(f))`, where the whole gradient is
+one graph, is the form that computes each value once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from autodiff.core.abstract import ShapedArray
+from autodiff.core.dtypes import is_inexact
+from autodiff.core.primitive import Primitive, bind
+from autodiff.core.pytree import tree_flatten
+from autodiff.core.tensor import TENSOR_TYPES
+from autodiff.core.trace import new_trace
+from autodiff.forward_ad.trace import ForwardTrace, ForwardTracer
+from autodiff.ops.structural import broadcast_to, move_to_front
+from autodiff.reverse.engine import backward_pass
+from autodiff.reverse.graph import ReverseTrace
+from autodiff.staging.executor import compile_graph
+from autodiff.staging.ir import Graph, eval_graph
+from autodiff.staging.passes import optimize
+from autodiff.staging.trace import stage
+from autodiff.vmap.trace import BatchTrace, BatchTracer
+
+
+def run_graph(graph: Graph, *args) -> list:
+    """`graph`'s outputs for plain values, by its executor (compiled on first use)."""
+    run = graph.compiled
+    if run is None:
+        run = graph.compiled = compile_graph(graph)
+    return run(*args)
+
+
+call_p = Primitive("jit_call", multiple_results=True, node_name="JitCallBackward0")
+call_p.impl = lambda *args, graph: run_graph(graph, *args)
+
+
+def _call_abstract_eval(*avals, graph: Graph):
+    for i, (got, want) in enumerate(zip(avals, graph.in_avals)):
+        if got.shape != want.shape or got.dtype != want.dtype:
+            raise TypeError(
+                f"Staged call of '{graph.name}': argument {i} is {got}, the graph takes {want}"
+            )
+    return tuple(graph.out_avals)
+
+
+call_p.abstract_eval = _call_abstract_eval
+
+
+def restage(fun, avals: list, name: str) -> Graph:
+    """`fun` (of flat arguments, returning a flat list) staged for `avals` and optimized."""
+    graph, captured = stage(lambda *xs: fun(*xs), avals, tree_flatten(tuple(avals))[1], name=name)
+    if captured:
+        raise RuntimeError(f"internal error: restaging '{name}' captured {len(captured)} values")
+    return optimize(graph, call_p)
+
+
+def _derived(graph: Graph, key: tuple, make):
+    entry = graph.derived.get(key)
+    if entry is None:
+        entry = graph.derived[key] = make()
+    return entry
+
+
+# ---------------------------------------------------------------------------------------------
+# Forward mode: the staged jvp, primal and tangent outputs together.
+
+
+def _jvp_flat(graph: Graph, primals: list, tangents: list) -> tuple[list, list]:
+    """`graph`'s outputs and their tangents (None: zero) for tangents of the inputs (None:
+    zero)."""
+    with new_trace(ForwardTrace) as trace:
+        args = [p if t is None else ForwardTracer(p, trace, t) for p, t in zip(primals, tangents)]
+        outs = eval_graph(graph, *args)
+    values, touts = [], []
+    for o in outs:
+        if type(o) in TENSOR_TYPES and o._trace is trace:
+            values.append(o._value)
+            touts.append(o._tangent)
+        else:
+            values.append(o)
+            touts.append(None)
+    return values, touts
+
+
+def jvp_graph(graph: Graph, in_mask: tuple, instantiate: bool = False) -> tuple[Graph, tuple]:
+    """The staged jvp of `graph` for tangents of the inputs in `in_mask`: a graph of the
+    primals and those tangents giving the outputs and the nonzero output tangents (which:
+    the second result; with `instantiate`, every differentiable output's, zeros where no
+    tangent flows)."""
+
+    def make():
+        out_mask: list = []
+
+        def f(*xs):
+            n = len(graph.in_vars)
+            tangents = iter(xs[n:])
+            ts = [next(tangents) if m else None for m in in_mask]
+            values, touts = _jvp_flat(graph, list(xs[:n]), ts)
+            if instantiate:
+                touts = [
+                    _zeros_like(a) if t is None and differentiable(a) else t
+                    for t, a in zip(touts, graph.out_avals)
+                ]
+            out_mask[:] = [t is not None for t in touts]
+            return values + [t for t in touts if t is not None]
+
+        avals = graph.in_avals + [a for a, m in zip(graph.in_avals, in_mask) if m]
+        return restage(f, avals, f"jvp({graph.name})"), tuple(out_mask)
+
+    return _derived(graph, ("jvp", in_mask, instantiate), make)
+
+
+def _call_jvp(primals, tangents, *, graph: Graph):
+    in_mask = tuple(t is not None for t in tangents)
+    jgraph, out_mask = jvp_graph(graph, in_mask)
+    results = bind(call_p, *primals, *[t for t in tangents if t is not None], graph=jgraph)
+    n = len(graph.out_vars)
+    rest = iter(results[n:])
+    return tuple(results[:n]), tuple(next(rest) if m else None for m in out_mask)
+
+
+call_p.jvp = _call_jvp
+call_p.jvp_computes_primal = True
+
+# ---------------------------------------------------------------------------------------------
+# Reverse mode: the forward graph saves the residuals the backward graph reads.
+
+
+def _zeros_like(aval: ShapedArray):
+    return np.zeros(aval.shape, aval.dtype)
+
+
+def _pullback_flat(graph: Graph, primals: list) -> tuple[list, Callable]:
+    """`graph`'s outputs for `primals` and its pullback: a function of the output cotangents
+    (None: zero) giving the input cotangents (None where zero or not differentiable)."""
+    with new_trace(ReverseTrace) as trace:
+        args = [
+            trace.new_leaf(p) if is_inexact(a.dtype) else p for p, a in zip(primals, graph.in_avals)
+        ]
+        outs = eval_graph(graph, *args)
+
+    def pullback(cts: list) -> list:
+        roots, seeds = [], []
+        for o, ct in zip(outs, cts):
+            if ct is not None and type(o) in TENSOR_TYPES and o._trace is trace:
+                roots.append(o._edge)
+                seeds.append(ct)
+        found = backward_pass(roots, seeds, retain_graph=True, order=trace.nodes) if roots else {}
+        return [found.get(a._edge) if a is not p else None for a, p in zip(args, primals)]
+
+    values = [o._value if type(o) in TENSOR_TYPES and o._trace is trace else o for o in outs]
+    return values, pullback
+
+
+def differentiable(aval: ShapedArray) -> bool:
+    return is_inexact(aval.dtype)
+
+
+def vjp_graph(graph: Graph, ct_mask: tuple, instantiate: bool = False) -> tuple[Graph, tuple]:
+    """The staged pullback of `graph`, recomputing its forward computation: a graph of the
+    primals and the output cotangents in `ct_mask` giving the nonzero input cotangents
+    (which: the second result; with `instantiate`, every differentiable input's, zeros
+    where none flows)."""
+
+    def make():
+        in_mask: list = []
+
+        def f(*xs):
+            n = len(graph.in_vars)
+            cts = iter(xs[n:])
+            _, pullback = _pullback_flat(graph, list(xs[:n]))
+            in_cts = pullback([next(cts) if m else None for m in ct_mask])
+            if instantiate:
+                in_cts = [
+                    _zeros_like(a) if c is None and differentiable(a) else c
+                    for c, a in zip(in_cts, graph.in_avals)
+                ]
+            in_mask[:] = [c is not None for c in in_cts]
+            return [c for c in in_cts if c is not None]
+
+        avals = graph.in_avals + [a for a, m in zip(graph.out_avals, ct_mask) if m]
+        return restage(f, avals, f"vjp({graph.name})"), tuple(in_mask)
+
+    return _derived(graph, ("vjp", ct_mask, instantiate), make)
+
+
+def split_graph(graph: Graph) -> tuple[Graph, Graph, tuple]:
+    """Reverse mode of `graph` cut in two, each computed once: `fwd(*inputs) -> outputs +
+    residuals` and `bwd(*output cotangents, *residuals) -> input cotangents`, one per
+    differentiable output and input (zeros where none flows); the third result says which
+    inputs are differentiable.
+
+    The backward computation is staged while the forward one still is: what it reads of the
+    forward computation is captured from the forward graph (closure conversion), and those
+    values become the residuals; what it computes from them alone is recorded in the
+    forward graph."""
+
+    def make():
+        parts: dict = {}
+        out_avals = graph.out_avals
+        ct_avals = [a for a in out_avals if differentiable(a)]
+        in_mask = tuple(differentiable(a) for a in graph.in_avals)
+
+        def fwd(*xs):
+            values, pullback = _pullback_flat(graph, list(xs))
+
+            def bwd(*cts):
+                it = iter(cts)
+                full = [next(it) if differentiable(a) else None for a in out_avals]
+                in_cts = pullback(full)
+                return [
+                    _zeros_like(a) if c is None else c
+                    for c, a, m in zip(in_cts, graph.in_avals, in_mask)
+                    if m
+                ]
+
+            bwd_graph, residuals = stage(
+                bwd, ct_avals, tree_flatten(tuple(ct_avals))[1], name=f"bwd({graph.name})"
+            )
+            parts["bwd"] = optimize(bwd_graph, call_p)
+            return values + residuals
+
+        fwd_graph = restage(fwd, graph.in_avals, f"fwd({graph.name})")
+        return fwd_graph, parts["bwd"], in_mask
+
+    return _derived(graph, ("split",), make)
+
+
+def _call_fwd(*primals, graph: Graph):
+    fwd_graph, _, _ = split_graph(graph)
+    results = bind(call_p, *primals, graph=fwd_graph)
+    n = len(graph.out_vars)
+    return tuple(results[:n]), tuple(results[n:])
+
+
+def _call_vjp(cts, *primals, out, graph: Graph, residuals=None):
+    if residuals is None:  # (the torch face: the forward graph's outputs only; recompute)
+        ct_mask = tuple(c is not None for c in cts)
+        vgraph, in_mask = vjp_graph(graph, ct_mask)
+        results = iter(bind(call_p, *primals, *[c for c in cts if c is not None], graph=vgraph))
+        return tuple(next(results) if m else None for m in in_mask)
+    _, bwd_graph, in_mask = split_graph(graph)
+    seeds = [
+        _zeros_like(a) if c is None else c
+        for c, a in zip(cts, graph.out_avals)
+        if differentiable(a)
+    ]
+    results = iter(bind(call_p, *seeds, *residuals, graph=bwd_graph))
+    return tuple(next(results) if m else None for m in in_mask)
+
+
+call_p.fwd = _call_fwd
+call_p.vjp = _call_vjp
+
+# ---------------------------------------------------------------------------------------------
+# Batching: the staged vmap.
+
+
+def _batch_flat(graph: Graph, values: list, batched: Sequence[bool], size: int, force) -> tuple:
+    """`graph`'s outputs for `values` batched along axis 0 where `batched`, each output batched
+    along axis 0 or not (the second result says which; `force`: outputs batched anyway)."""
+    with new_trace(BatchTrace, size) as trace:
+        args = [BatchTracer(v, trace, 0) if b else v for v, b in zip(values, batched)]
+        outs = eval_graph(graph, *args)
+    results, mask = [], []
+    for i, o in enumerate(outs):
+        if type(o) in TENSOR_TYPES and o._trace is trace:
+            results.append(move_to_front(o._value, o._bdim))
+            mask.append(True)
+        elif force is not None and force[i]:
+            results.append(broadcast_to(o, (size, *np.shape(o))))
+            mask.append(True)
+        else:
+            results.append(o)
+            mask.append(False)
+    return results, tuple(mask)
+
+
+def batch_graph(
+    graph: Graph, in_axes: tuple, size: int, force: tuple | None = None
+) -> tuple[Graph, tuple]:
+    """The staged vmap of `graph` over axis 0 of the inputs in `in_axes` (None: unbatched): a
+    graph of the same inputs (batched ones with a leading axis of `size`), and which of its
+    outputs are batched, along axis 0 (the outputs in `force` always are)."""
+
+    def make():
+        batched = [axis is not None for axis in in_axes]
+        avals = [
+            ShapedArray((size, *a.shape), a.dtype) if b else a
+            for a, b in zip(graph.in_avals, batched)
+        ]
+        out_mask: list = []
+
+        def f(*xs):
+            results, mask = _batch_flat(graph, list(xs), batched, size, force)
+            out_mask[:] = mask
+            return results
+
+        return restage(f, avals, f"vmap({graph.name})"), tuple(out_mask)
+
+    return _derived(graph, ("vmap", in_axes, size, force), make)
+
+
+def _call_batch(values, dims, *, graph: Graph):
+    size = next(v.shape[d] for v, d in zip(values, dims) if d is not None)
+    moved = [v if d is None else move_to_front(v, d) for v, d in zip(values, dims)]
+    in_axes = tuple(None if d is None else 0 for d in dims)
+    bgraph, out_mask = batch_graph(graph, in_axes, size)
+    outs = bind(call_p, *moved, graph=bgraph)
+    return outs, tuple(0 if m else None for m in out_mask)
+
+
+call_p.batch = _call_batch
+
+__all__ = [
+    "batch_graph",
+    "call_p",
+    "jvp_graph",
+    "restage",
+    "run_graph",
+    "split_graph",
+    "vjp_graph",
+]
