@@ -28,19 +28,36 @@ from autodiff.forward_ad.trace import ForwardTrace, ForwardTracer
 from autodiff.ops.structural import broadcast_to, move_to_front
 from autodiff.reverse.engine import backward_pass
 from autodiff.reverse.graph import ReverseTrace
-from autodiff.staging.executor import compile_graph
+from autodiff.staging.executor import compile_graph, interpret_graph
 from autodiff.staging.ir import Graph, eval_graph
 from autodiff.staging.passes import optimize
 from autodiff.staging.trace import stage
 from autodiff.vmap.trace import BatchTrace, BatchTracer
 
+# A graph of this many equations is compiled at once (~15 us an equation: ~30 ms); a larger
+# one runs its steps interpreted until it has run COMPILE_AFTER_CALLS times (what the
+# interpreter loses per call and equation, ~0.4 us, has then paid for compiling it).
+COMPILE_AT_ONCE = 2000
+COMPILE_AFTER_CALLS = 40
+
 
 def run_graph(graph: Graph, *args) -> list:
-    """`graph`'s outputs for plain values, by its executor (compiled on first use)."""
+    """`graph`'s outputs for plain values, by its executor (see staging/executor.py)."""
     run = graph.compiled
     if run is None:
-        run = graph.compiled = compile_graph(graph)
+        run = _executor(graph)
     return run(*args)
+
+
+def _executor(graph: Graph):
+    size = len(graph.equations)
+    if size <= COMPILE_AT_ONCE or graph.calls >= COMPILE_AFTER_CALLS:
+        graph.compiled = compile_graph(graph)
+        return graph.compiled
+    graph.calls += 1
+    if graph.interpreted is None:
+        graph.interpreted = interpret_graph(graph)
+    return graph.interpreted
 
 
 call_p = Primitive("jit_call", multiple_results=True, node_name="JitCallBackward0")

@@ -1,5 +1,10 @@
 """The NumPy executor: a graph becomes one straight-line Python function calling the impls.
 
+Two forms of one schedule: `interpret_graph` runs a list of steps at once (no compile
+cost: a large graph's first calls); `compile_graph` writes the same steps as Python source
+and compiles it (about 15 us a step, once: fastest per call). `run_graph`
+(staging/call.py) starts a large graph on the first and moves it to the second.
+
 `compile_graph(graph)` writes the graph as Python source — one statement per equation,
 each variable a local, every impl, param, constant and literal a global of the function —
 and compiles it once. A call then runs the impls in order with nothing between them: no
@@ -13,7 +18,7 @@ from __future__ import annotations
 
 import keyword
 
-from autodiff.staging.ir import Graph, Literal
+from autodiff.staging.ir import Graph, Literal, Var
 
 # Primitives computed by Python's binary operators (on arrays: the same ufuncs, bitwise).
 _OPERATORS = {"add": "+", "subtract": "-", "multiply": "*", "divide": "/"}
@@ -98,4 +103,46 @@ def _identifier(name: str) -> str:
     return cleaned + "_"
 
 
-__all__ = ["compile_graph"]
+def interpret_graph(graph: Graph):
+    """A function of the graph's flat inputs returning its flat outputs (a list), which runs
+    its equations from a list of steps: each impl with its inputs' slots and its params."""
+    slots: dict = {}
+    template: list = []
+
+    def slot(x) -> int:
+        key = x if type(x) is Var else ("literal", id(x))
+        if key not in slots:
+            slots[key] = len(template)
+            template.append(x.value if type(x) is Literal else None)
+        return slots[key]
+
+    n_in = len(graph.in_vars)
+    for var in graph.in_vars:
+        slot(var)
+    for var, value in graph.consts:
+        template[slot(var)] = value
+    steps = []
+    for eqn in graph.equations:
+        ins = tuple(slot(x) for x in eqn.inputs)
+        outs = tuple(slot(v) for v in eqn.outputs)
+        multi = eqn.prim.multiple_results
+        steps.append((eqn.prim.impl, ins, outs if multi else outs[0], eqn.params or None, multi))
+    out_slots = [slot(x) for x in graph.out_vars]
+
+    def run(*args):
+        env = template.copy()
+        env[:n_in] = args
+        for impl, ins, out, params, multi in steps:
+            values = [env[i] for i in ins]
+            result = impl(*values, **params) if params else impl(*values)
+            if multi:
+                for i, value in zip(out, result):
+                    env[i] = value
+            else:
+                env[out] = result
+        return [env[i] for i in out_slots]
+
+    return run
+
+
+__all__ = ["compile_graph", "interpret_graph"]

@@ -72,6 +72,8 @@ class Graph:
         "out_tree",
         "name",
         "compiled",
+        "interpreted",
+        "calls",
         "derived",
     )
 
@@ -92,7 +94,9 @@ class Graph:
         self.in_tree = in_tree
         self.out_tree = out_tree
         self.name = name
-        self.compiled = None  # its executor, made on first use (staging/call.py)
+        self.compiled = None  # its executor, made on first use (staging/call.py's run_graph)
+        self.interpreted = None  # ... and the interpreted one, for a large graph's first calls
+        self.calls = 0
         self.derived: dict = {}  # graphs derived from it by transforms (staging/call.py)
 
     @property

@@ -1,11 +1,12 @@
 """Graph passes: what `jit` does to a staged graph before running it.
 
 - `inline_calls`: a staged call inside a staged function (jit of jit) becomes its equations.
-- `fold_constants`: an equation of constants only is computed now; its result is a constant.
-- `simplify`: identities transforms leave behind (`x * 1`, `x + 0` of the same type, a
-  cast or broadcast to what a value already is, a transpose of a transpose, a reshape of a
-  reshape).
-- `eliminate_common_subexpressions`: the same primitive, params and inputs twice is once.
+- `simplify`: one forward sweep, each equation in turn
+  - folded: of constants only, it is computed now and its result is a constant;
+  - recognized as an identity transforms leave behind (`x * 1`, `x + -0.0`, `x / 1`, a cast
+    or broadcast to what a value already is, a transpose of a transpose): its operand;
+  - recognized as a common subexpression (the same primitive, params and inputs as an
+    earlier one): that one's result.
 - `eliminate_dead_code`: equations whose outputs nothing uses are dropped.
 
 Each takes a graph and returns a new one (graphs are values: a cached graph is never
@@ -25,15 +26,12 @@ FOLD_MAX_SIZE = 1 << 16
 
 
 def optimize(graph: Graph, call_prim=None) -> Graph:
-    """`graph` with every pass applied (sub-graphs included), in an order where each
-    pass's result feeds the next: inline, fold, simplify, CSE, DCE."""
+    """`graph` with every pass applied, sub-graphs included: calls inlined, the simplifying
+    sweep, dead code eliminated."""
     if call_prim is not None:
         graph = inline_calls(graph, call_prim)
     graph = _map_sub_graphs(graph, lambda g: optimize(g, call_prim))
-    graph = fold_constants(graph)
-    graph = simplify(graph)
-    graph = eliminate_common_subexpressions(graph)
-    return eliminate_dead_code(graph)
+    return eliminate_dead_code(simplify(graph))
 
 
 def _replace(graph: Graph, equations: list, out_vars=None, consts=None) -> Graph:
@@ -109,77 +107,77 @@ def inline_calls(graph: Graph, call_prim) -> Graph:
     return _replace(graph, equations, [subst(v) for v in graph.out_vars], consts)
 
 
-def fold_constants(graph: Graph) -> Graph:
-    """Equations whose inputs are all constants or literals, computed now."""
-    known = {var: value for var, value in graph.consts}
-    consts = list(graph.consts)
-    equations = []
-    subst = _Substitution()
-    for eqn in graph.equations:
-        inputs = subst.inputs(eqn)
-        if (
-            not sub_graphs(eqn.params)
-            and all(type(x) is Literal or x in known for x in inputs)
-            and all(v.aval.size <= FOLD_MAX_SIZE for v in eqn.outputs)
-            and _foldable(eqn)
-        ):
-            values = [x.value if type(x) is Literal else known[x] for x in inputs]
-            try:
-                out = eqn.prim.impl(*values, **eqn.params)
-            except Exception:  # (an error at run time stays one: the equation is kept)
-                out = None
-            else:
-                outs = out if eqn.prim.multiple_results else (out,)
-                if all(aval_of(o).shape == v.aval.shape for o, v in zip(outs, eqn.outputs)):
-                    for var, value in zip(eqn.outputs, outs):
-                        known[var] = value
-                        consts.append((var, value))
-                    continue
-        equations.append(Equation(eqn.prim, inputs, eqn.outputs, eqn.params))
-    out_vars = [subst(v) for v in graph.out_vars]
-    return eliminate_dead_code(_replace(graph, equations, out_vars, consts))
-
-
 def _foldable(eqn: Equation) -> bool:
     """Primitives whose params are plain data (no Python functions to call back)."""
     return not any(callable(v) and not isinstance(v, np.dtype) for v in eqn.params.values())
 
 
 def simplify(graph: Graph) -> Graph:
-    """The identities of `_identity` replaced by their operand."""
+    """The forward sweep (see the module): folded constants, identities and common
+    subexpressions replaced by what they stand for."""
     subst = _Substitution()
     equations = []
+    known = dict(graph.consts)  # var -> value, constants folded included
+    consts = list(graph.consts)
     producers: dict = {}  # var -> the equation that made it
+    seen: dict = {}  # CSE key -> the first equation
     for eqn in graph.equations:
-        inputs = subst.inputs(eqn)
-        eqn = Equation(eqn.prim, inputs, eqn.outputs, eqn.params)
-        same = _identity(eqn, producers, graph)
+        eqn = Equation(eqn.prim, subst.inputs(eqn), eqn.outputs, eqn.params)
+        has_graphs = bool(sub_graphs(eqn.params))
+        folded = None if has_graphs else _fold(eqn, known)
+        if folded is not None:
+            for var, value in zip(eqn.outputs, folded):
+                known[var] = value
+                consts.append((var, value))
+            continue
+        same = _identity(eqn, producers, known)
         if same is not None:
             subst.map[eqn.outputs[0]] = same
             continue
+        key = None if has_graphs else _cse_key(eqn)
+        if key is not None:
+            earlier = seen.get(key)
+            if earlier is not None:
+                for var, first in zip(eqn.outputs, earlier.outputs):
+                    subst.map[var] = first
+                continue
+            seen[key] = eqn
         equations.append(eqn)
         for var in eqn.outputs:
             producers[var] = eqn
-    return _replace(graph, equations, [subst(v) for v in graph.out_vars])
+    return _replace(graph, equations, [subst(v) for v in graph.out_vars], consts)
 
 
-def _constant_value(x, graph: Graph):
-    if type(x) is Literal:
-        return x.value
-    for var, value in graph.consts:
-        if var is x:
-            return value
-    return None
+def _fold(eqn: Equation, known: dict):
+    """`eqn`'s outputs computed now if its inputs are all known and they are small, else
+    None (also when computing them fails: the error stays one of the run)."""
+    if not all(type(x) is Literal or x in known for x in eqn.inputs):
+        return None
+    if any(v.aval.size > FOLD_MAX_SIZE for v in eqn.outputs) or not _foldable(eqn):
+        return None
+    values = [x.value if type(x) is Literal else known[x] for x in eqn.inputs]
+    try:
+        out = eqn.prim.impl(*values, **eqn.params)
+    except Exception:
+        return None
+    outs = out if eqn.prim.multiple_results else (out,)
+    if any(aval_of(o).shape != v.aval.shape for o, v in zip(outs, eqn.outputs)):
+        return None
+    return outs
 
 
-def _identity(eqn: Equation, producers: dict, graph: Graph):
+def _constant_value(x, consts: dict):
+    return x.value if type(x) is Literal else consts.get(x)
+
+
+def _identity(eqn: Equation, producers: dict, consts: dict):
     """The operand `eqn` merely passes on (same shape, dtype and value, bitwise), or None."""
     if len(eqn.outputs) != 1 or not eqn.inputs:
         return None
     name = eqn.prim.name
     out = eqn.outputs[0]
     if name in ("multiply", "divide", "add", "subtract"):
-        return _arithmetic_identity(eqn, graph)
+        return _arithmetic_identity(eqn, consts)
     x = eqn.inputs[0]
     if type(x) is not Var:
         return None
@@ -221,7 +219,7 @@ _NEUTRAL = {
 }
 
 
-def _arithmetic_identity(eqn: Equation, graph: Graph):
+def _arithmetic_identity(eqn: Equation, consts: dict):
     """`x * 1`, `1 * x`, `x / 1`, `x + -0.0`, `x - 0.0` (and integer zeros): `x`, where the
     result has x's type (`int_x * 1.0` is a float: not an identity)."""
     out = eqn.outputs[0]
@@ -232,7 +230,7 @@ def _arithmetic_identity(eqn: Equation, graph: Graph):
         x, c = eqn.inputs[keep], eqn.inputs[1 - keep]
         if type(x) is not Var or x.aval.shape != out.aval.shape or x.aval.dtype != out.aval.dtype:
             continue
-        value = _constant_value(c, graph)
+        value = _constant_value(c, consts)
         if value is None or np.size(value) != 1 or np.iscomplexobj(value):
             continue
         if test(np.asarray(value).reshape(-1)[0]):
@@ -240,31 +238,10 @@ def _arithmetic_identity(eqn: Equation, graph: Graph):
     return None
 
 
-def eliminate_common_subexpressions(graph: Graph) -> Graph:
-    """Equations of the same primitive, params and inputs computed once."""
-    subst = _Substitution()
-    seen: dict = {}
-    equations = []
-    for eqn in graph.equations:
-        inputs = subst.inputs(eqn)
-        eqn = Equation(eqn.prim, inputs, eqn.outputs, eqn.params)
-        key = _cse_key(eqn)
-        if key is not None:
-            earlier = seen.get(key)
-            if earlier is not None:
-                for var, first in zip(eqn.outputs, earlier.outputs):
-                    subst.map[var] = first
-                continue
-            seen[key] = eqn
-        equations.append(eqn)
-    return _replace(graph, equations, [subst(v) for v in graph.out_vars])
-
-
 def _cse_key(eqn: Equation):
-    if sub_graphs(eqn.params) or not eqn.prim.differentiable and eqn.prim.name.startswith("rng"):
-        return None
-    inputs = tuple(
-        ("v", id(x)) if type(x) is Var else ("l", type(x.value), x.value) for x in eqn.inputs
+    """What makes two equations compute the same (None when it cannot be told)."""
+    inputs = tuple(  # (a literal by its repr too: 0.0 and -0.0 are equal, not the same)
+        id(x) if type(x) is Var else (type(x.value), x.value, repr(x.value)) for x in eqn.inputs
     )
     try:
         key = (eqn.prim, inputs, tuple(sorted(eqn.params.items())))
@@ -289,11 +266,4 @@ def eliminate_dead_code(graph: Graph) -> Graph:
     return _replace(graph, kept, consts=consts)
 
 
-__all__ = [
-    "eliminate_common_subexpressions",
-    "eliminate_dead_code",
-    "fold_constants",
-    "inline_calls",
-    "optimize",
-    "simplify",
-]
+__all__ = ["eliminate_dead_code", "inline_calls", "optimize", "simplify"]
