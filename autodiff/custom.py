@@ -25,6 +25,7 @@ from autodiff.forward_ad.transforms import jvp
 from autodiff.ops.elementwise import conj_complex
 from autodiff.ops.structural import shape_of
 from autodiff.reverse.transforms import pullback
+from autodiff.staging.trace import stage
 from autodiff.vmap.transform import vmap
 
 
@@ -82,6 +83,16 @@ def _merge_static(static, dynamic, nondiff_argnums, n):
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
 custom_jvp_call_p.jvp_computes_primal = True
 custom_jvp_call_p.impl = lambda *args, fun, rule, store: fun(*args)
+
+
+def _staged_avals(fun: Callable, avals: tuple) -> tuple:
+    """The output types of `fun` (flat in, flat out) for inputs of types `avals`: it is
+    staged (autodiff/staging/trace.py), as jit stages it."""
+    graph, _ = stage(fun, list(avals), tree_flatten(avals)[1], name=getattr(fun, "__name__", "f"))
+    return tuple(a.strengthened() for a in graph.out_avals)
+
+
+custom_jvp_call_p.abstract_eval = lambda *avals, fun, rule, store: _staged_avals(fun, avals)
 
 
 def _custom_jvp_rule(primals, tangents, *, fun, rule, store):
@@ -236,6 +247,7 @@ def _custom_vjp_batch(values, dims, *, fwd, bwd, store):
 
 
 custom_vjp_call_p.impl = _custom_vjp_impl
+custom_vjp_call_p.abstract_eval = lambda *avals, fwd, bwd, store: _staged_avals(fwd, avals)
 custom_vjp_call_p.vjp = _custom_vjp_vjp
 custom_vjp_call_p.jvp = _custom_vjp_jvp
 custom_vjp_call_p.batch = _custom_vjp_batch
@@ -311,6 +323,7 @@ class custom_vjp:
 
 checkpoint_p = Primitive("checkpoint", multiple_results=True)
 checkpoint_p.impl = lambda *args, fun, store: fun(*args)
+checkpoint_p.abstract_eval = lambda *avals, fun, store: _staged_avals(fun, avals)
 
 
 def _checkpoint_vjp(g, *primals, out, fun, store):

@@ -34,7 +34,7 @@ for path in sorted(pathlib.Path(__file__).parent.glob("cases_*.py")):
 DATA_DEPENDENT = {"unique"}
 # Higher-order primitives (a function inside their params): staging (jit) gives them their
 # abstract_eval by tracing that function, so they have none of their own.
-STAGED_LATER = {"custom_jvp_call", "custom_vjp_call", "checkpoint"}
+STAGED_LATER: set = set()
 
 # The primitives whose abstract_eval has been checked against impl (by any test).
 CHECKED: set = set()

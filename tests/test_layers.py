@@ -61,8 +61,11 @@ LAYERS = {
     "reverse": (["autodiff.reverse"], ["forward_ad"]),
     "vmap": (["autodiff.vmap"], ["ops"]),
     "jacobians": (["autodiff.jacobians"], ["reverse", "vmap"]),
-    "custom": (["autodiff.custom"], ["reverse", "vmap"]),
-    "staging": (["autodiff.staging"], ["reverse", "vmap"]),
+    # The staged program and the trace that records it: the core's concepts, no transform.
+    "graphs": (["autodiff.staging.ir", "autodiff.staging.trace"], ["core"]),
+    # (custom rules' abstract_eval stages the user's function)
+    "custom": (["autodiff.custom"], ["reverse", "vmap", "graphs"]),
+    "staging": (["autodiff.staging"], ["graphs", "reverse", "vmap"]),
     "control": (["autodiff.control"], ["staging", "namespaces"]),
     "testing": (["autodiff.testing"], ["reverse"]),
     "autograd": (["autodiff.autograd"], ["jacobians", "namespaces"]),

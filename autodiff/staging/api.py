@@ -131,8 +131,11 @@ class Jitted:
                 c:f64[3] = multiply b 2.0
               in (c,) }
         """
-        static, in_tree, leaves = self._split(args, kwargs)
-        key = (in_tree, static, tuple(_leaf_aval(x) for x in leaves))
+        if not kwargs and not self._static and all(type(a) is ndarray for a in args):
+            key = tuple([(a.shape, a.dtype) for a in args])  # (as `__call__` keys it)
+        else:
+            static, in_tree, leaves = self._split(args, kwargs)
+            key = (in_tree, static, tuple(_leaf_aval(x) for x in leaves))
         entry = self._cache.get(key) or self._compile(key, args, kwargs)
         return entry.graph
 
