@@ -45,11 +45,17 @@ def compile_graph(graph: Graph):
     return run
 
 
+# Results of at least this many elements are written into the memory of an intermediate that
+# is dead by then (one of the same shape and dtype): no fresh memory to allocate and fault in.
+REUSE_MIN_SIZE = 1 << 12
+
+
 class _Writer:
     def __init__(self):
         self.globals: dict = {"__builtins__": {}}
         self.locals: dict = {}
         self.counter = 0
+        self.buffers: _Buffers | None = None
 
     def _global(self, prefix: str, value) -> str:
         name = f"{prefix}{self.counter}"
@@ -73,18 +79,25 @@ class _Writer:
         lines = [f"def run({', '.join(params)}):"]
         for var, value in graph.consts:
             self.locals[var] = self._global("c", value)
-        for eqn in graph.equations:
-            lines.append("    " + self.statement(eqn))
+        self.buffers = _Buffers(graph)
+        for i, eqn in enumerate(graph.equations):
+            lines.append("    " + self.statement(eqn, i))
         outs = ", ".join(self.operand(x) for x in graph.out_vars)
         lines.append(f"    return [{outs}]")
         return "\n".join(lines) + "\n"
 
-    def statement(self, eqn) -> str:
+    def statement(self, eqn, index: int) -> str:
+        ins = [self.operand(x) for x in eqn.inputs]
+        reused = self.buffers.take(eqn, index)
+        if reused is not None:  # (a fresh ufunc result into a dead intermediate's memory)
+            self.locals[eqn.outputs[0]] = self.locals[reused]
+            name = self.locals[reused]
+            ufunc = self._global(_identifier(eqn.prim.name), eqn.prim.fast.pooled_ufunc)
+            return f"{name} = {ufunc}({', '.join(ins)}, out={name})"
         outs = [self.local(v) for v in eqn.outputs]
         target = ", ".join(outs) + ("," if eqn.prim.multiple_results and len(outs) == 1 else "")
         if eqn.prim.multiple_results and not outs:
             target = "_"
-        ins = [self.operand(x) for x in eqn.inputs]
         op = _OPERATORS.get(eqn.prim.name)
         if op is not None and len(ins) == 2 and not eqn.params and eqn.prim.fast.scalar_impl:
             return f"{target} = {ins[0]} {op} {ins[1]}"
@@ -93,6 +106,54 @@ class _Writer:
         for key, value in eqn.params.items():
             args.append(f"{key}={self._global('p', value)}")
         return f"{target} = {impl}({', '.join(args)})"
+
+
+def _fresh(eqn) -> bool:
+    """Does `eqn` make a new array (a float ufunc's result on arrays of its shape), which no
+    other value shares memory with?"""
+    if eqn.prim.fast.pooled_ufunc is None or eqn.params or len(eqn.outputs) != 1:
+        return False
+    aval = eqn.outputs[0].aval
+    return aval.ndim > 0 and aval.dtype.kind == "f"
+
+
+class _Buffers:
+    """Which intermediates a ufunc may write its result into: arrays made fresh by a ufunc,
+    never shared (no other kind of operation read them: a view or a reshape would share
+    their memory), not an output, and read for the last time by then (at the latest by the
+    ufunc itself: it may write over an operand of its own shape)."""
+
+    def __init__(self, graph: Graph):
+        last_use: dict = {}
+        shared: set = {v for v in graph.out_vars if type(v) is Var}
+        fresh: list = []
+        for i, eqn in enumerate(graph.equations):
+            for x in eqn.inputs:
+                if type(x) is Var:
+                    last_use[x] = i
+                    if not _fresh(eqn):
+                        shared.add(x)  # (read by an op that may return a view of it)
+            if _fresh(eqn):
+                fresh.append(eqn.outputs[0])
+        candidates = [v for v in fresh if v not in shared and v.aval.size >= REUSE_MIN_SIZE]
+        self.order = sorted(candidates, key=lambda v: last_use.get(v, -1))
+        self.last_use = last_use
+        self.next = 0  # (self.order[:next] have been freed)
+        self.free: dict = {}  # (shape, dtype) -> the variables whose memory is free
+
+    def take(self, eqn, index: int):
+        """A dead candidate whose memory the result of equation `index` may take, or None."""
+        while self.next < len(self.order):
+            var = self.order[self.next]
+            if self.last_use.get(var, -1) > index:
+                break
+            self.free.setdefault((var.aval.shape, var.aval.dtype), []).append(var)
+            self.next += 1
+        if not _fresh(eqn) or eqn.outputs[0].aval.size < REUSE_MIN_SIZE:
+            return None
+        aval = eqn.outputs[0].aval
+        free = self.free.get((aval.shape, aval.dtype))
+        return free.pop() if free else None
 
 
 def _identifier(name: str) -> str:

@@ -208,6 +208,17 @@ def _is_plus_zero(v) -> bool:
     return bool(v == 0) and (not isinstance(v, np.floating) or not bool(np.signbit(v)))
 
 
+def _uniform(value) -> bool:
+    """Is every element of the constant `value` the same (a scalar, a broadcast scalar: the
+    cotangent of a sum, or a small array of one value)?"""
+    if np.size(value) <= 1:
+        return np.size(value) == 1
+    a = np.asarray(value)
+    if not any(a.strides):
+        return True
+    return a.size <= FOLD_MAX_SIZE and bool(np.all(a == a.reshape(-1)[0]))
+
+
 # (primitive, position of the operand kept) -> what the other operand must be
 _NEUTRAL = {
     ("multiply", 0): _is_one,
@@ -231,10 +242,9 @@ def _arithmetic_identity(eqn: Equation, consts: dict):
         if type(x) is not Var or x.aval.shape != out.aval.shape or x.aval.dtype != out.aval.dtype:
             continue
         value = _constant_value(c, consts)
-        if value is None or np.size(value) != 1 or np.iscomplexobj(value):
-            continue
-        if test(np.asarray(value).reshape(-1)[0]):
-            return x
+        if value is not None and not np.iscomplexobj(value) and _uniform(value):
+            if test(np.asarray(value).reshape(-1)[0]):
+                return x
     return None
 
 
