@@ -76,6 +76,75 @@ print(json.dumps({{
 }}))
 """
 
+# A jitted identity's call, one float64 array of 8: what a call costs besides its work.
+JIT_CALL_PROBE = """
+import json, time
+import numpy as np
+{setup}
+x = {array}(np.arange(8.0))
+f = {jit}(lambda x: x)
+{finish}(f(x))
+best = 1e9
+for _ in range(20):
+    start = time.perf_counter()
+    for _ in range(2000):
+        {finish}(f(x))
+    best = min(best, (time.perf_counter() - start) / 2000)
+print(json.dumps({{"seconds": best}}))
+"""
+JIT_CALL = {
+    "autodiff.jit": {
+        "setup": "import autodiff",
+        "array": "np.asarray",
+        "jit": "autodiff.jit",
+        "finish": "",
+    },
+    "jax.jit": {
+        "setup": "import jax, jax.numpy as jnp; jax.config.update('jax_enable_x64', True)",
+        "array": "jnp.asarray",
+        "jit": "jax.jit",
+        "finish": "jax.block_until_ready",
+    },
+}
+
+# The size of each workload's staged graph (equations, sub-graphs' included) under
+# autodiff.jit, and a hand-written gradient of chain staged the same way.
+GRAPH_SIZE_PROBE = """
+import json
+import numpy as np
+import autodiff, autodiff.numpy as anp
+from benchmarks.frameworks import FRAMEWORKS
+from benchmarks.suite import WORKLOADS
+from benchmarks.workloads import CHAIN_STEPS
+sizes = {{}}
+real_jit = autodiff.jit
+staged = []
+def spy(fun, *a, **k):
+    jitted = real_jit(fun, *a, **k)
+    staged.append(jitted)
+    return jitted
+autodiff.jit = spy
+for name, w in WORKLOADS.items():
+    program = w.programs.get("autodiff.jit")
+    if program is None:
+        continue
+    staged.clear()
+    args = w.make_inputs({quick})
+    call = program(args, **w.static_sizes({quick})) if w.static else program(args)
+    call()
+    sizes[name] = sum(
+        entry.graph.count_equations() for j in staged for entry in j._cache.values()
+    )
+def by_hand(x):
+    g = anp.ones_like(x)
+    for _ in range(CHAIN_STEPS):
+        g = g * (1.01 * anp.cos(x) + 0.1)
+        x = anp.sin(x) * 1.01 + 0.1 * x
+    return g
+sizes["chain, by hand"] = real_jit(by_hand).graph(np.zeros(8)).count_equations()
+print(json.dumps(sizes))
+"""
+
 # RSS: the first call's high-water mark (lazy imports, Numba included). Arrays: tracemalloc's
 # peak (NumPy reports its buffers to it) during a second call.
 PEAK_MEMORY_PROBE = """
@@ -206,6 +275,12 @@ def startup_report(repeat: int, frameworks: list[str]) -> str:
         ["second grad call (Numba disabled)", *_min_median(_col(runs, "disabled", "second"))],
         ["default: the call that loads the kernels", *_min_median(_col(runs, "tiered", "tier_up"))],
     ]
+    for name, parts in JIT_CALL.items():
+        try:
+            seconds = [probe(JIT_CALL_PROBE.format(**parts))["seconds"] for _ in range(repeat)]
+        except (RuntimeError, KeyError, ValueError):  # (a framework not installed)
+            continue
+        rows.append([f"call of {name}(lambda x: x) on an array of 8", *_min_median(seconds)])
     eager = runs["empty"] + runs["warm"]
     worst = max(
         r["error"] for state in ("tiered", "empty", "warm", "disabled") for r in runs[state]
@@ -239,5 +314,17 @@ def startup_report(repeat: int, frameworks: list[str]) -> str:
             "per row):\n" + format_table(["measure", "min", "median"], rows),
             "\n".join(notes),
             memory,
+            _graph_sizes(),
         ]
+    )
+
+
+def _graph_sizes() -> str:
+    try:
+        sizes = probe(GRAPH_SIZE_PROBE.format(quick=False))
+    except (RuntimeError, KeyError, ValueError) as e:
+        return f"Staged graph sizes: not measured ({e})"
+    rows = [[name, str(n)] for name, n in sizes.items()]
+    return "Staged graphs under autodiff.jit (equations, sub-graphs' included):\n" + format_table(
+        ["workload", "equations"], rows
     )
