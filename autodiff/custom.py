@@ -6,8 +6,10 @@ composes with grad, jvp, vmap and the torch-style API, and nests:
 - custom_jvp: the user's jvp rule gives forward mode; reverse mode transposes the
   rule's tangent map (a linear function of the tangents, built from autodiff ops)
   with `vjp`, so one rule serves both modes.
-- custom_vjp: the primitive's outputs are the function's outputs followed by the
-  residuals `fwd` returns, so residuals are saved like any value; `bwd` is the vjp.
+- custom_vjp: the primitive computes the function; its `fwd` (core/primitive.py) runs
+  the user's fwd one level down, so residuals are ordinary values a higher-order pass
+  differentiates through, and a fwd that calls the function itself binds the primitive
+  again one level down (not recursively); `bwd` is the vjp.
 - checkpoint: saves only the inputs; its vjp re-runs the function under `vjp`.
 """
 
@@ -201,53 +203,45 @@ class custom_jvp:
 # ------------------------------------------------------------------------------ custom_vjp
 
 custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
+custom_vjp_call_p.impl = lambda *args, fun, fwd, bwd, store: fun(*args)
+custom_vjp_call_p.abstract_eval = lambda *avals, fun, fwd, bwd, store: _staged_avals(fun, avals)
 
 
-def _custom_vjp_impl(*args, fwd, bwd, store):
-    return fwd(*args)
+def _custom_vjp_fwd(*primals, fun, fwd, bwd, store):
+    """Reverse mode's forward: the user's `fwd`, one level down, so a higher-order pass
+    differentiates the residuals as the ordinary code they are computed by."""
+    results = fwd(*primals)
+    return tuple(results[: store.n_out]), tuple(results[store.n_out :])
 
 
-def _custom_vjp_vjp(g, *primals, out, fwd, bwd, store):
-    n_out = store.n_out
-    cts = tuple(_zeros_like(o) if c is None else c for o, c in zip(out[:n_out], g[:n_out]))
+def _custom_vjp_vjp(g, *primals, out, fun, fwd, bwd, store, residuals=None):
+    if residuals is None:  # (the torch face records the primal call: fwd runs again)
+        residuals = fwd(*primals)[store.n_out :]
+    cts = tuple(_zeros_like(o) if c is None else c for o, c in zip(out, g))
     # The user's bwd follows the public (conjugate) convention for complex values.
-    grads = bwd(tuple(out[n_out:]), tuple(conj_complex(c) for c in cts))
-    grads = tuple(
+    grads = bwd(tuple(residuals), tuple(conj_complex(c) for c in cts))
+    return tuple(
         None if c is None else conj_complex(_number_as_cotangent(c, p))
         for c, p in zip(grads, primals)
     )
-    res_cts = g[n_out:]
-    if any(c is not None for c in res_cts):
-        # A higher-order pass differentiates through the residuals: they depend on the
-        # inputs through `fwd`, which is differentiated as ordinary code.
-        res_out = out[n_out:]
-        _, pull = pullback(lambda *xs: fwd(*xs)[n_out:], primals, False, conjugate=False)
-        through_res = pull(
-            tuple(_zeros_like(o) if c is None else c for o, c in zip(res_out, res_cts))
-        )
-        grads = tuple(
-            a if b is None else (b if a is None else a + b) for a, b in zip(grads, through_res)
-        )
-    return grads
 
 
-def _custom_vjp_jvp(primals, tangents, *, out, fwd, bwd, store):
+def _custom_vjp_jvp(primals, tangents, *, out, fun, fwd, bwd, store):
     raise TypeError(
         "can't apply forward-mode autodiff (jvp) to a custom_vjp function: it defines only a "
         "reverse-mode rule. Use custom_jvp, or differentiate it in reverse mode."
     )
 
 
-def _custom_vjp_batch(values, dims, *, fwd, bwd, store):
-    fwd_b = vmap(fwd, in_axes=tuple(dims))
-    n = len(values)
-    bwd_b = vmap(bwd, in_axes=(0, 0), out_axes=(0,) * n)
-    outs = bind(custom_vjp_call_p, *values, fwd=fwd_b, bwd=bwd_b, store=store)
+def _custom_vjp_batch(values, dims, *, fun, fwd, bwd, store):
+    in_axes = tuple(dims)
+    fun_b, fwd_b = vmap(fun, in_axes=in_axes), vmap(fwd, in_axes=in_axes)
+    bwd_b = vmap(bwd, in_axes=(0, 0), out_axes=(0,) * len(values))
+    outs = bind(custom_vjp_call_p, *values, fun=fun_b, fwd=fwd_b, bwd=bwd_b, store=store)
     return outs, (0,) * len(outs)
 
 
-custom_vjp_call_p.impl = _custom_vjp_impl
-custom_vjp_call_p.abstract_eval = lambda *avals, fwd, bwd, store: _staged_avals(fwd, avals)
+custom_vjp_call_p.fwd = _custom_vjp_fwd
 custom_vjp_call_p.vjp = _custom_vjp_vjp
 custom_vjp_call_p.jvp = _custom_vjp_jvp
 custom_vjp_call_p.batch = _custom_vjp_batch
@@ -293,12 +287,27 @@ class custom_vjp:
         n, nums = len(args), self.nondiff_argnums
         store = _OutTree()
 
+        def fun(*dyn):
+            return self.fun(*_merge_static(static, dyn, nums, n))
+
+        flat_fun = _flat_call(fun, in_tree, store)
+
         def flat_fwd(*leaves):
-            out, res = self.fwd(*_merge_static(static, tree_unflatten(in_tree, leaves), nums, n))
-            out_flat, out_tree = tree_flatten(out)
-            res_flat, res_tree = tree_flatten(res)
+            pair = self.fwd(*_merge_static(static, tree_unflatten(in_tree, leaves), nums, n))
+            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+                raise TypeError(
+                    "Custom VJP fwd rule must produce a pair (output, residuals), "
+                    f"got {type(pair).__name__}."
+                )
+            out_flat, out_tree = tree_flatten(pair[0])
+            res_flat, store.res_tree = tree_flatten(pair[1])
             if store.treedef is None:
-                store.treedef, store.n_out, store.res_tree = out_tree, len(out_flat), res_tree
+                store.treedef, store.n_out = out_tree, len(out_flat)
+            elif out_tree != store.treedef:
+                raise TypeError(
+                    "Custom VJP fwd rule must produce an output with the structure of the "
+                    f"function's output: {store.treedef} for the function, {out_tree} for fwd."
+                )
             return tuple(out_flat) + tuple(res_flat)
 
         def flat_bwd(res_flat, cts_flat):
@@ -315,8 +324,8 @@ class custom_vjp:
                 flat_grads.extend(tree_flatten(g)[0] if g is not None else [None] * n_leaves)
             return tuple(flat_grads)
 
-        outs = bind(custom_vjp_call_p, *flat, fwd=flat_fwd, bwd=flat_bwd, store=store)
-        return tree_unflatten(store.treedef, list(outs[: store.n_out]))
+        outs = bind(custom_vjp_call_p, *flat, fun=flat_fun, fwd=flat_fwd, bwd=flat_bwd, store=store)
+        return tree_unflatten(store.treedef, list(outs))
 
 
 # ------------------------------------------------------------------------------ checkpoint

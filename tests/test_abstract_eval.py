@@ -318,6 +318,41 @@ def test_while_loop_agrees_with_impl():
         ad.vmap(lambda v: control.while_loop(lambda c: c < 4.0, lambda c: c * 2.0, v))(x)
 
 
+def test_custom_rules_and_checkpoint_agree_with_impl():
+    """custom_jvp_call, custom_vjp_call and checkpoint stage the user's function for their
+    abstract_eval; checked with only their impls wrapped (wrapping every impl would check
+    the primitives inside the user's function against themselves while staging them)."""
+    names = ("custom_jvp_call", "custom_vjp_call", "checkpoint")
+    targets = [p for p in all_primitives() if p.name in names]
+    saved = [(p, p.impl) for p in targets]
+
+    @ad.custom_jvp
+    def f(x):
+        return anp.sin(x) * 2.0
+
+    f.defjvp(lambda p, t: (f(p[0]), 2.0 * anp.cos(p[0]) * t[0]))
+
+    @ad.custom_vjp
+    def g(x, y):
+        return x * y, anp.sum(x)
+
+    g.defvjp(lambda x, y: (g(x, y), (x, y)), lambda r, ct: (ct[0] * r[1] + ct[1], None))
+    h = ad.checkpoint(lambda z: (anp.exp(z), anp.sum(z)))
+    x = np.arange(3.0, dtype=np.float32)
+    for prim in targets:
+        CHECKED.discard(prim)
+    try:
+        for p, impl in saved:
+            p.impl = _checking(p, impl)
+        for fun in (f, lambda z: g(z, np.int64(2))[0], lambda z: h(z)[0]):
+            fun(ad.Tensor(x))
+            ad.vmap(fun)(np.stack([x, x]))
+    finally:
+        for p, impl in saved:
+            p.impl = impl
+    assert set(targets) <= CHECKED
+
+
 # ------------------------------------------------------------- 3. every primitive, checked
 
 
@@ -347,6 +382,8 @@ def test_every_abstract_eval_was_checked_against_impl():
             for row in COMPARISONS:
                 fun, args = row.values
                 fun(*args)
+        test_while_loop_agrees_with_impl()
+        test_custom_rules_and_checkpoint_agree_with_impl()
     unchecked = sorted(p.name for p in expected - CHECKED)
     assert not unchecked, f"abstract_eval never checked against impl for: {unchecked}"
 

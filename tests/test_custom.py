@@ -125,6 +125,59 @@ def test_custom_vjp_second_order_when_bwd_is_differentiable():
     assert ad.grad(ad.grad(cube))(2.0) == 12.0
 
 
+@ad.custom_vjp
+def sin_times(x, y):
+    return anp.sin(x) * y
+
+
+def _sin_times_fwd(x, y):
+    # (JAX's documented pattern: fwd calls the custom function itself.)
+    return sin_times(x, y), (anp.cos(x), anp.sin(x), y)
+
+
+def _sin_times_bwd(res, g):
+    cos_x, sin_x, y = res
+    return cos_x * g * y, sin_x * g
+
+
+sin_times.defvjp(_sin_times_fwd, _sin_times_bwd)
+
+
+def test_custom_vjp_fwd_may_call_the_function_under_every_transform():
+    x, y = np.array([0.3, -1.2, 2.0]), 1.5
+    loss = lambda x: anp.sum(sin_times(x, y))  # noqa: E731
+    want = np.cos(x) * y
+    np.testing.assert_allclose(ad.grad(loss)(x), want)
+    np.testing.assert_allclose(ad.jit(ad.grad(loss))(x), want)
+    np.testing.assert_allclose(ad.grad(ad.jit(loss))(x), want)
+    np.testing.assert_allclose(ad.jit(loss)(x), np.sum(np.sin(x) * y))
+    np.testing.assert_allclose(ad.vmap(ad.grad(lambda v: sin_times(v, y)))(x), want)
+    # Second order (reverse over reverse: forward mode raises, as in JAX) differentiates
+    # through the residuals (cos x depends on x).
+    hess = np.diag(-np.sin(x) * y)
+    np.testing.assert_allclose(ad.jacrev(ad.grad(loss))(x), hess, atol=1e-12)
+    np.testing.assert_allclose(ad.jit(ad.jacrev(ad.grad(loss)))(x), hess, atol=1e-12)
+    t = ad.Tensor(x, requires_grad=True)
+    (gx,) = ad.autograd.grad(sin_times(t, y).sum(), t, create_graph=True)
+    np.testing.assert_allclose(gx.detach().numpy(), want)
+    gx.sum().backward()
+    np.testing.assert_allclose(t.grad.numpy(), -np.sin(x) * y)
+
+
+def test_custom_vjp_fwd_must_return_the_function_output_structure():
+    @ad.custom_vjp
+    def f(x):
+        return x * 2.0
+
+    f.defvjp(lambda x: ((x * 2.0, x), None), lambda res, g: (g * 2.0,))
+    with pytest.raises(TypeError, match="structure of the function's output"):
+        f(ad.Tensor(np.ones(2), requires_grad=True)).sum().backward()  # (function, then fwd)
+    f.defvjp(lambda x: x * 2.0, lambda res, g: (g * 2.0,))
+    with pytest.raises(TypeError, match=r"pair \(output, residuals\)"):
+        ad.grad(lambda x: anp.sum(f(x)))(np.ones(2))
+    assert ad.grad(lambda x: anp.sum(x * 3.0))(np.ones(2)).tolist() == [3.0, 3.0]
+
+
 def test_custom_vjp_bwd_may_return_python_numbers():
     # A number from bwd is the cotangent of every element, in the input's dtype; the rules
     # upstream (add, subtract, multiply) then run on an array, as for any other cotangent.

@@ -28,7 +28,7 @@ from autodiff.core.trace import EVAL_TRACE
 from autodiff.kernels.scatter import scatter_add_rows
 from autodiff.ops.elementwise import FUNCTIONS as ELEMENTWISE
 from autodiff.ops.elementwise import astype, clip, equal, where
-from autodiff.ops.namespaces import define_primitive, vjp_rules
+from autodiff.ops.numpy_forms import define_numpy, vjp_rules
 from autodiff.ops.shape import ravel, stack
 from autodiff.ops.structural import (
     batch_size,
@@ -310,7 +310,18 @@ def conform_value(value, x, shape: tuple):
 # Primitives. Index arrays that are arguments come last and get no cotangent.
 
 
-def _scatter_add_impl(values, *arrays, shape, index):
+def gather(x, index: tuple, arrays=()):
+    """`x[index]` for a stored index (as `split_index` gives it) and its array arguments."""
+    return bind(getitem_p, x, *arrays, index=index)
+
+
+def scatter(values, shape: tuple, index: tuple, arrays=()):
+    """`scatter_add` for a stored index (as `split_index` gives it) and its array arguments."""
+    return bind(scatter_add_p, values, *arrays, shape=tuple(shape), index=index)
+
+
+def _scatter_numpy(values, shape: tuple, index: tuple, arrays=()):
+    """`scatter` on NumPy values: scatter_add's impl."""
     if not arrays and len(index) == 1 and type(index[0]) is int:  # x[i]: the commonest index
         out = _zeros(shape, values.dtype if type(values) is ndarray else np.asarray(values).dtype)
         out[index] = values
@@ -326,6 +337,9 @@ def _scatter_add_impl(values, *arrays, shape, index):
     rows = rows.ravel()
     summed = scatter_add_rows(rows, values.reshape(rows.size, inner), size // inner)
     return summed.reshape(shape)
+
+
+define_numpy(scatter, _scatter_numpy)
 
 
 def _getitem_node_name(params: dict) -> str:
@@ -362,15 +376,17 @@ getitem_p.jvp = lambda primals, tangents, *, out, index: (
 )
 
 
-def _getitem_vjp(ops, g, out, x, *arrays, index):
-    ct = ops.scatter_add(g, *arrays, shape=shape_of(x), index=index)
-    return (ct,) + (None,) * len(arrays)
+def _getitem_vjp(g, out, x, *arrays, index):
+    ct = scatter(g, shape_of(x), index, arrays)
+    return (ct,) + (None,) * len(arrays) if arrays else (ct,)
 
 
 scatter_add_p = Primitive("scatter_add")
 scatter_add_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 scatter_add_p.saves_output = False
-scatter_add_p.impl = _scatter_add_impl
+scatter_add_p.impl = lambda values, *arrays, shape, index: _scatter_numpy(
+    values, shape, index, arrays
+)
 scatter_add_p.abstract_eval = lambda values, *arrays, shape, index: shaped_like(values, shape)
 scatter_add_p.jvp = lambda primals, tangents, *, out, shape, index: (
     None if tangents[0] is None else scatter(tangents[0], shape, index, primals[1:])
@@ -378,7 +394,6 @@ scatter_add_p.jvp = lambda primals, tangents, *, out, shape, index: (
 scatter_add_p.vjp = lambda g, values, *arrays, out, shape, index: (
     (gather(g, index, arrays),) + (None,) * len(arrays)
 )
-define_primitive(scatter_add_p)
 vjp_rules(getitem_p, _getitem_vjp)
 
 
@@ -525,16 +540,6 @@ index_set_p.batch = update_batch_rule(index_set_p)
 
 # ---------------------------------------------------------------------------------------------
 # Functions.
-
-
-def gather(x, index: tuple, arrays=()):
-    """`x[index]` for a stored index (as `split_index` gives it) and its array arguments."""
-    return bind(getitem_p, x, *arrays, index=index)
-
-
-def scatter(values, shape: tuple, index: tuple, arrays=()):
-    """`scatter_add` for a stored index (as `split_index` gives it) and its array arguments."""
-    return bind(scatter_add_p, values, *arrays, shape=tuple(shape), index=index)
 
 
 def scatter_add(values, shape: tuple, index):

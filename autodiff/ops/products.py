@@ -26,7 +26,6 @@ import string
 from functools import lru_cache
 
 import numpy as np
-from numpy import ndarray
 
 from autodiff.core import buffers
 from autodiff.core.abstract import array_result_type, result_aval, ufunc_result_dtype
@@ -119,25 +118,6 @@ def _matmul_vjp(g, a, b, *, out, needs=(True, True)):
     )
 
 
-def _matmul_vjp_numpy(g, out, a, b, *, needs):
-    """`_matmul_vjp` for NumPy matrices of one float dtype (an MLP's products): the same
-    products, called directly; anything else goes to `_matmul_vjp`."""
-    if (
-        type(g) is ndarray
-        and type(a) is ndarray
-        and type(b) is ndarray
-        and a.ndim == 2
-        and b.ndim == 2
-        and a.dtype == b.dtype == g.dtype
-        and a.dtype.kind == "f"
-    ):
-        return (
-            buffers.matmul_into(g, b.T) if needs[0] else None,
-            buffers.matmul_into(a.T, g) if needs[1] else None,
-        )
-    return _matmul_vjp(g, a, b, out=out, needs=needs)
-
-
 def _bilinear_jvp(prim):
     """The jvp of a bilinear product p(a, b): p(ta, b) + p(a, tb), in the output's dtype."""
 
@@ -155,7 +135,6 @@ def _bilinear_jvp(prim):
 matmul_p = Primitive("matmul", node_name="MmBackward0")
 matmul_p.impl = buffers.matmul_into  # (np.matmul, into recycled memory when there is some)
 matmul_p.vjp = _matmul_vjp
-matmul_p.fast.vjp = _matmul_vjp_numpy
 matmul_p.vjp_takes_needs = True
 matmul_p.jvp = _bilinear_jvp(matmul_p)
 

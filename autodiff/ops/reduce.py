@@ -127,15 +127,6 @@ reduce_sum_p.vjp = lambda g, x, *, out, axes, keepdims: (
 )
 
 
-def _reduce_sum_vjp_numpy(g, out, x, *, axes, keepdims):
-    shape = np.shape(x)
-    if not (keepdims or len(axes) == len(shape)):
-        g = np.expand_dims(g, axes)
-    return (np.broadcast_to(g, shape),)
-
-
-reduce_sum_p.fast.vjp = _reduce_sum_vjp_numpy
-
 expand_reduced_p = Primitive("expand_reduced", node_name="ExpandBackward0")
 expand_reduced_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 expand_reduced_p.saves_output = False

@@ -31,7 +31,7 @@ from autodiff.core.primitive import Primitive, bind, dispatch
 from autodiff.core.tensor import Tensor
 from autodiff.ops import structural
 from autodiff.ops.elementwise import add, astype, cotangent_of, stop_gradient
-from autodiff.ops.namespaces import define_primitive, vjp_rules
+from autodiff.ops.numpy_forms import cotangents_of, define_numpy, vjp_rules
 from autodiff.ops.structural import (
     apply_linear,
     axis_in_batched,
@@ -103,8 +103,7 @@ def _concatenate_vjp(g, *arrays, out, axis, dtype, casting):
         stop = start + shape_of(a)[axis]
         ranges.append((start, stop))
         start = stop
-    pieces = bind(split_p, g, ranges=tuple(ranges), axis=axis)
-    return tuple(cotangent_of(p, a) for p, a in zip(pieces, arrays))
+    return cotangents_of(bind(split_p, g, ranges=tuple(ranges), axis=axis), arrays)
 
 
 concatenate_p = Primitive("concatenate", node_name="CatBackward0")
@@ -181,9 +180,15 @@ split_p.vjp = _split_vjp
 # of expanded arrays would record one node per array more, and ODE right-hand sides stack).
 
 
-def _stack_vjp(ops, g, out, *arrays, axis, dtype, casting):
-    pieces = ops.unstack(g, axis=axis)
-    return tuple(ops.cotangent_of(p, a) for p, a in zip(pieces, arrays))
+def _stack_vjp(g, out, *arrays, axis, dtype, casting):
+    pieces = _unstack(g, axis)
+    dt = g.dtype
+    if dt.kind in "fc":  # (each piece has its array's shape: in its dtype, it is its cotangent)
+        for a in arrays:
+            if a.dtype is not dt:
+                return cotangents_of(pieces, arrays)
+        return tuple(pieces)
+    return cotangents_of(pieces, arrays)
 
 
 stack_p = Primitive("stack")
@@ -245,7 +250,13 @@ unstack_p.jvp = lambda primals, tangents, *, out, axis: (
     None if tangents[0] is None else bind(unstack_p, tangents[0], axis=axis)
 )
 unstack_p.vjp = _unstack_vjp
-define_primitive(unstack_p)
+
+
+def _unstack(x, axis: int):
+    return bind(unstack_p, x, axis=axis)
+
+
+define_numpy(_unstack, _unstack_impl)
 vjp_rules(stack_p, _stack_vjp)
 
 
