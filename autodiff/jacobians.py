@@ -14,7 +14,7 @@ import numpy as np
 from autodiff.core.dtypes import dtype_of
 from autodiff.core.pytree import tree_flatten, tree_unflatten
 from autodiff.forward_ad.transforms import jvp
-from autodiff.ops.shape import FUNCTIONS as _shape_ops
+from autodiff.ops.shape import moveaxis, reshape
 from autodiff.ops.structural import shape_of
 from autodiff.reverse.transforms import _as_input, _check_argnums, grad, pullback
 from autodiff.vmap.transform import _join_chunks, vmap
@@ -121,7 +121,7 @@ def jacrev(
         per_out = [[] for _ in out_flat]
         for ct, in_shape in zip(cts, in_shapes):
             for j, block in enumerate(row_blocks(ct, out_shapes)):
-                per_out[j].append(_shape_ops["reshape"](block, out_shapes[j] + in_shape))
+                per_out[j].append(reshape(block, out_shapes[j] + in_shape))
         jac = tree_unflatten(
             out_def,
             [_select(tree_unflatten(in_def, leaves), argnums) for leaves in per_out],
@@ -148,7 +148,6 @@ def jacfwd(
         array([[1., 0.],
                [0., 1.]])
     """
-    moveaxis, reshape = _shape_ops["moveaxis"], _shape_ops["reshape"]
 
     @wraps(fun)
     def jacfun(*args):

@@ -28,7 +28,7 @@ from autodiff.core.primitive import Primitive, bind, bind_binary, bind_unary
 from autodiff.core.tensor import SHAPE_OF_VALUE
 from autodiff.kernels import elementwise as kernels
 from autodiff.kernels import fused
-from autodiff.ops.formulas import Formulas, binary_rules, unary_rules
+from autodiff.ops.formulas import FORMS, Formulas, binary_rule, unary_rule
 from autodiff.ops.structural import (
     _add_reduce,
     _sum_to_shape_impl,
@@ -134,10 +134,10 @@ def _real_dtype(dtype: np.dtype) -> np.dtype:
 FORMULAS = Formulas()
 
 
-def _elementwise(name: str, impl, make_rules, node_name, batch_rule) -> Primitive:
+def _elementwise(name: str, impl, make_rule, node_name, batch_rule) -> Primitive:
     p = Primitive(name, node_name=node_name)
     p.impl = impl
-    _rules_on_first_use(p, make_rules)
+    _rules_on_first_use(p, make_rule)
     p.batch = batch_rule(p)
     if isinstance(impl, np.ufunc):
         p.abstract_eval = ufunc_abstract_eval(impl)
@@ -145,27 +145,44 @@ def _elementwise(name: str, impl, make_rules, node_name, batch_rule) -> Primitiv
     return p
 
 
-def _rules_on_first_use(p: Primitive, make_rules) -> None:
-    """Give `p` its rules compiled from its formulas, the first time one of them is called
-    (compiling every primitive's at import would make `import autodiff` 0.1 s slower)."""
+def _rules_on_first_use(p: Primitive, make_rule) -> None:
+    """Give `p` each form of its rules (formulas.FORMS) compiled from its formulas the first
+    time that form is called (compiling every primitive's at import would make `import
+    autodiff` 0.1 s slower, and a first call compile forms it does not use).
+    `make_rule(form, sibling)` compiles one form; `sibling(form)` gives another, compiled once."""
+    compiled: dict = {}
 
-    def install():
-        rules = make_rules()
-        p.jvp, p.vjp = rules.jvp, rules.vjp
-        p.fast.vjp, p.fast.fused_vjp = rules.numpy_vjp, rules.fused_vjp
-        return rules
+    def rule(form: str):
+        f = compiled.get(form)
+        if f is None:
+            f = compiled[form] = make_rule(form, rule)
+            _set_rule(p, form, f)
+        return f
 
-    p.jvp = lambda *args, **kwargs: install().jvp(*args, **kwargs)
-    p.vjp = lambda *args, **kwargs: install().vjp(*args, **kwargs)
-    p.fast.vjp = lambda *args, **kwargs: install().numpy_vjp(*args, **kwargs)
-    p.fast.fused_vjp = lambda *args, **kwargs: install().fused_vjp(*args, **kwargs)
+    for form in FORMS:
+        _set_rule(p, form, partial(_first_call, rule, form))
+
+
+def _first_call(rule, form: str, *args, **kwargs):
+    return rule(form)(*args, **kwargs)
+
+
+def _set_rule(p: Primitive, form: str, f) -> None:
+    if form == "jvp":
+        p.jvp = f
+    elif form == "vjp":
+        p.vjp = f
+    elif form == "numpy_vjp":
+        p.fast.vjp = f
+    else:
+        p.fast.fused_vjp = f
 
 
 def unary(name: str, impl, d: str, *, node_name: str | None = None) -> Primitive:
     """A differentiable elementwise primitive of one operand `x`: `impl` (a NumPy ufunc), and
     `d`, the formula of `g` times d out / d x (see ops/formulas.py)."""
-    make_rules = partial(unary_rules, name, d, FORMULAS)
-    return _elementwise(name, impl, make_rules, node_name, unary_batch_rule)
+    make_rule = partial(unary_rule, name, d, FORMULAS)
+    return _elementwise(name, impl, make_rule, node_name, unary_batch_rule)
 
 
 def binary(
@@ -174,8 +191,8 @@ def binary(
     """A differentiable elementwise primitive of two broadcasting operands `x` and `y`: `impl`
     (a NumPy ufunc), and `dx`, `dy`, the formulas of `g` times the partial derivatives in `x`
     and in `y` (see ops/formulas.py). `symmetric`: `dy` is `dx` with the operands swapped."""
-    make_rules = partial(binary_rules, name, dx, dy, FORMULAS, symmetric)
-    return _elementwise(name, impl, make_rules, node_name, broadcasting_batch_rule)
+    make_rule = partial(binary_rule, name, dx, dy, FORMULAS, symmetric)
+    return _elementwise(name, impl, make_rule, node_name, broadcasting_batch_rule)
 
 
 def _factor(name: str, deriv) -> str:

@@ -13,8 +13,10 @@ and a cotangent meet the derivative the same way, so the one expression gives ev
 - its lazy form, for large arrays of one shape and dtype: with lazy arithmetic
   (`Formulas.lazy`, kernels/fused.py), so whole chains of rules run as one pass.
 
-Each rule is generated as Python source with the expression written into it (and compiled
-once, at definition): the backward pass of a small op pays no call per formula. All forms
+Each rule is generated as Python source with the expression written into it, and compiled
+once, the first time that form of the rule runs (ops/elementwise.py): the backward pass of a
+small op pays no call per formula, and neither `import autodiff` nor a first call compiles a
+form it does not use. All forms
 compute the same operations in the same order, so their results are bitwise the same
 (tests/test_ops.py checks it on every row of the op table).
 
@@ -26,7 +28,7 @@ comparisons `> < ==`.
 from __future__ import annotations
 
 import ast
-from functools import partial
+from functools import cache, partial
 
 from autodiff.kernels import fused
 
@@ -115,6 +117,7 @@ def _call(name: str, *args) -> ast.Call:
     return ast.Call(func=ast.Name(id=name, ctx=ast.Load()), args=list(args), keywords=[])
 
 
+@cache
 def _expression(expr: str, calls: bool) -> str:
     """The formula `expr` as source, its operators as calls when `calls`."""
     tree = _FoldNegativeConstants().visit(ast.parse(expr, mode="eval"))
@@ -130,22 +133,28 @@ def _compile(source: str, name: str, names: dict):
 
 
 # ---------------------------------------------------------------------------------------------
-# The rules' sources. `{d}`, `{dx}`, `{dy}` stand for the formulas; `{same}` for what a binary
-# rule does when both operands are one value (a symmetric one computes one cotangent).
+# The rules' sources, one per form. `{d}`, `{dx}`, `{dy}` stand for the formulas; `{same}` for
+# what a binary rule does when both operands are one value (a symmetric one computes one
+# cotangent).
 
-_UNARY = """
+_UNARY = {
+    "jvp": """
 def jvp(primals, tangents, *, out):
     g, x = tangents[0], primals[0]
     return {d}
-
+""",
+    "vjp": """
 def vjp(g, x, *, out):
     return ({d},)
-"""
-_UNARY_FAST = """
+""",
+    "lazy_vjp": """
 def vjp(g, out, x):
     return ({d},)
-"""
-_BINARY = """
+""",
+}
+_UNARY["numpy_vjp"] = _UNARY["lazy_vjp"]
+_BINARY = {
+    "jvp": """
 def jvp(primals, tangents, *, out):
     (x, y), (tx, ty) = primals, tangents
     g = tx
@@ -153,25 +162,22 @@ def jvp(primals, tangents, *, out):
     g = ty
     t_y = None if ty is None else {dy}
     return sum_tangents(t_x, t_y, out)
-
+""",
+    "vjp": """
 def vjp(g, x, y, *, out):
     cx, cy = type(x) in NUMBERS, type(y) in NUMBERS{same}
     return (None if cx else unbroadcast({dx}, x), None if cy else unbroadcast({dy}, y))
-"""
-_SYMMETRIC = """
-    if x is y and not cx:
-        ct = unbroadcast({dx}, x)
-        return ct, ct"""
-_BINARY_LAZY = """
+""",
+    "lazy_vjp": """
 def vjp(g, out, x, y):
     cx, cy = type(x) in NUMBERS, type(y) in NUMBERS
     if not (cx or cy):
         g = fused.shared(g)  # (read by both operands' expressions){same}
     return (None if cx else unbroadcast({dx}, x), None if cy else unbroadcast({dy}, y))
-"""
-# The NumPy form runs once per binary node of a backward pass on small arrays, whose
-# cotangents mostly have their operands' shapes and dtypes already: tested inline.
-_BINARY_NUMPY = """
+""",
+    # The NumPy form runs once per binary node of a backward pass on small arrays, whose
+    # cotangents mostly have their operands' shapes and dtypes already: tested inline.
+    "numpy_vjp": """
 def vjp(g, out, x, y):
     cx, cy = type(x) in NUMBERS, type(y) in NUMBERS{same}
     ct_x = None if cx else {dx}
@@ -186,48 +192,49 @@ def vjp(g, out, x, y):
     except AttributeError:  # a list or other array-like operand
         return unbroadcast(ct_x, x), unbroadcast(ct_y, y)
     return ct_x, ct_y
-"""
+""",
+}
+_SYMMETRIC = """
+    if x is y and not cx:
+        ct = unbroadcast({dx}, x)
+        return ct, ct"""
+
+# The forms of a primitive's rules: the slot each fills, and the namespace each computes with.
+# `jvp` and `vjp` (autodiff's functions), `numpy_vjp` (NumPy, for plain arrays: the engine's
+# `Primitive.fast.vjp`), `fused_vjp` (for large cotangents: lazily when the cotangent, output
+# and operands fit together, else `numpy_vjp`; `Primitive.fast.fused_vjp`).
+FORMS = ("jvp", "vjp", "numpy_vjp", "fused_vjp")
+_NAMESPACE = {"jvp": "ad", "vjp": "ad", "lazy_vjp": "lazy", "numpy_vjp": "numpy"}
 
 
-class Rules:
-    """The rules made from one primitive's formulas: `jvp`, `vjp` (with autodiff's
-    functions), `numpy_vjp` (NumPy, for plain arrays) and `fused_vjp` (for large cotangents:
-    lazily when the cotangent, output and operands fit together, else `numpy_vjp`)."""
-
-    __slots__ = ("jvp", "vjp", "numpy_vjp", "fused_vjp")
-
-
-def unary_rules(name: str, d: str, formulas: Formulas) -> Rules:
-    """The rules of a unary elementwise primitive whose formula is `d` (see the module)."""
-    calls = _expression(d, True)
-    rules = Rules()
-    rules.jvp, rules.vjp = _compile_rules(_UNARY, name, formulas.ad, ("jvp", "vjp"), d=calls)
-    (lazy,) = _compile_rules(_UNARY_FAST, name, formulas.lazy, ("vjp",), d=calls)
-    (rules.numpy_vjp,) = _compile_rules(
-        _UNARY_FAST, name, formulas.numpy, ("vjp",), d=_expression(d, False)
+def unary_rule(name: str, d: str, formulas: Formulas, form: str, sibling):
+    """The `form` (of FORMS) of the rules of a unary elementwise primitive whose formula is
+    `d` (see the module); `sibling(form)` gives another form of the same rules."""
+    if form == "fused_vjp":
+        return _fused(unary_rule(name, d, formulas, "lazy_vjp", sibling), sibling("numpy_vjp"))
+    return _compile_rule(
+        _UNARY[form], name, getattr(formulas, _NAMESPACE[form]), d=_formula(d, form)
     )
-    rules.fused_vjp = _fused(lazy, rules.numpy_vjp)
-    return rules
 
 
-def binary_rules(name: str, dx: str, dy: str, formulas: Formulas, symmetric: bool) -> Rules:
-    """The rules of a binary elementwise primitive with broadcasting operands, whose formulas
-    are `dx` and `dy` (see the module). `symmetric`: `dy` is `dx` with the operands swapped,
-    so that `f(x, x)` computes one of them."""
-    calls = {"dx": _expression(dx, True), "dy": _expression(dy, True)}
-    operators = {"dx": _expression(dx, False), "dy": _expression(dy, False)}
-    same = {"same": _SYMMETRIC.format(**calls) if symmetric else ""}
-    same_numpy = {"same": _SYMMETRIC.format(**operators) if symmetric else ""}
-    rules = Rules()
-    rules.jvp, rules.vjp = _compile_rules(
-        _BINARY, name, formulas.ad, ("jvp", "vjp"), **calls, **same
-    )
-    (lazy,) = _compile_rules(_BINARY_LAZY, name, formulas.lazy, ("vjp",), **calls, **same)
-    (rules.numpy_vjp,) = _compile_rules(
-        _BINARY_NUMPY, name, formulas.numpy, ("vjp",), **operators, **same_numpy
-    )
-    rules.fused_vjp = _fused(lazy, rules.numpy_vjp)
-    return rules
+def binary_rule(
+    name: str, dx: str, dy: str, formulas: Formulas, symmetric: bool, form: str, sibling
+):
+    """The `form` (of FORMS) of the rules of a binary elementwise primitive with broadcasting
+    operands, whose formulas are `dx` and `dy` (see the module); `sibling(form)` gives another
+    form. `symmetric`: `dy` is `dx` with the operands swapped, so that `f(x, x)` computes one
+    of them."""
+    if form == "fused_vjp":
+        lazy = binary_rule(name, dx, dy, formulas, symmetric, "lazy_vjp", sibling)
+        return _fused(lazy, sibling("numpy_vjp"))
+    parts = {"dx": _formula(dx, form), "dy": _formula(dy, form)}
+    parts["same"] = _SYMMETRIC.format(**parts) if symmetric else ""
+    return _compile_rule(_BINARY[form], name, getattr(formulas, _NAMESPACE[form]), **parts)
+
+
+def _formula(expr: str, form: str) -> str:
+    """The formula as the source of `form`: operators as calls except in the NumPy form."""
+    return _expression(expr, form != "numpy_vjp")
 
 
 def _fused(lazy_vjp, numpy_vjp):
@@ -239,10 +246,11 @@ def _fused(lazy_vjp, numpy_vjp):
     return fused_vjp
 
 
-def _compile_rules(template: str, name: str, names: dict, defined: tuple, **parts) -> tuple:
-    """The functions `defined` by `template` with `parts` written in, compiled with `names`
-    as their globals."""
+def _compile_rule(template: str, name: str, names: dict, **parts):
+    """The one function `template` (with `parts` written in) defines, compiled with `names`
+    as its globals."""
     source = template.format(**parts)
     local: dict = {}
     exec(compile(source, f"<rules of {name}>", "exec"), names, local)
-    return tuple(local[f] for f in defined)
+    (rule,) = local.values()
+    return rule

@@ -15,8 +15,11 @@ from __future__ import annotations
 
 from types import FunctionType
 
+import numpy as np
+
 from autodiff.core.primitive import Primitive
 from autodiff.ops.elementwise import cotangent_of, unbroadcast_numpy
+from autodiff.ops.structural import shape_of
 
 # Functions -> their NumPy meanings (on plain NumPy values, with the same parameters).
 _NUMPY: dict = {}
@@ -78,3 +81,14 @@ def _cotangent_of_numpy(ct, x):
 
 define_numpy(cotangent_of, _cotangent_of_numpy)
 define_numpy(cotangents_of, _cotangents_of_numpy)
+
+
+def _shape_of_numpy(x) -> tuple:
+    """`shape_of` for NumPy values (arrays and NumPy scalars: a `shape`; else NumPy's)."""
+    try:
+        return x.shape
+    except AttributeError:
+        return np.shape(x)
+
+
+define_numpy(shape_of, _shape_of_numpy)

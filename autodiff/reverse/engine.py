@@ -400,14 +400,19 @@ def _walk(plan: _Plan, run: _Runner) -> None:  # noqa: C901 (the hot loop: see b
                     and not prim.vjp_takes_needs
                 ):
                     params = node.params
-                    if params is not NO_PARAMS:
-                        in_cts = rule(ct, node.out, *node.primals, **params)
-                    elif p1 is ONE:  # (positional calls from the slots: no argument tuple)
-                        in_cts = rule(ct, node.out, node.x0)
+                    if params is NO_PARAMS:  # (positional calls from the slots: no tuple)
+                        if p1 is ONE:
+                            in_cts = rule(ct, node.out, node.x0)
+                        elif p1 is MANY:
+                            in_cts = rule(ct, node.out, *node.x0)
+                        else:
+                            in_cts = rule(ct, node.out, node.x0, node.x1)
+                    elif p1 is ONE:
+                        in_cts = rule(ct, node.out, node.x0, **params)
                     elif p1 is MANY:
-                        in_cts = rule(ct, node.out, *node.x0)
+                        in_cts = rule(ct, node.out, *node.x0, **params)
                     else:
-                        in_cts = rule(ct, node.out, node.x0, node.x1)
+                        in_cts = rule(ct, node.out, node.x0, node.x1, **params)
                 else:
                     in_cts = apply_rule(node, ct, kept)
                     large = node.raw and (
@@ -427,7 +432,11 @@ def _walk(plan: _Plan, run: _Runner) -> None:  # noqa: C901 (the hot loop: see b
                                 cts[edge] = prev + in_ct
                                 continue
                             if kind is ndarray:
-                                if edge in owned and _same_array_kind(prev, in_ct):
+                                if (  # (both arrays here: `_same_array_kind`, inline)
+                                    edge in owned
+                                    and prev.shape == in_ct.shape
+                                    and prev.dtype == in_ct.dtype
+                                ):
                                     _np_add(prev, in_ct, out=prev)
                                 else:
                                     cts[edge] = _np_add(prev, in_ct)

@@ -16,7 +16,7 @@ from autodiff.ops.arrays import diagonal
 from autodiff.ops.elementwise import FUNCTIONS as ELEMENTWISE
 from autodiff.ops.linalg import cholesky
 from autodiff.ops.reduce import sum as _sum
-from autodiff.ops.shape import FUNCTIONS as SHAPE
+from autodiff.ops.shape import reshape, squeeze, transpose
 from autodiff.ops.special import _as_float, log_ndtr, ndtr, ndtri
 from autodiff.ops.structural import shape_of
 from autodiff.scipy.linalg import solve_triangular
@@ -120,9 +120,9 @@ class _MultivariateNormal:
             dim = cov_shape[0] if cov_shape else 1
         x = _as_float(x)
         if not shape_of(x):
-            x = SHAPE["reshape"](x, (1,))
+            x = reshape(x, (1,))
         elif len(shape_of(x)) == 1:
-            x = SHAPE["reshape"](x, (shape_of(x)[0], 1) if dim == 1 else (1, dim))
+            x = reshape(x, (shape_of(x)[0], 1) if dim == 1 else (1, dim))
         dev = x if mean is None else x - mean
         if len(cov_shape) == 0:
             maha = _sum(dev * dev, axis=-1) / cov
@@ -133,7 +133,7 @@ class _MultivariateNormal:
         else:
             maha, logdet = _cholesky_terms(dev, cov)
         out = -0.5 * (maha + (logdet + dim * _LOG_2PI))
-        out = SHAPE["squeeze"](out)
+        out = squeeze(out)
         return out[()] if isinstance(out, np.ndarray) and out.ndim == 0 else out
 
     def pdf(self, x, mean=None, cov=1, allow_singular=False):
@@ -145,9 +145,9 @@ def _cholesky_terms(dev, cov):
     """(dev^T cov^-1 dev over the last axis, log det cov) from cov = L L^T."""
     chol = cholesky(cov)
     lead = shape_of(dev)[:-1]
-    points = SHAPE["reshape"](dev, (math.prod(lead), shape_of(dev)[-1]))
-    z = solve_triangular(chol, SHAPE["transpose"](points), lower=True)
-    maha = SHAPE["reshape"](_sum(z * z, axis=0), lead)
+    points = reshape(dev, (math.prod(lead), shape_of(dev)[-1]))
+    z = solve_triangular(chol, transpose(points), lower=True)
+    maha = reshape(_sum(z * z, axis=0), lead)
     logdet = 2.0 * _sum(ELEMENTWISE["log"](diagonal(chol)))
     return maha, logdet
 
