@@ -125,10 +125,11 @@ class Primitive:
         # for the inputs).
         self.saves_output = True
         self.fast = FastPaths()
-        # torch-style node name: "sin" -> "SinBackward0" (or a function of a node's params
-        # to the name, where torch's depends on them)
+        # torch-style node name: "sin" -> "SinBackward0", "arcsin" -> "AsinBackward0" (or a
+        # function of a node's params to the name, where torch's depends on them)
+        torch_name = "a" + name[3:] if name.startswith("arc") else name
         self.node_name = node_name or (
-            "".join(p.capitalize() for p in name.split("_")) + "Backward0"
+            "".join(p.capitalize() for p in torch_name.split("_")) + "Backward0"
         )
         _REGISTRY.append(self)
 

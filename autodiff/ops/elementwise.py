@@ -230,38 +230,40 @@ def nondiff(name: str, impl, *, batch_rule=unary_batch_rule) -> Primitive:
 _LN2 = float(np.log(2.0))
 _LN10 = float(np.log(10.0))
 
+# Negation, exponentials and logarithms
 negative_p = unary("negative", np.negative, "-g", node_name="NegBackward0")
 exp_p = unary("exp", np.exp, "g * out")
 exp2_p = unary("exp2", np.exp2, "g * (out * LN2)")
 expm1_p = unary("expm1", np.expm1, "g * (out + 1.0)")
+
 log_p = unary("log", np.log, "g * reciprocal(x)")
 log2_p = unary("log2", np.log2, "g * reciprocal(x * LN2)")
 log10_p = unary("log10", np.log10, "g * reciprocal(x * LN10)")
 log1p_p = unary("log1p", np.log1p, "log1p_backward(g, x)", node_name="Log1PBackward0")
+
+# Powers and roots
 sqrt_p = unary("sqrt", np.sqrt, "g * (0.5 / out)")
 cbrt_p = unary("cbrt", np.cbrt, "g * reciprocal(3.0 * out * out)")
 square_p = unary("square", np.square, "g * (2.0 * x)")
 reciprocal_p = unary("reciprocal", np.reciprocal, "g * -(out * out)")
+
+# Circular functions and their inverses
 sin_p = unary("sin", np.sin, "g * cos(x)")
 cos_p = unary("cos", np.cos, "g * -sin(x)")
 tan_p = unary("tan", np.tan, "g * (1.0 + out * out)")
-arcsin_p = unary(
-    "arcsin", np.arcsin, "g * reciprocal(sqrt(1.0 - x * x))", node_name="AsinBackward0"
-)
-arccos_p = unary(
-    "arccos", np.arccos, "g * -reciprocal(sqrt(1.0 - x * x))", node_name="AcosBackward0"
-)
-arctan_p = unary("arctan", np.arctan, "g * reciprocal(1.0 + x * x)", node_name="AtanBackward0")
+
+arcsin_p = unary("arcsin", np.arcsin, "g * reciprocal(sqrt(1.0 - x * x))")
+arccos_p = unary("arccos", np.arccos, "g * -reciprocal(sqrt(1.0 - x * x))")
+arctan_p = unary("arctan", np.arctan, "g * reciprocal(1.0 + x * x)")
+
+# Hyperbolic functions and their inverses
 sinh_p = unary("sinh", np.sinh, "g * cosh(x)")
 cosh_p = unary("cosh", np.cosh, "g * sinh(x)")
 tanh_p = unary("tanh", np.tanh, "tanh_backward(g, out)")
-arcsinh_p = unary(
-    "arcsinh", np.arcsinh, "g * reciprocal(sqrt(x * x + 1.0))", node_name="AsinhBackward0"
-)
-arccosh_p = unary(
-    "arccosh", np.arccosh, "g * reciprocal(sqrt(x * x - 1.0))", node_name="AcoshBackward0"
-)
-arctanh_p = unary("arctanh", np.arctanh, "g * reciprocal(1.0 - x * x)", node_name="AtanhBackward0")
+
+arcsinh_p = unary("arcsinh", np.arcsinh, "g * reciprocal(sqrt(x * x + 1.0))")
+arccosh_p = unary("arccosh", np.arccosh, "g * reciprocal(sqrt(x * x - 1.0))")
+arctanh_p = unary("arctanh", np.arctanh, "g * reciprocal(1.0 - x * x)")
 
 # abs: derivative sign(x), 0 at the origin (the subgradient JAX and PyTorch use). For complex
 # z, d|z| = Re(conj(sgn z) dz), not a product with dz: its jvp and vjp are written apart.
@@ -336,32 +338,26 @@ for _p, _op in (
 power_p = binary(
     "power", np.power, "g * power_dx(x, y)", "g * power_dy(x, out)", node_name="PowBackward0"
 )
-# maximum & co: the derivative goes to the chosen operand, half to each on ties.
-maximum_p = binary(
-    "maximum", np.maximum, "g * chosen(x, y, x > y, out)", "g * chosen(y, x, y > x, out)"
-)
-minimum_p = binary(
-    "minimum", np.minimum, "g * chosen(x, y, x < y, out)", "g * chosen(y, x, y < x, out)"
-)
-# fmax/fmin ignore a NaN operand: the other one gets the whole derivative.
-fmax_p = binary(
-    "fmax",
-    np.fmax,
-    "g * chosen_unless_nan(x, y, x > y, out)",
-    "g * chosen_unless_nan(y, x, y > x, out)",
-)
-fmin_p = binary(
-    "fmin",
-    np.fmin,
-    "g * chosen_unless_nan(x, y, x < y, out)",
-    "g * chosen_unless_nan(y, x, y < x, out)",
-)
+
+
+def _selection(name: str, impl, chooser: str, op: str) -> Primitive:
+    """A primitive that returns the operand `x op y` selects: the derivative goes to that
+    operand; `chooser` (a formula helper) says how ties and NaNs split it."""
+    dx = f"g * {chooser}(x, y, x {op} y, out)"
+    return binary(name, impl, dx, f"g * {chooser}(y, x, y {op} x, out)")
+
+
+# maximum & co: the derivative goes to the chosen operand, half to each on ties; fmax and
+# fmin ignore a NaN operand: the other one gets the whole derivative.
+maximum_p = _selection("maximum", np.maximum, "chosen", ">")
+minimum_p = _selection("minimum", np.minimum, "chosen", "<")
+fmax_p = _selection("fmax", np.fmax, "chosen_unless_nan", ">")
+fmin_p = _selection("fmin", np.fmin, "chosen_unless_nan", "<")
 arctan2_p = binary(  # arctan2(x, y) is the angle of the point (y, x)
     "arctan2",
     np.arctan2,
     "g * (y / (y * y + x * x))",
     "g * (-x / (y * y + x * x))",
-    node_name="Atan2Backward0",
 )
 hypot_p = binary("hypot", np.hypot, "g * (x / out)", "g * (y / out)")
 logaddexp_p = binary("logaddexp", np.logaddexp, "g * exp(x - out)", "g * exp(y - out)")
@@ -628,13 +624,8 @@ def tanh_backward(g, y):
 
 
 def log1p_backward(g, x):
-    """`g / (1 + x)`: the derivative of log1p at `x` applied to `g`, in one pass.
-
-    Example:
-        >>> import numpy as np
-        >>> log1p_backward(np.array([2.0, 2.0]), np.array([0.0, 3.0]))
-        array([2. , 0.5])
-    """
+    """`g / (1 + x)`, the derivative of log1p at `x` applied to `g`, in one pass (as
+    `tanh_backward`: log1p_backward([2, 2], [0, 3]) is [2, 0.5])."""
     return bind_binary(log1p_backward_p, g, x)
 
 
