@@ -88,6 +88,34 @@ def tier_up() -> bool:
     return numba_enabled()
 
 
+def numba_eager() -> bool:
+    """Should compiled code be used from the first call (`AUTODIFF_NUMBA_EAGER=1`, or
+    `set_numba_enabled(True)`), rather than once it has paid for itself?"""
+    return _eager and _enabled
+
+
+def numba_disabled() -> bool:
+    """Has `AUTODIFF_DISABLE_NUMBA=1` (or `set_numba_enabled(False)`) switched Numba off?"""
+    return not _enabled
+
+
+def numba_loaded() -> bool:
+    """Has this process imported Numba (so that using it costs no import)?"""
+    return bool(_numba)
+
+
+@functools.cache
+def _installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("numba") is not None
+
+
+def numba_available() -> bool:
+    """Not disabled, and installed — without importing Numba (see `numba_enabled`)."""
+    return _enabled and _numba is not False and _installed()
+
+
 def tiered_up() -> bool:
     """Has this process loaded Numba for the kernels?"""
     return bool(_numba)

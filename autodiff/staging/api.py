@@ -23,6 +23,7 @@ from autodiff.core.primitive import bind
 from autodiff.core.pytree import LEAF, TreeDef, tree_flatten, tree_unflatten
 from autodiff.core.tensor import TENSOR_TYPES
 from autodiff.core.trace import EVAL_TRACE
+from autodiff.kernels._numba import numba_available, numba_disabled
 from autodiff.staging.call import call_p, run_graph
 from autodiff.staging.ir import Graph
 from autodiff.staging.passes import optimize
@@ -83,8 +84,17 @@ class _Entry:
 class Jitted:
     """`fun` compiled once per signature (see `jit`)."""
 
-    def __init__(self, fun: Callable, static_argnums: Sequence[int], static_argnames):
+    def __init__(
+        self,
+        fun: Callable,
+        static_argnums: Sequence[int],
+        static_argnames,
+        backend: str | None = None,
+        fastmath: bool = False,
+    ):
         functools.update_wrapper(self, fun)
+        self.backend = backend
+        self.fastmath = fastmath
         self.fun = fun
         self.static_argnums = tuple(static_argnums)
         self.static_argnames = tuple(static_argnames)
@@ -176,6 +186,8 @@ class Jitted:
             getattr(self.fun, "__name__", "f"),
         )
         entry = _Entry(optimize(graph, call_p), captured)
+        entry.graph.backend = _backend(self.backend)
+        entry.graph.fastmath = self.fastmath
         if all(t._trace is EVAL_TRACE for t in captured):
             # (a graph that captured an enclosing transform's tracers is that call's only)
             self._cache[key] = entry
@@ -268,8 +280,13 @@ def jit(
         fun: the function (pytrees of arrays in and out).
         static_argnums, static_argnames: arguments that are Python values, hashable, part of
             the signature (a new value stages again).
-        backend: "numpy" (the NumPy executor; the default).
-        fastmath: reserved for compiled backends; False.
+        backend: "numba" (compiled by Numba at the first call of each signature; see
+            docs/guide/jit.md), "numpy" (the NumPy executor), or None, the default: the
+            NumPy executor first, then Numba once the time spent has paid for compiling.
+            `AUTODIFF_DISABLE_NUMBA=1`, or Numba missing, means "numpy".
+        fastmath: let Numba reorder floating-point arithmetic (LLVM's fast-math flags);
+            results may differ in the last bits, and NaN/inf are assumed absent. No effect
+            on the NumPy executor.
 
     Example:
         >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
@@ -277,10 +294,10 @@ def jit(
         >>> float(f(np.arange(3.0), 2)), float(ad.grad(f)(np.arange(3.0), 2)[2])
         (5.0, 4.0)
     """
-    if backend not in (None, "numpy"):
-        raise ValueError(f"Unknown jit backend {backend!r}: the backend here is 'numpy'.")
-    if fastmath:
-        raise NotImplementedError("fastmath needs a compiled backend; the NumPy one has none.")
+    if backend not in (None, "numpy", "numba"):
+        raise ValueError(f"Unknown jit backend {backend!r}: use 'numba' or 'numpy'.")
+    if backend == "numba" and not numba_available() and not numba_disabled():
+        raise ValueError("jit(backend='numba') needs Numba: pip install numba")
     if isinstance(static_argnums, int):
         static_argnums = (static_argnums,)
     if isinstance(static_argnames, str):
@@ -289,7 +306,16 @@ def jit(
         return lambda f: jit(f, static_argnums, static_argnames, backend, fastmath)
     if not callable(fun):
         raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
-    return Jitted(fun, tuple(static_argnums), tuple(static_argnames))
+    return Jitted(fun, tuple(static_argnums), tuple(static_argnames), backend, bool(fastmath))
+
+
+def _backend(requested: str | None) -> str:
+    """The executor a graph runs on: "numpy", "numba" (compiled at the first call) or "auto"
+    (the default: NumPy first, Numba once it pays; staging/call.py). AUTODIFF_DISABLE_NUMBA=1
+    or a missing Numba mean NumPy, whatever was requested."""
+    if requested == "numpy" or not numba_available():
+        return "numpy"
+    return "numba" if requested == "numba" else "auto"
 
 
 def make_graph(fun: Callable, static_argnums: int | Sequence[int] = ()):

@@ -15,6 +15,7 @@ one graph, is the form that computes each value once.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from time import perf_counter
 
 import numpy as np
 
@@ -25,6 +26,7 @@ from autodiff.core.pytree import tree_flatten
 from autodiff.core.tensor import TENSOR_TYPES
 from autodiff.core.trace import new_trace
 from autodiff.forward_ad.trace import ForwardTrace, ForwardTracer
+from autodiff.kernels._numba import numba_eager, numba_loaded
 from autodiff.ops.structural import broadcast_to, move_to_front
 from autodiff.reverse.engine import backward_pass
 from autodiff.reverse.graph import ReverseTrace
@@ -42,7 +44,8 @@ COMPILE_AFTER_CALLS = 40
 
 
 def run_graph(graph: Graph, *args) -> list:
-    """`graph`'s outputs for plain values, by its executor (see staging/executor.py)."""
+    """`graph`'s outputs for plain values, by its executor (see staging/executor.py and
+    staging/numba/executor.py)."""
     run = graph.compiled
     if run is None:
         run = _executor(graph)
@@ -50,6 +53,58 @@ def run_graph(graph: Graph, *args) -> list:
 
 
 def _executor(graph: Graph):
+    if graph.backend == "numba" or (graph.backend == "auto" and numba_eager()):
+        return _compile_numba(graph)
+    if graph.backend == "auto" and graph.count_equations() <= NUMBA_MAX_EQUATIONS:
+        graph.compiled = _Tiered(graph)
+        return graph.compiled
+    return _numpy_executor(graph)
+
+
+def _compile_numba(graph: Graph):
+    from autodiff.staging.numba.executor import compile_numba  # (Numba loads with it)
+
+    graph.compiled = compile_numba(graph, graph.fastmath)
+    return graph.compiled
+
+
+# What compiling a graph with Numba costs, estimated (s): loading Numba once per process,
+# then a fixed cost and a cost per equation (Numba's front end types every scalar operation:
+# ~3 ms each on this class of machine; benchmarks/README.md, first calls).
+NUMBA_IMPORT_S = 0.3
+NUMBA_COMPILE_S = 0.1
+NUMBA_PER_EQUATION_S = 0.003
+# A larger graph stays on the NumPy executor under "auto": Numba would take more than ~5 s
+# to compile it (the unrolled `ode` gradient, 19k equations, would take about a minute).
+NUMBA_MAX_EQUATIONS = 1500
+
+
+class _Tiered:
+    """The "auto" backend's first calls: the NumPy executor, timed, until the time spent
+    in it reaches what compiling with Numba would cost (the ski-rental rule: never more
+    than twice the better choice in hindsight); then Numba compiles and runs from the next
+    call on. A function called a few times never waits for Numba."""
+
+    __slots__ = ("graph", "run", "spent", "budget")
+
+    def __init__(self, graph: Graph):
+        self.graph = graph
+        self.run = compile_graph(graph)
+        self.spent = 0.0
+        self.budget = NUMBA_COMPILE_S + NUMBA_PER_EQUATION_S * graph.count_equations()
+        if not numba_loaded():
+            self.budget += NUMBA_IMPORT_S
+
+    def __call__(self, *args):
+        start = perf_counter()
+        outs = self.run(*args)
+        self.spent += perf_counter() - start
+        if self.spent >= self.budget:
+            _compile_numba(self.graph)
+        return outs
+
+
+def _numpy_executor(graph: Graph):
     size = len(graph.equations)
     if size <= COMPILE_AT_ONCE or graph.calls >= COMPILE_AFTER_CALLS:
         graph.compiled = compile_graph(graph)
@@ -88,6 +143,9 @@ def _derived(graph: Graph, key: tuple, make):
     entry = graph.derived.get(key)
     if entry is None:
         entry = graph.derived[key] = make()
+        for derived in entry if type(entry) is tuple else (entry,):
+            if type(derived) is Graph:  # (run by the backend its parent runs on)
+                derived.backend, derived.fastmath = graph.backend, graph.fastmath
     return entry
 
 

@@ -75,6 +75,9 @@ class Graph:
         "interpreted",
         "calls",
         "derived",
+        "backend",
+        "fastmath",
+        "numba_failure",
     )
 
     def __init__(
@@ -98,6 +101,11 @@ class Graph:
         self.interpreted = None  # ... and the interpreted one, for a large graph's first calls
         self.calls = 0
         self.derived: dict = {}  # graphs derived from it by transforms (staging/call.py)
+        # Which executor runs it: "numpy", "numba", or "auto" (NumPy until compiling with
+        # Numba has paid for itself; staging/call.py). Graphs derived from it inherit it.
+        self.backend = "numpy"
+        self.fastmath = False
+        self.numba_failure: str | None = None  # why Numba could not compile it, if it could not
 
     @property
     def in_avals(self) -> list:

@@ -1,0 +1,1 @@
+"""The Numba backend of `autodiff.jit`: generated Python source compiled with Numba."""

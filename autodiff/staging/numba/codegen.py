@@ -1,0 +1,293 @@
+"""Numba source for a run of equations: fused loops, reductions inside them, statements.
+
+`write_function(name, equations, in_vars, out_vars)` returns the source of one Python
+function that Numba compiles (`@njit`, applied by `cache.load`). Its body is planned in
+two steps:
+
+1. **Grouping.** Equations are taken in order. An elementwise equation (see lower.py)
+   joins a *loop group* of its output's shape when every operand is either computed by
+   that group at the same index (fused: a scalar local, no memory) or available before
+   the group starts (a whole array, read at any position). A reduction joins the group
+   that computes its input, as an accumulator. Anything else is a *statement*. A group is
+   written where it was opened, whole: what its members read was there before it.
+2. **Writing.** A group becomes one loop nest over its shape: one scalar statement per
+   member, a store for each value needed outside the loop (into an array allocated just
+   before it), an update per accumulator. Shape-() values are scalars throughout: a group
+   of shape () is straight-line scalar code. Statements write array code: matmul through
+   BLAS (`np.dot`), reshape, and control flow, whose sub-graphs are written inline by the
+   same two steps (loops of `scan`/`fori_loop`, `while`, branches of `cond`).
+
+The graph walk is a loop over equations; sub-graphs of control flow are written by a
+nested writer (the nesting of the user's program, not of the graph).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from autodiff.staging.ir import Graph, Literal, Var
+from autodiff.staging.numba.lower import (
+    ELEMENTWISE,
+    REDUCTIONS,
+    SUPPORTED,
+    Operand,
+    broadcast_access,
+    cast,
+    dtype_name,
+    literal,
+    literal_operand,
+    lowering_of,
+    reduction_axes,
+)
+
+# How many of the most recent loop groups an equation may join (bounds planning on long
+# graphs; a group further back is rarely the right one).
+_GROUP_WINDOW = 32
+
+
+class Names:
+    """Unique local names for one generated function."""
+
+    def __init__(self):
+        self.count = 0
+
+    def new(self, prefix: str) -> str:
+        self.count += 1
+        return f"{prefix}{self.count}"
+
+
+class _Group:
+    __slots__ = ("shape", "seq", "members", "vars", "reduced")
+
+    def __init__(self, shape: tuple, seq: int):
+        self.shape = shape
+        self.seq = seq
+        self.members: list = []
+        self.vars: set = set()  # outputs of elementwise members: one scalar per index
+        self.reduced: set = set()  # outputs of reductions: complete after the loop
+
+
+def _is_var(x) -> bool:
+    return type(x) is Var
+
+
+def _joinable(group: _Group, eqn, kind: str, shape: tuple, seq_of: dict) -> bool:
+    if group.shape != shape:
+        return False
+    identity = kind == "reduction" or ELEMENTWISE[eqn.prim.name].identity_operands
+    for x in eqn.inputs:
+        if not _is_var(x):
+            continue
+        if x in group.reduced:
+            return False
+        if x in group.vars:
+            if not identity:
+                return False
+        elif seq_of.get(x, -1) >= group.seq:
+            return False
+    return True
+
+
+def plan(equations: list, kinds: list) -> list:
+    """The items to write, in order: `_Group`s and statement equations."""
+    items: list = []
+    groups: list = []
+    seq_of: dict = {}
+    for eqn, kind in zip(equations, kinds):
+        if kind == "statement":
+            for v in eqn.outputs:
+                seq_of[v] = len(items)
+            items.append(eqn)
+            continue
+        shape = eqn.inputs[0].aval.shape if kind == "reduction" else eqn.outputs[0].aval.shape
+        chosen = None
+        producers = {x for x in eqn.inputs if _is_var(x)}
+        for group in reversed(groups[-_GROUP_WINDOW:]):
+            if _joinable(group, eqn, kind, shape, seq_of):
+                if producers & group.vars:
+                    chosen = group
+                    break
+                if chosen is None:
+                    chosen = group
+        if chosen is None:
+            chosen = _Group(shape, len(items))
+            items.append(chosen)
+            groups.append(chosen)
+        chosen.members.append(eqn)
+        for v in eqn.outputs:
+            seq_of[v] = chosen.seq
+            (chosen.reduced if kind == "reduction" else chosen.vars).add(v)
+    return items
+
+
+def _uses(items: list) -> dict:
+    """For each variable, the items that read it."""
+    used: dict = {}
+    for item in items:
+        eqns = item.members if type(item) is _Group else [item]
+        for eqn in eqns:
+            for x in eqn.inputs:
+                if _is_var(x):
+                    used.setdefault(x, set()).add(id(item))
+    return used
+
+
+class Writer:
+    """Writes the body of a generated function: lines at an indentation, and the name (or
+    scalar expression) each variable has in the code."""
+
+    def __init__(self, names: Names, statements: dict):
+        self.names = names
+        self.statements = statements
+        self.lines: list = []
+        self.indent = "    "
+        self.env: dict = {}
+
+    def line(self, text: str) -> None:
+        self.lines.append(self.indent + text)
+
+    def value(self, x) -> str:
+        """A variable's name, or a literal's expression (in its own dtype)."""
+        if type(x) is Literal:
+            return literal(x.value, x.aval.dtype)
+        return self.env[x]
+
+    def body(self, equations: list, live_out: set) -> None:
+        """Write `equations` (all lowerable), keeping the values of `live_out` by name."""
+        kinds = [lowering_of(eqn, self.statements) for eqn in equations]
+        items = plan(equations, kinds)
+        used = _uses(items)
+        for item in items:
+            if type(item) is _Group:
+                outside = {
+                    v
+                    for v in item.vars
+                    if v in live_out or any(u != id(item) for u in used.get(v, ()))
+                }
+                self._group(item, outside)
+            else:
+                self.statements[item.prim.name][1](self, item)
+
+    # ---- loop groups ----
+    def _operand(self, x, group: _Group, scalars: dict) -> Operand:
+        if type(x) is Literal:
+            return literal_operand(x)
+        if x in scalars:
+            name = scalars[x]
+            return Operand(x.aval, lambda index: name)
+        name = self.env[x]
+        if x.aval.ndim == 0:
+            return Operand(x.aval, lambda index: name)
+        return Operand(x.aval, lambda index: f"{name}[{', '.join(index)}]")
+
+    def _group(self, group: _Group, outside: set) -> None:
+        shape = group.shape
+        index = [self.names.new("i") for _ in shape]
+        for eqn in group.members:  # arrays for the values read outside the loop
+            for v in eqn.outputs:
+                if v in outside and shape:
+                    self.env[v] = self.names.new("a")
+                    self.line(f"{self.env[v]} = np.empty({shape!r}, {dtype_name(v.aval.dtype)})")
+        accumulators = {}
+        for eqn in group.members:
+            if eqn.prim.name in REDUCTIONS and eqn.outputs[0] in group.reduced:
+                accumulators[eqn] = self._accumulator(eqn)
+        outer = self.indent
+        for i, n in zip(index, shape):
+            self.line(f"for {i} in range({n}):")
+            self.indent += "    "
+        scalars: dict = {}
+        for eqn in group.members:
+            operands = [self._operand(x, group, scalars) for x in eqn.inputs]
+            if eqn in accumulators:
+                self._accumulate(eqn, operands[0], accumulators[eqn], index)
+                continue
+            exprs = ELEMENTWISE[eqn.prim.name].expressions(eqn, operands, index)
+            for v, expr in zip(eqn.outputs, exprs):
+                t = self.names.new("t")
+                self.line(f"{t} = {expr}")
+                scalars[v] = t
+                if v in outside:
+                    if shape:
+                        self.line(f"{self.env[v]}[{', '.join(index)}] = {t}")
+                    else:
+                        self.env[v] = t
+        self.indent = outer
+        for eqn, (acc, acc_dtype) in accumulators.items():
+            out = eqn.outputs[0]
+            self.env[out] = self._finish(acc, acc_dtype, out.aval)
+
+    def _accumulator(self, eqn) -> tuple:
+        out = eqn.outputs[0].aval
+        rule = REDUCTIONS[eqn.prim.name]
+        acc_dtype = np.dtype(rule.accumulator_dtype(out.dtype))
+        acc = self.names.new("r")
+        init = rule.init(acc_dtype)
+        if out.shape:
+            self.line(f"{acc} = np.full({out.shape!r}, {init}, {dtype_name(acc_dtype)})")
+        else:
+            self.line(f"{acc} = {init}")
+        return acc, acc_dtype
+
+    def _accumulate(self, eqn, operand: Operand, accumulator: tuple, index: list) -> None:
+        acc, acc_dtype = accumulator
+        x = cast(
+            operand.read(broadcast_access(operand.aval.shape, index)), operand.aval.dtype, acc_dtype
+        )
+        out = eqn.outputs[0].aval
+        target = acc
+        if out.shape:
+            axes = reduction_axes(eqn)
+            if eqn.prim.name == "sum_to_shape":
+                position = broadcast_access(out.shape, index)
+            elif len(out.shape) == len(index):  # keepdims
+                position = ["0" if k in axes else i for k, i in enumerate(index)]
+            else:
+                position = [i for k, i in enumerate(index) if k not in axes]
+            target = f"{acc}[{', '.join(position)}]"
+        update = REDUCTIONS[eqn.prim.name].update.format(acc=target, x=x)
+        self.line(f"{target} = {update}")
+
+    def _finish(self, acc: str, acc_dtype, out) -> str:
+        if acc_dtype == out.dtype:
+            return acc
+        name = self.names.new("s")
+        if out.shape:
+            self.line(f"{name} = {acc}.astype({dtype_name(out.dtype)})")
+        else:
+            self.line(f"{name} = {cast(acc, acc_dtype, out.dtype)}")
+        return name
+
+    # ---- sub-graphs (control flow) ----
+    def graph(self, graph: Graph, inputs: list) -> list:
+        """Write `graph`'s equations here with `inputs` (names or expressions) for its
+        inputs; returns its outputs' expressions."""
+        for var, value in zip(graph.in_vars, inputs):
+            self.env[var] = value
+        self.body(graph.equations, {v for v in graph.out_vars if _is_var(v)})
+        return [self.value(x) for x in graph.out_vars]
+
+
+def graph_lowerable(graph: Graph, statements: dict) -> bool:
+    """Can a sub-graph be written inline (every equation lowers; no constants)?"""
+    if graph.consts:
+        return False
+    if any(v.aval.dtype not in SUPPORTED for v in graph.in_vars):
+        return False
+    return all(lowering_of(eqn, statements) is not None for eqn in graph.equations)
+
+
+def write_function(name: str, equations: list, in_vars: list, out_vars: list, statements) -> str:
+    """The source of `def name(*in_vars): ...; return (*out_vars,)`."""
+    writer = Writer(Names(), statements)
+    params = []
+    for v in in_vars:
+        writer.env[v] = writer.names.new("v")
+        params.append(writer.env[v])
+    writer.body(equations, set(out_vars))
+    outs = "".join(f"{writer.value(v)}, " for v in out_vars)
+    head = f"def {name}({', '.join(params)}):"
+    return "\n".join([head, *writer.lines, f"    return ({outs})"]) + "\n"
+
+
+__all__ = ["Names", "Writer", "graph_lowerable", "plan", "write_function"]

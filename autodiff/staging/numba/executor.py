@@ -1,0 +1,230 @@
+"""The Numba executor: a staged graph as compiled segments between NumPy calls.
+
+`compile_numba(graph)` splits the graph's equations into *steps*: maximal runs of
+equations that lower (lower.py) become one `@njit` function each (a *segment*, written by
+codegen.py), and the others run as NumPy calls, as in the NumPy executor. A Python driver
+calls them in order. The cost model keeps two kinds of work in NumPy on purpose:
+
+- transcendental ufuncs (exp, log, tanh, sin, ...) on arrays of at least
+  `SIMD_MIN_SIZE` elements: NumPy's SIMD loops beat a compiled loop calling the scalar
+  libm 5-10x there (the PyPI llvmlite has no SVML); on smaller arrays the call overhead
+  dominates and the fused loop wins (the crossover is measured in
+  benchmarks/bench_numba_crossover.py);
+- a run of pure data movement (getitem, transpose, reshape, ...) with nothing to compute:
+  NumPy makes views of it for free, a segment would pay a call.
+
+Shape-() values cross into segments as scalars (`_scalar`) and come out as NumPy scalars
+of their dtype. The first call compiles (or loads from the disk cache, cache.py); a
+segment Numba cannot compile makes the whole graph fall back to the NumPy executor, with
+the reason kept in `graph.numba_failure` (tests assert there is none on the op table).
+"""
+
+from __future__ import annotations
+
+import warnings
+
+from numpy import ndarray
+
+from autodiff.staging.executor import compile_graph
+from autodiff.staging.ir import Graph, Literal, Var
+from autodiff.staging.numba import cache
+from autodiff.staging.numba.codegen import write_function
+from autodiff.staging.numba.lower import ELEMENTWISE, define_ufuncs, lowering_of
+from autodiff.staging.numba.statements import STATEMENTS
+
+# Elementwise primitives NumPy computes with SIMD loops (see the module docstring).
+TRANSCENDENTAL = frozenset(
+    "exp exp2 expm1 log log2 log10 log1p sin cos tan arcsin arccos arctan sinh cosh tanh "
+    "arcsinh arccosh arctanh arctan2 hypot logaddexp logaddexp2 power cbrt".split()
+)
+SIMD_MIN_SIZE = 1 << 14
+# Pure data movement: a run of only these stays in NumPy (views, no copies).
+_MOVEMENT = frozenset(
+    "getitem transpose reshape broadcast_to copy stop_gradient unstack expand_reduced".split()
+)
+OPTIONS = {"error_model": "numpy", "boundscheck": False}
+
+
+def _ready() -> None:
+    if not ELEMENTWISE.get("sin"):
+        from autodiff.core.primitive import _REGISTRY  # (every primitive, once imported)
+
+        define_ufuncs(_REGISTRY)
+
+
+def kind_of(eqn) -> str | None:
+    """How the Numba backend runs `eqn`: "elementwise", "reduction", "statement", or None
+    (a NumPy call)."""
+    kind = lowering_of(eqn, STATEMENTS)
+    if (
+        kind == "elementwise"
+        and eqn.prim.name in TRANSCENDENTAL
+        and eqn.outputs[0].aval.size >= SIMD_MIN_SIZE
+    ):
+        return None
+    return kind
+
+
+def _steps(graph: Graph) -> list:
+    """[("numpy", eqn) | ("segment", [eqns])] in order."""
+    steps: list = []
+    run: list = []
+
+    def flush():
+        if run and any(e.prim.name not in _MOVEMENT for e in run):
+            steps.append(("segment", list(run)))
+        else:
+            steps.extend(("numpy", e) for e in run)
+        run.clear()
+
+    for eqn in graph.equations:
+        if kind_of(eqn) is None:
+            flush()
+            steps.append(("numpy", eqn))
+        else:
+            run.append(eqn)
+    flush()
+    return steps
+
+
+def _live(graph: Graph, steps: list) -> list:
+    """For each segment step, (inputs, outputs): the variables it reads from before and
+    those read after it (by later steps or as the graph's outputs)."""
+    read_after: list = [set() for _ in steps]
+    later: set = {v for v in graph.out_vars if type(v) is Var}
+    for k in range(len(steps) - 1, -1, -1):
+        read_after[k] = set(later)
+        kind, item = steps[k]
+        for eqn in item if kind == "segment" else [item]:
+            later.update(x for x in eqn.inputs if type(x) is Var)
+    result = []
+    for k, (kind, item) in enumerate(steps):
+        if kind != "segment":
+            result.append(None)
+            continue
+        defined: set = set()
+        inputs: list = []
+        seen: set = set()
+        for eqn in item:
+            for x in eqn.inputs:
+                if type(x) is Var and x not in defined and x not in seen:
+                    seen.add(x)
+                    inputs.append(x)
+            defined.update(eqn.outputs)
+        outputs = [v for eqn in item for v in eqn.outputs if v in read_after[k]]
+        result.append((inputs, outputs))
+    return result
+
+
+def _scalar(x):
+    """A shape-() value as a scalar for a segment (a 0-d array's element)."""
+    return x[()] if type(x) is ndarray else x
+
+
+def compile_numba(graph: Graph, fastmath: bool = False):
+    """A function of the graph's flat inputs returning its flat outputs (a list), running
+    its segments compiled by Numba. Its first call compiles; if Numba cannot compile a
+    segment, the graph runs on the NumPy executor from then on (see the module docstring).
+
+    Example:
+        >>> import numpy as np, autodiff.numpy as anp
+        >>> from autodiff.staging.api import make_graph
+        >>> run = compile_numba(make_graph(lambda x: anp.sin(x) * 2.0)(np.zeros(2)))
+        >>> run(np.array([0.0, np.pi / 2]))
+        [array([0., 2.])]
+    """
+    _ready()
+    steps = _steps(graph)
+    live = _live(graph, steps)
+    sources, names = ["import numpy as np\n"], []
+    for k, ((kind, item), io) in enumerate(zip(steps, live)):
+        if kind == "segment":
+            names.append(f"segment{k}")
+            sources.append(write_function(names[-1], item, io[0], io[1], STATEMENTS))
+    source = "\n\n".join(sources)
+    segments = cache.load(source, names, dict(OPTIONS, fastmath=bool(fastmath))) if names else {}
+    driver = _write_driver(graph, steps, live, segments)
+    driver.source = source
+    return _FirstCall(graph, driver)
+
+
+class _FirstCall:
+    """The driver's first call: Numba compiles (or loads) its segments then; a failure
+    falls back to the NumPy executor. Later calls go to the driver directly."""
+
+    def __init__(self, graph: Graph, driver):
+        self.graph = graph
+        self.driver = driver
+        self.source = driver.source
+
+    def __call__(self, *args):
+        graph = self.graph
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # (Numba's performance hints)
+                outs = self.driver(*args)
+        except Exception as error:  # noqa: BLE001 (any failure: the NumPy executor answers)
+            graph.numba_failure = f"{type(error).__name__}: {error}"
+            graph.compiled = compile_graph(graph)
+            return graph.compiled(*args)
+        graph.compiled = self.driver
+        return outs
+
+
+def _write_driver(graph: Graph, steps: list, live: list, segments: dict):
+    names: dict = {}
+    globals_: dict = {"_scalar": _scalar}
+
+    def global_(prefix: str, value) -> str:
+        key = f"{prefix}{len(globals_)}"
+        globals_[key] = value
+        return key
+
+    def local(x) -> str:
+        if type(x) is Literal:
+            return global_("l", x.value)
+        if x not in names:
+            names[x] = f"v{len(names)}"
+        return names[x]
+
+    params = [local(v) for v in graph.in_vars]
+    for var, value in graph.consts:
+        names[var] = global_("c", value)
+    lines = [f"def run({', '.join(params)}):"]
+    for k, ((kind, item), io) in enumerate(zip(steps, live)):
+        if kind == "numpy":
+            lines.append("    " + _numpy_statement(item, local, global_))
+            continue
+        inputs, outputs = io
+        args = [f"_scalar({local(x)})" if x.aval.ndim == 0 else local(x) for x in inputs]
+        fn = global_("segment", segments[f"segment{k}"])
+        if not outputs:
+            continue
+        targets = [local(v) for v in outputs]
+        lines.append(f"    {''.join(t + ', ' for t in targets)}= {fn}({', '.join(args)})")
+        for v, t in zip(outputs, targets):
+            if v.aval.ndim == 0:
+                lines.append(f"    {t} = {global_('dtype', v.aval.dtype.type)}({t})")
+    lines.append(f"    return [{', '.join(local(x) for x in graph.out_vars)}]")
+    source = "\n".join(lines) + "\n"
+    local_ns: dict = {}
+    exec(compile(source, f"<numba driver {graph.name}>", "exec"), globals_, local_ns)
+    run = local_ns["run"]
+    run.source = source
+    return run
+
+
+def _numpy_statement(eqn, local, global_) -> str:
+    args = [local(x) for x in eqn.inputs]
+    impl = global_("impl", eqn.prim.impl)
+    for key, value in eqn.params.items():
+        args.append(f"{key}={global_('p', value)}")
+    outs = [local(v) for v in eqn.outputs]
+    if eqn.prim.multiple_results:
+        target = "".join(o + ", " for o in outs) or "_"
+    else:
+        target = outs[0]
+    return f"{target} = {impl}({', '.join(args)})"
+
+
+__all__ = ["OPTIONS", "SIMD_MIN_SIZE", "TRANSCENDENTAL", "compile_numba", "kind_of"]
