@@ -107,6 +107,48 @@ JIT_CALL = {
     },
 }
 
+# The first call of a workload's jitted program in a fresh process (staging and compiling
+# included; Numba's import included for autodiff): autodiff.jit compiling with Numba at once
+# (AUTODIFF_NUMBA_EAGER=1), with an empty and a warm disk cache, beside jax.jit's first call.
+JIT_FIRST_PROBE = """
+import json, time
+from benchmarks.frameworks import FRAMEWORKS
+from benchmarks.suite import WORKLOADS
+framework = FRAMEWORKS["{framework}"]
+framework.setup()
+w = WORKLOADS["{workload}"]
+args = w.make_inputs(False)
+call = w.programs["{framework}"](args, **w.static_sizes(False))
+start = time.perf_counter()
+call()
+print(json.dumps({{"seconds": time.perf_counter() - start}}))
+"""
+JIT_FIRST_WORKLOADS = ("chain", "scalar4", "hessian", "ode_loop")
+
+
+def _jit_first_rows(repeat: int) -> list:
+    rows = []
+    for workload in JIT_FIRST_WORKLOADS:
+        empty, warm, jax_first = [], [], []
+        for _ in range(repeat):
+            with tempfile.TemporaryDirectory(prefix="autodiff-jit-") as cache:
+                script = JIT_FIRST_PROBE.format(framework="autodiff.jit", workload=workload)
+                env = {"NUMBA_CACHE_DIR": cache, "AUTODIFF_NUMBA_EAGER": "1"}
+                empty.append(probe(script, **env)["seconds"])
+                warm.append(probe(script, **env)["seconds"])
+            try:
+                script = JIT_FIRST_PROBE.format(framework="jax.jit", workload=workload)
+                jax_first.append(probe(script)["seconds"])
+            except RuntimeError:  # (jax not installed)
+                pass
+        label = f"first call of jit({workload}), "
+        rows.append([label + "Numba, cache empty", *_min_median(empty)])
+        rows.append([label + "Numba, cache warm", *_min_median(warm)])
+        if jax_first:
+            rows.append([label + "jax.jit", *_min_median(jax_first)])
+    return rows
+
+
 # The size of each workload's staged graph (equations, sub-graphs' included) under
 # autodiff.jit, and a hand-written gradient of chain staged the same way.
 GRAPH_SIZE_PROBE = """
@@ -281,6 +323,7 @@ def startup_report(repeat: int, frameworks: list[str]) -> str:
         except (RuntimeError, KeyError, ValueError):  # (a framework not installed)
             continue
         rows.append([f"call of {name}(lambda x: x) on an array of 8", *_min_median(seconds)])
+    rows += _jit_first_rows(repeat)
     eager = runs["empty"] + runs["warm"]
     worst = max(
         r["error"] for state in ("tiered", "empty", "warm", "disabled") for r in runs[state]

@@ -184,6 +184,12 @@ def _identity(eqn: Equation, producers: dict, consts: dict):
     same_type = x.aval.shape == out.aval.shape and x.aval.dtype == out.aval.dtype
     if name in ("astype", "broadcast_to", "sum_to_shape", "reshape") and same_type:
         return x
+    if name == "getitem" and same_type and len(eqn.inputs) == 1:
+        if _whole(eqn.params["index"], x.aval.shape):
+            return x
+    if name == "transpose" and same_type and eqn.params.get("axes") is not None:
+        if tuple(a % max(x.aval.ndim, 1) for a in eqn.params["axes"]) == tuple(range(x.aval.ndim)):
+            return x
     producer = producers.get(x)
     if name == "transpose" and producer is not None and producer.prim.name == "transpose":
         inner, outer = producer.params.get("axes"), eqn.params.get("axes")
@@ -191,6 +197,19 @@ def _identity(eqn: Equation, producers: dict, consts: dict):
             if tuple(inner[i] for i in outer) == tuple(range(len(outer))):
                 return producer.inputs[0]
     return None
+
+
+def _whole(index: tuple, shape: tuple) -> bool:
+    """Does `x[index]` select all of `x` of `shape`, in order (full slices and Ellipsis)?"""
+    if not all(type(p) is slice or p is Ellipsis for p in index) or index.count(Ellipsis) > 1:
+        return False
+    slices = [p for p in index if p is not Ellipsis]
+    if len(slices) > len(shape):
+        return False
+    if Ellipsis in index:
+        at = index.index(Ellipsis)
+        slices[at:at] = [slice(None)] * (len(shape) - len(slices))
+    return all(p.indices(n) == (0, n, 1) for p, n in zip(slices, shape))
 
 
 def _is_one(v) -> bool:

@@ -142,6 +142,12 @@ class Writer:
         self.lines: list = []
         self.indent = "    "
         self.env: dict = {}
+        # Arrays of at least `buffer_min` elements written at the top level of the function
+        # (not inside control flow) are parameters, allocated by the caller (NumPy's large
+        # allocations use huge pages: ~10x fewer page faults than Numba's; and the
+        # executor reuses them across calls): `buffers` lists their variables.
+        self.buffer_min: int | None = None
+        self.buffers: list = []
 
     def line(self, text: str) -> None:
         self.lines.append(self.indent + text)
@@ -154,7 +160,9 @@ class Writer:
 
     def body(self, equations: list, live_out: set) -> None:
         """Write `equations` (all lowerable), keeping the values of `live_out` by name."""
-        kinds = [lowering_of(eqn, self.statements) for eqn in equations]
+        kinds = [
+            "statement" if _is_view(eqn) else lowering_of(eqn, self.statements) for eqn in equations
+        ]
         items = plan(equations, kinds)
         used = _uses(items)
         for item in items:
@@ -165,6 +173,8 @@ class Writer:
                     if v in live_out or any(u != id(item) for u in used.get(v, ()))
                 }
                 self._group(item, outside)
+            elif _is_view(item):
+                _write_transpose(self, item)
             else:
                 self.statements[item.prim.name][1](self, item)
 
@@ -187,7 +197,11 @@ class Writer:
             for v in eqn.outputs:
                 if v in outside and shape:
                     self.env[v] = self.names.new("a")
-                    self.line(f"{self.env[v]} = np.empty({shape!r}, {dtype_name(v.aval.dtype)})")
+                    if self._top_level() and v.aval.size >= self.buffer_min:
+                        self.buffers.append(v)
+                    else:
+                        dtype = dtype_name(v.aval.dtype)
+                        self.line(f"{self.env[v]} = np.empty({shape!r}, {dtype})")
         accumulators = {}
         for eqn in group.members:
             if eqn.prim.name in REDUCTIONS and eqn.outputs[0] in group.reduced:
@@ -223,11 +237,24 @@ class Writer:
         acc_dtype = np.dtype(rule.accumulator_dtype(out.dtype))
         acc = self.names.new("r")
         init = rule.init(acc_dtype)
-        if out.shape:
-            self.line(f"{acc} = np.full({out.shape!r}, {init}, {dtype_name(acc_dtype)})")
+        if out.shape:  # (np.empty and a loop: np.full and np.zeros are slow to compile)
+            self.line(f"{acc} = np.empty({out.shape!r}, {dtype_name(acc_dtype)})")
+            self._fill(acc, out.shape, init)
         else:
             self.line(f"{acc} = {init}")
         return acc, acc_dtype
+
+    def _top_level(self) -> bool:
+        return self.buffer_min is not None and self.indent == "    "
+
+    def _fill(self, name: str, shape: tuple, value: str) -> None:
+        index = [self.names.new("i") for _ in shape]
+        outer = self.indent
+        for i, n in zip(index, shape):
+            self.line(f"for {i} in range({n}):")
+            self.indent += "    "
+        self.line(f"{name}[{', '.join(index)}] = {value}")
+        self.indent = outer
 
     def _accumulate(self, eqn, operand: Operand, accumulator: tuple, index: list) -> None:
         acc, acc_dtype = accumulator
@@ -268,6 +295,30 @@ class Writer:
         return [self.value(x) for x in graph.out_vars]
 
 
+def _reversal(eqn) -> bool:
+    axes, ndim = eqn.params["axes"], eqn.inputs[0].aval.ndim
+    return axes is None or tuple(a % ndim for a in axes) == tuple(range(ndim))[::-1]
+
+
+def _is_view(eqn) -> bool:
+    """A transpose reversing the axes, written as the view `x.T`: read by a loop it costs
+    the same as a copy, read by BLAS it is no copy at all (other permutations are loops:
+    Numba's general `transpose` takes seconds to compile)."""
+    return (
+        eqn.prim.name == "transpose"
+        and eqn.inputs[0].aval.dtype in SUPPORTED
+        and type(eqn.inputs[0]) is Var
+        and _reversal(eqn)
+    )
+
+
+def _write_transpose(writer: Writer, eqn) -> None:
+    x, out = eqn.inputs[0], eqn.outputs[0]
+    name = writer.names.new("w")
+    writer.env[out] = name
+    writer.line(f"{name} = {writer.value(x)}" + (".T" if x.aval.ndim > 1 else ""))
+
+
 def graph_lowerable(graph: Graph, statements: dict) -> bool:
     """Can a sub-graph be written inline (every equation lowers; no constants)?"""
     if graph.consts:
@@ -277,17 +328,28 @@ def graph_lowerable(graph: Graph, statements: dict) -> bool:
     return all(lowering_of(eqn, statements) is not None for eqn in graph.equations)
 
 
-def write_function(name: str, equations: list, in_vars: list, out_vars: list, statements) -> str:
-    """The source of `def name(*in_vars): ...; return (*out_vars,)`."""
+def write_function(
+    name: str,
+    equations: list,
+    in_vars: list,
+    out_vars: list,
+    statements,
+    buffer_min: int | None = None,
+) -> tuple[str, list]:
+    """The source of `def name(*in_vars, *buffers): ...; return (*out_vars,)`, and the
+    variables `buffers` stands for: the arrays of at least `buffer_min` elements it writes,
+    which the caller allocates (None: it allocates every array itself)."""
     writer = Writer(Names(), statements)
+    writer.buffer_min = buffer_min
     params = []
     for v in in_vars:
         writer.env[v] = writer.names.new("v")
         params.append(writer.env[v])
     writer.body(equations, set(out_vars))
+    params += [writer.env[v] for v in writer.buffers]
     outs = "".join(f"{writer.value(v)}, " for v in out_vars)
     head = f"def {name}({', '.join(params)}):"
-    return "\n".join([head, *writer.lines, f"    return ({outs})"]) + "\n"
+    return "\n".join([head, *writer.lines, f"    return ({outs})"]) + "\n", writer.buffers
 
 
 __all__ = ["Names", "Writer", "graph_lowerable", "plan", "write_function"]

@@ -6,10 +6,10 @@ codegen.py), and the others run as NumPy calls, as in the NumPy executor. A Pyth
 calls them in order. The cost model keeps two kinds of work in NumPy on purpose:
 
 - transcendental ufuncs (exp, log, tanh, sin, ...) on arrays of at least
-  `SIMD_MIN_SIZE` elements: NumPy's SIMD loops beat a compiled loop calling the scalar
-  libm 5-10x there (the PyPI llvmlite has no SVML); on smaller arrays the call overhead
-  dominates and the fused loop wins (the crossover is measured in
-  benchmarks/bench_numba_crossover.py);
+  `SIMD_MIN_SIZE` elements, where NumPy has its AVX-512 loops (`numpy_simd()`): those beat
+  a compiled loop calling the scalar libm 5-10x (the PyPI llvmlite has no SVML). Without
+  AVX-512, NumPy's float64 loops are libm too, and the fused loop wins by not writing the
+  result to memory. `benchmarks/bench_crossover.py` measures both sides per function;
 - a run of pure data movement (getitem, transpose, reshape, ...) with nothing to compute:
   NumPy makes views of it for free, a segment would pay a call.
 
@@ -21,8 +21,10 @@ the reason kept in `graph.numba_failure` (tests assert there is none on the op t
 
 from __future__ import annotations
 
+import functools
 import warnings
 
+import numpy as np
 from numpy import ndarray
 
 from autodiff.staging.executor import compile_graph
@@ -38,6 +40,9 @@ TRANSCENDENTAL = frozenset(
     "arcsinh arccosh arctanh arctan2 hypot logaddexp logaddexp2 power cbrt".split()
 )
 SIMD_MIN_SIZE = 1 << 14
+# Arrays of at least this many elements are allocated by the driver (and reused across calls
+# when nothing keeps them): see codegen.Writer.buffers.
+BUFFER_MIN_SIZE = 1 << 14
 # Pure data movement: a run of only these stays in NumPy (views, no copies).
 _MOVEMENT = frozenset(
     "getitem transpose reshape broadcast_to copy stop_gradient unstack expand_reduced".split()
@@ -52,6 +57,17 @@ def _ready() -> None:
         define_ufuncs(_REGISTRY)
 
 
+@functools.cache
+def numpy_simd() -> bool:
+    """Does NumPy run its float64 transcendental loops with AVX-512 here (X86_V4)? Without
+    it they are scalar libm loops, no faster than Numba's (benchmarks/bench_crossover.py)."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as features
+    except ImportError:  # (another NumPy layout: assume the SIMD loops)
+        return True
+    return bool(features.get("AVX512_SKX"))
+
+
 def kind_of(eqn) -> str | None:
     """How the Numba backend runs `eqn`: "elementwise", "reduction", "statement", or None
     (a NumPy call)."""
@@ -60,6 +76,7 @@ def kind_of(eqn) -> str | None:
         kind == "elementwise"
         and eqn.prim.name in TRANSCENDENTAL
         and eqn.outputs[0].aval.size >= SIMD_MIN_SIZE
+        and numpy_simd()
     ):
         return None
     return kind
@@ -136,14 +153,17 @@ def compile_numba(graph: Graph, fastmath: bool = False):
     _ready()
     steps = _steps(graph)
     live = _live(graph, steps)
-    sources, names = ["import numpy as np\n"], []
+    sources, names, buffers = ["import numpy as np\n"], [], {}
     for k, ((kind, item), io) in enumerate(zip(steps, live)):
         if kind == "segment":
             names.append(f"segment{k}")
-            sources.append(write_function(names[-1], item, io[0], io[1], STATEMENTS))
+            source, buffers[k] = write_function(
+                names[-1], item, io[0], io[1], STATEMENTS, BUFFER_MIN_SIZE
+            )
+            sources.append(source)
     source = "\n\n".join(sources)
     segments = cache.load(source, names, dict(OPTIONS, fastmath=bool(fastmath))) if names else {}
-    driver = _write_driver(graph, steps, live, segments)
+    driver = _write_driver(graph, steps, live, segments, buffers)
     driver.source = source
     return _FirstCall(graph, driver)
 
@@ -171,9 +191,9 @@ class _FirstCall:
         return outs
 
 
-def _write_driver(graph: Graph, steps: list, live: list, segments: dict):
+def _write_driver(graph: Graph, steps: list, live: list, segments: dict, buffers: dict):
     names: dict = {}
-    globals_: dict = {"_scalar": _scalar}
+    globals_: dict = {"_scalar": _scalar, "_empty": np.empty}
 
     def global_(prefix: str, value) -> str:
         key = f"{prefix}{len(globals_)}"
@@ -187,24 +207,37 @@ def _write_driver(graph: Graph, steps: list, live: list, segments: dict):
             names[x] = f"v{len(names)}"
         return names[x]
 
+    pooled = _poolable(graph, steps, buffers)
+    for k, (kind, eqn) in enumerate(steps):  # (ufuncs on large arrays: into pooled memory)
+        if kind == "numpy" and _into_buffer(eqn) and eqn.outputs[0] in pooled:
+            buffers[k] = [eqn.outputs[0]]
+    pool = [v for k in sorted(buffers) for v in buffers[k] if v in pooled]
+    slot = {v: f"b{i}" for i, v in enumerate(pool)}
     params = [local(v) for v in graph.in_vars]
     for var, value in graph.consts:
         names[var] = global_("c", value)
     lines = [f"def run({', '.join(params)}):"]
+    if pool:
+        lines += [
+            "    try:",
+            "        pool = _pool.pop()",
+            "    except IndexError:",
+            "        pool = _make()",
+            f"    {''.join(slot[v] + ', ' for v in pool)}= pool",
+        ]
+        avals = [(v.aval.shape, v.aval.dtype) for v in pool]
+        globals_["_pool"] = []
+        globals_["_make"] = lambda: tuple(np.empty(shape, dtype) for shape, dtype in avals)
     for k, ((kind, item), io) in enumerate(zip(steps, live)):
-        if kind == "numpy":
+        if kind == "numpy" and k in buffers:
+            lines.append("    " + _ufunc_into(item, slot[item.outputs[0]], local, global_))
+        elif kind == "numpy":
             lines.append("    " + _numpy_statement(item, local, global_))
-            continue
-        inputs, outputs = io
-        args = [f"_scalar({local(x)})" if x.aval.ndim == 0 else local(x) for x in inputs]
-        fn = global_("segment", segments[f"segment{k}"])
-        if not outputs:
-            continue
-        targets = [local(v) for v in outputs]
-        lines.append(f"    {''.join(t + ', ' for t in targets)}= {fn}({', '.join(args)})")
-        for v, t in zip(outputs, targets):
-            if v.aval.ndim == 0:
-                lines.append(f"    {t} = {global_('dtype', v.aval.dtype.type)}({t})")
+        elif io[1]:
+            fn = global_("segment", segments[f"segment{k}"])
+            lines += _segment_call(fn, io, buffers[k], slot, local, global_)
+    if pool:
+        lines.append("    _pool.append(pool)")
     lines.append(f"    return [{', '.join(local(x) for x in graph.out_vars)}]")
     source = "\n".join(lines) + "\n"
     local_ns: dict = {}
@@ -212,6 +245,68 @@ def _write_driver(graph: Graph, steps: list, live: list, segments: dict):
     run = local_ns["run"]
     run.source = source
     return run
+
+
+def _segment_call(fn: str, io: tuple, buffers: list, slot: dict, local, global_) -> list:
+    """The driver's lines calling a segment: shape-() inputs as scalars, its buffers (pooled,
+    or new), and its shape-() results as NumPy scalars of their dtype."""
+    inputs, outputs = io
+    args = [f"_scalar({local(x)})" if x.aval.ndim == 0 else local(x) for x in inputs]
+    for v in buffers:
+        if v in slot:
+            args.append(slot[v])
+        else:
+            shape, dtype = global_("s", v.aval.shape), global_("d", v.aval.dtype)
+            args.append(f"_empty({shape}, {dtype})")
+    targets = [local(v) for v in outputs]
+    lines = [f"    {''.join(t + ', ' for t in targets)}= {fn}({', '.join(args)})"]
+    for v, t in zip(outputs, targets):
+        if v.aval.ndim == 0:
+            lines.append(f"    {t} = {global_('dtype', v.aval.dtype.type)}({t})")
+    return lines
+
+
+def _into_buffer(eqn) -> bool:
+    """A NumPy step that can write into a given array: a ufunc of one output, no params."""
+    return (
+        isinstance(eqn.prim.impl, np.ufunc)
+        and eqn.prim.impl.nout == 1
+        and not eqn.params
+        and eqn.outputs[0].aval.size >= BUFFER_MIN_SIZE
+        and all(type(x) is Var and x.aval.shape == eqn.outputs[0].aval.shape for x in eqn.inputs)
+    )
+
+
+def _ufunc_into(eqn, buffer: str, local, global_) -> str:
+    impl = global_("impl", eqn.prim.impl)
+    args = ", ".join(local(x) for x in eqn.inputs)
+    return f"{local(eqn.outputs[0])} = {impl}({args}, out={buffer})"
+
+
+def _poolable(graph: Graph, steps: list, buffers: dict) -> set:
+    """The large intermediates whose memory may be reused from one call to the next: not
+    outputs, and read only by equations whose results never share memory with their
+    operands (so no view of them escapes the call)."""
+    candidates = {v for vs in buffers.values() for v in vs}
+    candidates.update(e.outputs[0] for kind, e in steps if kind == "numpy" and _into_buffer(e))
+    candidates -= {v for v in graph.out_vars if type(v) is Var}
+    for kind, item in steps:
+        for eqn in item if kind == "segment" else [item]:
+            fresh = _fresh_result(eqn, kind)
+            for x in eqn.inputs:
+                if x in candidates and not fresh:
+                    candidates.discard(x)
+    return candidates
+
+
+def _fresh_result(eqn, kind: str) -> bool:
+    """Are `eqn`'s results new memory (never a view of an operand)?"""
+    if kind == "numpy":
+        return isinstance(eqn.prim.impl, np.ufunc)
+    name = eqn.prim.name
+    if name in ("matmul", "dot"):
+        return True
+    return kind_of(eqn) in ("elementwise", "reduction") and name != "transpose"
 
 
 def _numpy_statement(eqn, local, global_) -> str:
