@@ -62,7 +62,10 @@ _lock = threading.Lock()
 
 
 def load(
-    source: str, names: Sequence[str], options: Mapping[str, object] = types.MappingProxyType({})
+    source: str,
+    names: Sequence[str],
+    options: Mapping[str, object] = types.MappingProxyType({}),
+    inline: Sequence[str] = (),
 ) -> dict[str, Callable]:
     r"""The functions `names` of the module `source`, each `numba.njit(cache=True, **options)`.
 
@@ -75,6 +78,8 @@ def load(
         source: a whole module's text, importing what it uses (`import numpy as np`).
         names: the functions to compile.
         options: Numba options, such as `{"fastmath": True}`.
+        inline: functions of `names` compiled with `inline="always"` as well (Numba inlines
+            them into their callers, where LLVM can vectorize them).
 
     Returns:
         `{name: dispatcher}`.
@@ -93,7 +98,7 @@ def load(
     numba = _import_numba()
     if numba is None:
         raise RuntimeError("autodiff.jit's Numba backend needs Numba, which cannot be imported")
-    key = _key(source, options, numba)
+    key = _key(source, {**options, "inline ": tuple(inline)} if inline else options, numba)
     with _lock:
         module = _modules.get(key)
         if module is None:
@@ -102,7 +107,8 @@ def load(
         for name in names:
             function = getattr(module, name)
             if isinstance(function, types.FunctionType):
-                setattr(module, name, _njit(numba, function, options, cache))
+                opts = {**options, "inline": "always"} if name in inline else options
+                setattr(module, name, _njit(numba, function, opts, cache))
         return {name: getattr(module, name) for name in names}
 
 

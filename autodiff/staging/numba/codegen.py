@@ -148,6 +148,9 @@ class Writer:
         # executor reuses them across calls): `buffers` lists their variables.
         self.buffer_min: int | None = None
         self.buffers: list = []
+        # Inputs that are one value repeated (a constant broadcast from a scalar, strides 0),
+        # passed as that scalar: read by loops only (see executor.py).
+        self.uniform: set = set()
 
     def line(self, text: str) -> None:
         self.lines.append(self.indent + text)
@@ -186,7 +189,7 @@ class Writer:
             name = scalars[x]
             return Operand(x.aval, lambda index: name)
         name = self.env[x]
-        if x.aval.ndim == 0:
+        if x.aval.ndim == 0 or x in self.uniform:
             return Operand(x.aval, lambda index: name)
         return Operand(x.aval, lambda index: f"{name}[{', '.join(index)}]")
 
@@ -335,12 +338,14 @@ def write_function(
     out_vars: list,
     statements,
     buffer_min: int | None = None,
+    uniform: frozenset = frozenset(),
 ) -> tuple[str, list]:
     """The source of `def name(*in_vars, *buffers): ...; return (*out_vars,)`, and the
     variables `buffers` stands for: the arrays of at least `buffer_min` elements it writes,
     which the caller allocates (None: it allocates every array itself)."""
     writer = Writer(Names(), statements)
     writer.buffer_min = buffer_min
+    writer.uniform = set(uniform)
     params = []
     for v in in_vars:
         writer.env[v] = writer.names.new("v")

@@ -29,7 +29,7 @@ from numpy import ndarray
 
 from autodiff.staging.executor import compile_graph
 from autodiff.staging.ir import Graph, Literal, Var
-from autodiff.staging.numba import cache
+from autodiff.staging.numba import approx, cache
 from autodiff.staging.numba.codegen import write_function
 from autodiff.staging.numba.lower import ELEMENTWISE, define_ufuncs, lowering_of
 from autodiff.staging.numba.statements import STATEMENTS
@@ -153,17 +153,22 @@ def compile_numba(graph: Graph, fastmath: bool = False):
     _ready()
     steps = _steps(graph)
     live = _live(graph, steps)
-    sources, names, buffers = ["import numpy as np\n"], [], {}
+    sources, names, buffers, uniform = ["import numpy as np\n"], [], {}, {}
     for k, ((kind, item), io) in enumerate(zip(steps, live)):
         if kind == "segment":
             names.append(f"segment{k}")
+            uniform[k] = _uniform_inputs(graph, item, io[0])
             source, buffers[k] = write_function(
-                names[-1], item, io[0], io[1], STATEMENTS, BUFFER_MIN_SIZE
+                names[-1], item, io[0], io[1], STATEMENTS, BUFFER_MIN_SIZE, uniform[k]
             )
             sources.append(source)
+    inline = [f for f in approx.FUNCTIONS if any(f"{f}(" in part for part in sources)]
+    if inline:  # (the vectorizable exp and tanh: approx.py)
+        sources.insert(1, approx.SOURCE)
     source = "\n\n".join(sources)
-    segments = cache.load(source, names, dict(OPTIONS, fastmath=bool(fastmath))) if names else {}
-    driver = _write_driver(graph, steps, live, segments, buffers)
+    options = dict(OPTIONS, fastmath=bool(fastmath))
+    segments = cache.load(source, inline + names, options, inline) if names else {}
+    driver = _write_driver(graph, steps, live, segments, buffers, uniform)
     driver.source = source
     return _FirstCall(graph, driver)
 
@@ -191,7 +196,27 @@ class _FirstCall:
         return outs
 
 
-def _write_driver(graph: Graph, steps: list, live: list, segments: dict, buffers: dict):
+def _uniform_inputs(graph: Graph, equations: list, inputs: list) -> frozenset:
+    """The segment's inputs that are constants of one repeated value (a scalar broadcast:
+    every stride 0) and that only its loops read: they go in as that scalar (a loop reading
+    a stride-0 array is not vectorized)."""
+    consts = dict(graph.consts)
+    found = set()
+    for x in inputs:
+        value = consts.get(x)
+        if type(value) is ndarray and value.ndim and not any(value.strides) and value.size:
+            found.add(x)
+    for eqn in equations:
+        if found and kind_of(eqn) not in ("elementwise", "reduction"):
+            found.difference_update(eqn.inputs)
+        elif found and eqn.prim.name == "transpose":
+            found.difference_update(eqn.inputs)
+    return frozenset(found)
+
+
+def _write_driver(
+    graph: Graph, steps: list, live: list, segments: dict, buffers: dict, uniform: dict
+):
     names: dict = {}
     globals_: dict = {"_scalar": _scalar, "_empty": np.empty}
 
@@ -235,7 +260,8 @@ def _write_driver(graph: Graph, steps: list, live: list, segments: dict, buffers
             lines.append("    " + _numpy_statement(item, local, global_))
         elif io[1]:
             fn = global_("segment", segments[f"segment{k}"])
-            lines += _segment_call(fn, io, buffers[k], slot, local, global_)
+            repeated = {x: global_("u", dict(graph.consts)[x].flat[0]) for x in uniform[k]}
+            lines += _segment_call(fn, io, buffers[k], slot, local, global_, repeated)
     if pool:
         lines.append("    _pool.append(pool)")
     lines.append(f"    return [{', '.join(local(x) for x in graph.out_vars)}]")
@@ -247,11 +273,17 @@ def _write_driver(graph: Graph, steps: list, live: list, segments: dict, buffers
     return run
 
 
-def _segment_call(fn: str, io: tuple, buffers: list, slot: dict, local, global_) -> list:
-    """The driver's lines calling a segment: shape-() inputs as scalars, its buffers (pooled,
-    or new), and its shape-() results as NumPy scalars of their dtype."""
+def _segment_call(
+    fn: str, io: tuple, buffers: list, slot: dict, local, global_, repeated: dict
+) -> list:
+    """The driver's lines calling a segment: shape-() inputs as scalars, uniform constants as
+    the scalar they repeat (`repeated`), its buffers (pooled, or new), and its shape-()
+    results as NumPy scalars of their dtype."""
     inputs, outputs = io
-    args = [f"_scalar({local(x)})" if x.aval.ndim == 0 else local(x) for x in inputs]
+    args = [
+        repeated[x] if x in repeated else f"_scalar({local(x)})" if x.aval.ndim == 0 else local(x)
+        for x in inputs
+    ]
     for v in buffers:
         if v in slot:
             args.append(slot[v])
