@@ -41,6 +41,11 @@ LAZY_IMPORTS = {
     # A required dependency, but loading it costs about a second: the kernels load it only
     # once they pay for it (kernels/_numba.py's tiering), never at `import autodiff`.
     "numba": "autodiff/kernels/",
+    # Numba's own dependency, for the versions in jit's disk-cache key: with Numba.
+    "llvmlite": "autodiff/staging/numba/",
+    # importlib.metadata takes ~15 ms to import: the jit cache reads a version with it only
+    # when the package has no __version__.
+    "importlib": "autodiff/staging/numba/",
     # distributed/ (DESIGN section 9): Dask arrays for blockwise vmap, an optional extra.
     "dask": "autodiff/distributed/",
 }

@@ -21,6 +21,7 @@ rather than failing.
 from __future__ import annotations
 
 import functools
+import importlib.util
 import os
 import tempfile
 import threading
@@ -32,6 +33,7 @@ def _env_flag(name: str) -> bool:
 
 _enabled = not _env_flag("AUTODIFF_DISABLE_NUMBA")
 _eager = _env_flag("AUTODIFF_NUMBA_EAGER")
+_EAGER_AT_START = _eager
 _numba = None  # the module once imported; False when it cannot be imported
 _lock = threading.RLock()
 
@@ -89,9 +91,10 @@ def tier_up() -> bool:
 
 
 def numba_eager() -> bool:
-    """Should compiled code be used from the first call (`AUTODIFF_NUMBA_EAGER=1`, or
-    `set_numba_enabled(True)`), rather than once it has paid for itself?"""
-    return _eager and _enabled
+    """Should jit compile with Numba at a signature's first call (`AUTODIFF_NUMBA_EAGER=1`
+    at startup), rather than once it has paid for itself? (`set_numba_enabled(True)` makes
+    the kernels eager, not jit: it compiles what is called, each graph at a cost.)"""
+    return _EAGER_AT_START and _enabled
 
 
 def numba_disabled() -> bool:
@@ -106,8 +109,6 @@ def numba_loaded() -> bool:
 
 @functools.cache
 def _installed() -> bool:
-    import importlib.util
-
     return importlib.util.find_spec("numba") is not None
 
 

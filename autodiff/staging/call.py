@@ -32,6 +32,7 @@ from autodiff.reverse.engine import backward_pass
 from autodiff.reverse.graph import ReverseTrace
 from autodiff.staging.executor import compile_graph, interpret_graph
 from autodiff.staging.ir import Graph, eval_graph
+from autodiff.staging.numba.executor import compile_numba  # (Numba loads at its first call)
 from autodiff.staging.passes import optimize
 from autodiff.staging.trace import stage
 from autodiff.vmap.trace import BatchTrace, BatchTracer
@@ -62,8 +63,6 @@ def _executor(graph: Graph):
 
 
 def _compile_numba(graph: Graph):
-    from autodiff.staging.numba.executor import compile_numba  # (Numba loads with it)
-
     graph.compiled = compile_numba(graph, graph.fastmath)
     return graph.compiled
 

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
-import importlib.metadata
 import importlib.util
 import os
 import platform
@@ -171,10 +170,11 @@ def _versions(numba: types.ModuleType) -> str:
 
 
 def _autodiff_version() -> str:
-    import autodiff
-
-    version = getattr(autodiff, "__version__", None)
+    package = sys.modules.get("autodiff")  # (imported by the time anything compiles)
+    version = getattr(package, "__version__", None)
     if version is None:
+        import importlib.metadata  # (slow to import: only here)
+
         try:
             version = importlib.metadata.version("autodiff")
         except importlib.metadata.PackageNotFoundError:

@@ -21,18 +21,23 @@ the reason kept in `graph.numba_failure` (tests assert there is none on the op t
 
 from __future__ import annotations
 
-import functools
 import warnings
 
 import numpy as np
 from numpy import ndarray
 
+from autodiff.core.primitive import all_primitives
 from autodiff.staging.executor import compile_graph
 from autodiff.staging.ir import Graph, Literal, Var
 from autodiff.staging.numba import approx, cache
 from autodiff.staging.numba.codegen import write_function
 from autodiff.staging.numba.lower import ELEMENTWISE, define_ufuncs, lowering_of
 from autodiff.staging.numba.statements import STATEMENTS
+
+try:
+    from numpy._core._multiarray_umath import __cpu_features__ as _CPU_FEATURES
+except ImportError:  # (another NumPy layout: assume its SIMD loops are there)
+    _CPU_FEATURES = {}
 
 # Elementwise primitives NumPy computes with SIMD loops (see the module docstring).
 TRANSCENDENTAL = frozenset(
@@ -51,21 +56,14 @@ OPTIONS = {"error_model": "numpy", "boundscheck": False}
 
 
 def _ready() -> None:
-    if not ELEMENTWISE.get("sin"):
-        from autodiff.core.primitive import _REGISTRY  # (every primitive, once imported)
-
-        define_ufuncs(_REGISTRY)
+    if not ELEMENTWISE.get("sin"):  # (every primitive is defined by the first compile)
+        define_ufuncs(all_primitives())
 
 
-@functools.cache
 def numpy_simd() -> bool:
     """Does NumPy run its float64 transcendental loops with AVX-512 here (X86_V4)? Without
     it they are scalar libm loops, no faster than Numba's (benchmarks/bench_crossover.py)."""
-    try:
-        from numpy._core._multiarray_umath import __cpu_features__ as features
-    except ImportError:  # (another NumPy layout: assume the SIMD loops)
-        return True
-    return bool(features.get("AVX512_SKX"))
+    return bool(_CPU_FEATURES.get("AVX512_SKX", True))
 
 
 def kind_of(eqn) -> str | None:
