@@ -33,6 +33,7 @@ from autodiff.core import (
     tree_structure,
     tree_unflatten,
 )
+from autodiff.core.dtypes import float0
 from autodiff.core.errors import ConcretizationError
 from autodiff.custom import checkpoint, custom_jvp, custom_vjp, remat
 from autodiff.factories import (
@@ -117,6 +118,7 @@ __all__ = [
     "empty",
     "enable_grad",
     "eye",
+    "float0",
     "from_numpy",
     "full",
     "full_like",

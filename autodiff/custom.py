@@ -20,13 +20,14 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.primitive import Primitive, bind
 from autodiff.core.pytree import tree_flatten, tree_unflatten
 from autodiff.core.tensor import Tensor
-from autodiff.forward_ad.transforms import jvp
+from autodiff.forward_ad.transforms import jvp, zero_tangent
 from autodiff.ops.elementwise import conj_complex
 from autodiff.ops.structural import shape_of
-from autodiff.reverse.transforms import pullback
+from autodiff.reverse.transforms import check_argnums, pullback
 from autodiff.staging.trace import stage
 from autodiff.vmap.transform import vmap
 
@@ -69,10 +70,15 @@ def _number_as_cotangent(c, primal):
     return np.full(shape_of(primal), c, dt if dt.kind in "fc" else np.result_type(c, 0.0))
 
 
-def _split_static(args, nondiff_argnums):
-    static = tuple(args[i] for i in nondiff_argnums)
-    dynamic = tuple(a for i, a in enumerate(args) if i not in nondiff_argnums)
-    return static, dynamic
+def _split_static(args, nondiff_argnums, fname: str):
+    """The positions `nondiff_argnums` names (checked as argnums are), the static arguments
+    there and the other, dynamic, ones."""
+    if nondiff_argnums == ():  # (the common case)
+        return (), (), args
+    nums = check_argnums(nondiff_argnums, len(args), fname, "nondiff_argnums")
+    static = tuple(args[i] for i in nums)
+    dynamic = tuple(a for i, a in enumerate(args) if i not in nums)
+    return nums, static, dynamic
 
 
 def _merge_static(static, dynamic, nondiff_argnums, n):
@@ -148,7 +154,7 @@ class custom_jvp:
     def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.nondiff_argnums = nondiff_argnums  # (checked at each call, as argnums)
         self.jvp_rule = None
 
     def defjvp(self, rule: Callable) -> Callable:
@@ -173,9 +179,8 @@ class custom_jvp:
             raise AttributeError(
                 f"No JVP defined for custom_jvp function {self.__name__} using defjvp."
             )
-        static, dynamic = _split_static(args, self.nondiff_argnums)
+        nums, static, dynamic = _split_static(args, self.nondiff_argnums, self.__name__)
         n = len(args)
-        nums = self.nondiff_argnums
 
         def fun(*dyn):
             return self.fun(*_merge_static(static, dyn, nums, n))
@@ -268,7 +273,7 @@ class custom_vjp:
     def __init__(self, fun: Callable, nondiff_argnums: Sequence[int] = ()):
         functools.update_wrapper(self, fun)
         self.fun = fun
-        self.nondiff_argnums = tuple(nondiff_argnums)
+        self.nondiff_argnums = nondiff_argnums  # (checked at each call, as argnums)
         self.fwd = None
         self.bwd = None
 
@@ -280,11 +285,11 @@ class custom_vjp:
             raise AttributeError(
                 f"No VJP defined for custom_vjp function {self.__name__} using defvjp."
             )
-        static, dynamic = _split_static(args, self.nondiff_argnums)
+        nums, static, dynamic = _split_static(args, self.nondiff_argnums, self.__name__)
         flat, in_tree = tree_flatten(dynamic)
         if not any(isinstance(a, Tensor) for a in flat):
             return self.fun(*args)
-        n, nums = len(args), self.nondiff_argnums
+        n = len(args)
         store = _OutTree()
 
         def fun(*dyn):
@@ -343,7 +348,10 @@ def _checkpoint_vjp(g, *primals, out, fun, store):
 
 
 def _checkpoint_jvp(primals, tangents, *, out, fun, store):
-    tangents = tuple(_zeros_like(p) if t is None else t for p, t in zip(primals, tangents))
+    tangents = tuple(
+        zero_tangent(p) if t is None or not is_inexact(dtype_of(p)) else t
+        for p, t in zip(primals, tangents)
+    )
     return jvp(fun, primals, tangents)[1]
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from autodiff.core.tensor import Tensor
+from autodiff.numpy import _creation
 
 
 def _size(size) -> tuple:
@@ -149,13 +150,20 @@ def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False) -> 
 
 
 def linspace(start, end, steps: int, dtype=np.float64, requires_grad: bool = False) -> Tensor:
-    """`torch.linspace`: `steps` evenly spaced values from `start` to `end`.
+    """`torch.linspace`: `steps` evenly spaced values from `start` to `end`; differentiable in
+    a `start` or `end` that carries a derivative (unless `requires_grad` asks for a new leaf).
 
     Example:
         >>> linspace(0, 1, 5)
         tensor([0.  , 0.25, 0.5 , 0.75, 1.  ])
+        >>> a = tensor(1.0, requires_grad=True)
+        >>> linspace(a, 3.0, 5).sum().backward(); a.grad
+        tensor(2.5)
     """
-    return _make(np.linspace(start, end, steps, dtype=dtype), requires_grad)
+    values = _creation.linspace(start, end, steps, dtype=dtype)
+    if isinstance(values, Tensor) and not requires_grad:
+        return values
+    return _make(values.primal() if isinstance(values, Tensor) else values, requires_grad)
 
 
 def eye(n: int, m: int | None = None, dtype=np.float64, requires_grad: bool = False) -> Tensor:

@@ -16,7 +16,15 @@ from autodiff.core.pytree import tree_flatten, tree_unflatten
 from autodiff.forward_ad.transforms import jvp
 from autodiff.ops.shape import moveaxis, reshape
 from autodiff.ops.structural import shape_of
-from autodiff.reverse.transforms import _as_input, _check_argnums, grad, pullback
+from autodiff.reverse.transforms import (
+    _as_input,
+    _fname,
+    check_argnums,
+    check_inexact_inputs,
+    grad,
+    one_argnum,
+    pullback,
+)
 from autodiff.vmap.transform import _join_chunks, vmap
 
 
@@ -61,8 +69,20 @@ def row_blocks(stacked, shapes: Sequence[tuple]) -> list:
     return blocks
 
 
-def _dyn_args(args, argnums):
-    nums = _check_argnums(argnums, len(args), "jacobian")
+# What the errors suggest for an integer input: neither mode differentiates one.
+_INTEGER_HINTS = {
+    "jacrev": "convert it to a float dtype, or leave it out of argnums (vjp gives integer "
+    "inputs zero cotangents)",
+    "jacfwd": "convert it to a float dtype, or leave it out of argnums (an integer input has "
+    "no tangent)",
+}
+
+
+def _dyn_args(transform: str, fun, args, argnums):
+    """The positions `argnums` names and the arguments there, all float or complex."""
+    fname = _fname(fun)
+    nums = check_argnums(argnums, len(args), fname)
+    check_inexact_inputs(transform, args, nums, fname, _INTEGER_HINTS[transform])
     return nums, tuple(args[i] for i in nums)
 
 
@@ -74,7 +94,7 @@ def _substitute(args, nums, values):
 
 
 def _select(tree, argnums):
-    return tree[0] if isinstance(argnums, int) else tree
+    return tree[0] if one_argnum(argnums) else tree
 
 
 def jacrev(
@@ -98,7 +118,7 @@ def jacrev(
 
     @wraps(fun)
     def jacfun(*args):
-        nums, dyn = _dyn_args(args, argnums)
+        nums, dyn = _dyn_args("jacrev", fun, args, argnums)
         in_flat, in_def = tree_flatten(dyn)
         in_flat = [_as_input(x) for x in in_flat]
 
@@ -151,7 +171,7 @@ def jacfwd(
 
     @wraps(fun)
     def jacfun(*args):
-        nums, dyn = _dyn_args(args, argnums)
+        nums, dyn = _dyn_args("jacfwd", fun, args, argnums)
         in_flat, in_def = tree_flatten(dyn)
         in_flat = [_as_input(x) for x in in_flat]
         in_shapes = [tuple(shape_of(x)) for x in in_flat]

@@ -51,6 +51,14 @@ def _distinct_sym(n, batch=()):
     return q @ (w[:, None] * _T(q)) + 0.05 * arr(*batch, n, n)
 
 
+_SINGULAR_RNG = np.random.default_rng(28)  # (the shared stream stays as it was)
+
+
+def _low_rank(n, rank):
+    """A random n x n matrix of the given rank."""
+    return arr(n, rank, rng=_SINGULAR_RNG) @ arr(rank, n, rng=_SINGULAR_RNG)
+
+
 def _both(name, fun, ref, args, **kw):
     """A case whose function and reference differ only in the linalg module used."""
     CASES.append(OpCase(name, partial(fun, la), args, ref=partial(ref, np.linalg), **kw))
@@ -73,6 +81,17 @@ for sa, sb in [
     _same(f"solve{sa}{sb}", lambda m, a, b: m.solve(a, b), (_well(*sa), arr(*sb)))
 for shape in [(3, 3), (2, 3, 3)]:
     _same(f"det{shape}", lambda m, a: m.det(a), (arr(*shape),))
+# det at singular matrices: its derivatives are the adjugate's, polynomial at every rank
+_SINGULAR = {
+    "rank1of2": np.array([[1.0, 2.0], [2.0, 4.0]]),
+    "rank2of3": _low_rank(3, 2),
+    "rank1of3": _low_rank(3, 1),
+    "zeros3": np.zeros((3, 3)),
+    "rank3of4_first_pivot_zero": np.diag([0.0, 1.0, 2.0, 3.0]) + np.triu(_low_rank(4, 4), 1),
+    "rank2of4(2,4,4)": np.stack([_low_rank(4, 2), _low_rank(4, 3)]),
+}
+for name, a in _SINGULAR.items():
+    _same(f"det_{name}", lambda m, a: m.det(a), (a,))
 _same("slogdet", lambda m, a: m.slogdet(a), (_well(3, 3) * np.array([1.0, -1.0, 1.0]),))
 _same("slogdet_logabsdet(2,3,3)", lambda m, a: m.slogdet(a).logabsdet, (_well(2, 3, 3),))
 

@@ -35,14 +35,16 @@ class OpCase:
 _rng = np.random.default_rng(0)
 
 
-def arr(*shape, low: float = -2.0, high: float = 2.0) -> np.ndarray:
-    """Reproducible random float64 values in [low, high) (a 0-d array for no shape)."""
-    return _rng.uniform(low, high, size=shape)
+def arr(*shape, low: float = -2.0, high: float = 2.0, rng=None) -> np.ndarray:
+    """Reproducible random float64 values in [low, high) (a 0-d array for no shape), from the
+    table's shared generator or `rng` (a file of cases with its own leaves the shared stream,
+    and so the other files' arguments, as they were)."""
+    return (_rng if rng is None else rng).uniform(low, high, size=shape)
 
 
-def pos(*shape, low: float = 0.5, high: float = 2.0) -> np.ndarray:
+def pos(*shape, low: float = 0.5, high: float = 2.0, rng=None) -> np.ndarray:
     """Positive values, for log/sqrt-like domains."""
-    return arr(*shape, low=low, high=high)
+    return arr(*shape, low=low, high=high, rng=rng)
 
 
 def distinct(*shape, spread: float = 1.0) -> np.ndarray:

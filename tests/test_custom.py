@@ -69,6 +69,37 @@ def test_custom_jvp_defjvps_and_nondiff_argnums():
     assert ad.grad(lambda x: power(3, x))(2.0) == 12.0
 
 
+@pytest.mark.parametrize("decorator", [ad.custom_jvp, ad.custom_vjp], ids=lambda d: d.__name__)
+def test_nondiff_argnums_are_checked_as_argnums(decorator):
+    def power(n, x):
+        return x**n
+
+    def make(nums):
+        f = decorator(power, nondiff_argnums=nums)
+        if decorator is ad.custom_jvp:
+            f.defjvp(lambda n, primals, tangents: (power(n, *primals), tangents[0]))
+        else:
+            f.defvjp(lambda n, x: (power(n, x), None), lambda n, res, g: (g,))
+        return f
+
+    for nums in [(0, 0), (0, -2)]:
+        with pytest.raises(ValueError, match="nondiff_argnums must not contain duplicates"):
+            make(nums)(3, ad.tensor(2.0))
+    with pytest.raises(TypeError, match="nondiff_argnums must be an int or a sequence of ints"):
+        make((0.0,))(3, ad.tensor(2.0))
+
+
+def test_custom_jvp_negative_nondiff_argnums():
+    power = ad.custom_jvp(lambda n, x: x**n, nondiff_argnums=(-2,))
+
+    @power.defjvp
+    def _(n, primals, tangents):
+        (x,), (t,) = primals, tangents
+        return power(n, x), n * x ** (n - 1) * t
+
+    assert ad.grad(lambda x: power(3, x))(2.0) == 12.0
+
+
 def test_custom_jvp_with_tensors_backward():
     x = ad.tensor([3.0, 4.0], requires_grad=True)
     safe_norm(x).backward()
@@ -206,6 +237,13 @@ def test_checkpoint_matches_and_composes():
     t = ad.tensor(x, requires_grad=True)
     f(t).backward()
     np.testing.assert_allclose(t.grad.numpy(), ad.grad(g)(x))
+
+
+def test_jvp_of_checkpoint_with_an_integer_argument():
+    block = ad.checkpoint(lambda x, n: x**n)
+    _, t = ad.jvp(lambda x: block(x, 3), (2.0,), (1.0,))
+    assert t == 12.0
+    np.testing.assert_allclose(ad.jacfwd(lambda x: block(x, 2))(np.ones(2)), 2.0 * np.eye(2))
 
 
 def test_checkpoint_cuts_memory_of_a_deep_chain():

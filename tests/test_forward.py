@@ -93,6 +93,21 @@ def test_jvp_errors():
         ad.jvp(lambda a, b: a, (1.0, 2.0), (1.0,))
 
 
+def test_jvp_of_an_integer_primal_needs_a_float0_tangent():
+    double = lambda x, n: x * n  # noqa: E731
+    x, n = np.array([1.0, 2.0]), np.array([3, 4])
+    for t in (np.ones(2, np.int64), np.ones(2)):
+        with pytest.raises(TypeError, match="primal 1 has dtype int64") as info:
+            ad.jvp(double, (x, n), (np.ones(2), t))
+        assert "float0" in str(info.value)
+    float0 = np.zeros(2, dtype=ad.float0)
+    out, t_out = ad.jvp(double, (x, n), (np.ones(2), float0))
+    np.testing.assert_array_equal(out, [3.0, 8.0])
+    np.testing.assert_array_equal(t_out, [3.0, 4.0])
+    _, t_out = ad.jvp(lambda n: n * 2.0, (n,), (float0,))
+    np.testing.assert_array_equal(t_out, [0.0, 0.0])
+
+
 def test_jvp_float32():
     x = np.linspace(0, 1, 4, dtype=np.float32)
     out, t = ad.jvp(lambda x: anp.exp(x) * 2.0, (x,), (np.ones(4, np.float32),))

@@ -214,6 +214,38 @@ def test_qr_complete_tall_is_not_differentiable():
         la.qr(a, mode="raw")
 
 
+# ------------------------------------------------------------------ det at singular matrices
+
+SINGULAR = np.array([[1.0, 2.0], [2.0, 4.0]])
+
+
+def test_det_derivatives_at_a_singular_matrix_are_the_adjugates():
+    adjugate_t = np.array([[4.0, -2.0], [-2.0, 1.0]])  # (JAX's gradient)
+    np.testing.assert_allclose(ad.grad(la.det)(SINGULAR), adjugate_t, atol=1e-15)
+    assert np.isclose(ad.jvp(la.det, (SINGULAR,), (np.eye(2),))[1], 5.0, rtol=1e-14)  # tr(adj)
+    want = np.array([[0, 0, 0, 1], [0, 0, -1, 0], [0, -1, 0, 0], [1, 0, 0, 0]]).reshape(2, 2, 2, 2)
+    np.testing.assert_allclose(ad.hessian(la.det)(SINGULAR), want, atol=1e-15)
+    t = ad.tensor(SINGULAR, requires_grad=True)
+    la.det(t).backward()
+    np.testing.assert_allclose(t.grad.numpy(), adjugate_t, atol=1e-15)
+
+
+def test_det_hessian_at_rank_two_of_four_is_the_signed_minors():
+    a = np.diag([0.0, 0.0, 2.0, 3.0])  # d2 det / da_00 da_11 = 6: not zero (rank n - 2)
+    h = ad.hessian(la.det)(a)
+    assert h[0, 0, 1, 1] == h[1, 1, 0, 0] == 6.0 and h[0, 1, 1, 0] == -6.0
+    assert np.count_nonzero(h) == 4
+    np.testing.assert_array_equal(ad.grad(la.det)(a), np.zeros((4, 4)))
+
+
+def test_slogdet_derivative_at_a_singular_matrix_is_infinite_as_jaxs():
+    with np.errstate(divide="ignore"):
+        g = ad.grad(lambda a: la.slogdet(a).logabsdet)(SINGULAR)
+        t = ad.jvp(lambda a: la.slogdet(a).logabsdet, (SINGULAR,), (np.eye(2),))[1]
+    np.testing.assert_array_equal(g, [[np.inf, -np.inf], [-np.inf, np.inf]])
+    assert t == np.inf
+
+
 # ------------------------------------------------------------------ norm at the origin
 
 

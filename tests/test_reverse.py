@@ -169,14 +169,41 @@ def test_error_non_scalar_output():
 
 
 def test_error_integer_input():
+    def f(x, n):
+        return anp.sum(x * n) if not isinstance(x, dict) else anp.sum(x["a"] * n)
+
     with pytest.raises(
         TypeError, match="grad requires real- or complex-valued inputs .* but got int64"
     ):
         ad.grad(lambda x: x * 2.0)(np.arange(3))
-    with pytest.raises(TypeError, match="but got int64"):
-        ad.grad(lambda x: x * 2.0)(3)
+    with pytest.raises(TypeError, match="but got int64. Argument 1 of f has dtype int64"):
+        ad.grad(f, argnums=(0, 1))(2.0, 3)
+    with pytest.raises(TypeError, match="Argument 0 of f has a leaf of dtype bool: use allow_int"):
+        ad.grad(f)({"a": np.ones(2), "b": np.array(True)}, 3)
     g = ad.grad(lambda x, n: x * n, argnums=(0, 1), allow_int=True)(2.0, 3)
     assert g[0] == 3.0 and g[1] == 0
+
+
+ARGNUMS_TRANSFORMS = [ad.grad, ad.value_and_grad, ad.jacrev, ad.jacfwd, ad.hessian]
+
+
+@pytest.mark.parametrize("transform", ARGNUMS_TRANSFORMS, ids=lambda t: t.__name__)
+@pytest.mark.parametrize("argnums", [(0, 0), (1, 0, 1), (0, -2), [1, 1]])
+def test_repeated_argnums_raise(transform, argnums):
+    with pytest.raises(ValueError, match="argnums must not contain duplicates") as info:
+        transform(lambda x, y: x * y, argnums=argnums)(2.0, 3.0)
+    assert f"argnums={argnums!r}" in str(info.value)
+
+
+@pytest.mark.parametrize("transform", ARGNUMS_TRANSFORMS, ids=lambda t: t.__name__)
+def test_argnums_of_a_wrong_type_raise(transform):
+    f = lambda x, y: x * y  # noqa: E731
+    for argnums in [0.0, (0, 1.0), None, (True,)]:
+        with pytest.raises(TypeError, match="argnums must be an int or a sequence of ints"):
+            transform(f, argnums=argnums)(2.0, 3.0)
+    np.testing.assert_allclose(
+        transform(f, argnums=np.int64(1))(2.0, 3.0), transform(f, 1)(2.0, 3.0)
+    )
 
 
 def test_error_unknown_argnums():

@@ -15,6 +15,12 @@ SCALAR_PAIRS = frozenset(
 )
 
 
+# The dtype of the tangent of an integer or boolean value, as JAX's `jax.dtypes.float0`: its
+# elements hold nothing (a tangent that is zero by construction). `jvp` takes one for an integer
+# primal; `np.zeros(shape, float0)` makes it.
+float0 = np.dtype([("float0", np.void, 0)])
+
+
 def dtype_of(x) -> np.dtype:
     """The NumPy dtype of an array, Tensor, NumPy scalar or Python number."""
     dtype = getattr(x, "dtype", None)

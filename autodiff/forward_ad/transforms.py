@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 import numpy as np
 
-from autodiff.core.dtypes import dtype_of
+from autodiff.core.dtypes import dtype_of, float0, is_inexact
 from autodiff.core.pytree import tree_flatten, tree_map, tree_unflatten
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import new_trace
@@ -28,11 +28,31 @@ def _check_tangent(i: int, primal, tangent):
             f"{p_shape} and its tangent has shape {t_shape}."
         )
     p_dt, t_dt = dtype_of(primal), dtype_of(tangent)
-    if np.issubdtype(p_dt, np.inexact) and p_dt != t_dt:
+    if is_inexact(p_dt) and p_dt != t_dt:
         raise TypeError(
             f"jvp called with different primal and tangent dtypes: primal {i} has dtype "
             f"{p_dt.name} and its tangent has dtype {t_dt.name}."
         )
+    if not is_inexact(p_dt) and t_dt != float0:
+        raise TypeError(
+            f"jvp requires real- or complex-valued primals (floating or complex dtype), or a "
+            f"tangent of dtype float0 for an integer or boolean one, but primal {i} has dtype "
+            f"{p_dt.name} and its tangent has dtype {t_dt.name}: pass "
+            f"np.zeros({p_shape}, autodiff.float0) as its tangent (an integer has no "
+            "derivative), or convert the primal to a float dtype."
+        )
+
+
+def zero_tangent(x):
+    """The tangent that is zero for `x`: zeros of its dtype, float0 ones for an integer or
+    boolean `x`.
+
+    Example:
+        >>> zero_tangent(np.ones(2)), zero_tangent(3).dtype
+        (array([0., 0.]), dtype([('float0', 'V')]))
+    """
+    dt = dtype_of(x)
+    return np.zeros(shape_of(x), dt if is_inexact(dt) else float0)
 
 
 def _split(out, trace, has_aux):
@@ -55,7 +75,9 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     Arguments:
         fun: a function of arrays or pytrees of arrays.
         primals: a tuple or list of the arguments.
-        tangents: a tuple or list with the structure, shapes and dtypes of `primals`.
+        tangents: a tuple or list with the structure, shapes and dtypes of `primals`; an
+            integer or boolean primal takes a tangent of dtype `float0`, as in JAX (it has no
+            derivative: `np.zeros(shape, autodiff.float0)`).
 
     Returns:
         `(out, tangent_out)` or `(out, tangent_out, aux)` with `has_aux`.
@@ -84,7 +106,7 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
         _check_tangent(i, p, t)
     with new_trace(ForwardTrace) as trace:
         duals = [
-            ForwardTracer(p, trace, t) if np.issubdtype(dtype_of(p), np.inexact) else p
+            ForwardTracer(p, trace, t) if is_inexact(dtype_of(p)) else p
             for p, t in zip(p_flat, t_flat)
         ]
         result = fun(*tree_unflatten(p_def, duals))

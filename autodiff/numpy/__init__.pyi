@@ -27,7 +27,6 @@ from numpy import float64 as float64
 from numpy import floating as floating
 from numpy import full as full
 from numpy import generic as generic
-from numpy import geomspace as geomspace
 from numpy import identity as identity
 from numpy import iinfo as iinfo
 from numpy import indices as indices
@@ -42,8 +41,6 @@ from numpy import intp as intp
 from numpy import isclose as isclose
 from numpy import isscalar as isscalar
 from numpy import issubdtype as issubdtype
-from numpy import linspace as linspace
-from numpy import logspace as logspace
 from numpy import nan as nan
 from numpy import ndarray as ndarray
 from numpy import ndenumerate as ndenumerate
@@ -134,6 +131,7 @@ __all__ = [
     "fmin",
     "fmod",
     "full_like",
+    "geomspace",
     "getitem",
     "greater",
     "greater_equal",
@@ -152,6 +150,7 @@ __all__ = [
     "kron",
     "less",
     "less_equal",
+    "linspace",
     "log",
     "log10",
     "log1p",
@@ -162,6 +161,7 @@ __all__ = [
     "logical_not",
     "logical_or",
     "logical_xor",
+    "logspace",
     "matmul",
     "max",
     "maximum",
@@ -245,9 +245,6 @@ __all__ = [
     "eye",
     "identity",
     "arange",
-    "linspace",
-    "logspace",
-    "geomspace",
     "tri",
     "indices",
     "ndarray",
@@ -373,6 +370,7 @@ def fmax(x1, x2): ...
 def fmin(x1, x2): ...
 def fmod(x1, x2): ...
 def full_like(a, fill_value, dtype=..., shape=...): ...
+def geomspace(start, stop, num=..., endpoint=..., dtype=..., axis=...): ...
 def getitem(x, index): ...
 def greater(x1, x2): ...
 def greater_equal(x1, x2): ...
@@ -391,6 +389,17 @@ def isrealobj(x) -> bool: ...
 def kron(a, b): ...
 def less(x1, x2): ...
 def less_equal(x1, x2): ...
+def linspace(
+    start,
+    stop,
+    num=...,
+    endpoint=...,
+    retstep=...,
+    dtype=...,
+    axis=...,
+    *,
+    device=...,
+): ...
 def log(x): ...
 def log10(x): ...
 def log1p(x): ...
@@ -401,6 +410,7 @@ def logical_and(x1, x2): ...
 def logical_not(x): ...
 def logical_or(x1, x2): ...
 def logical_xor(x1, x2): ...
+def logspace(start, stop, num=..., endpoint=..., base=..., dtype=..., axis=...): ...
 def matmul(x1, x2, /, out=..., **kwargs): ...
 def max(a, axis=..., out=..., keepdims=..., initial=..., where=...): ...
 def maximum(x1, x2): ...

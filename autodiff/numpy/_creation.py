@@ -1,11 +1,23 @@
-"""Array creation and inspection: constants with respect to differentiation, Tensor-aware."""
+"""Array creation and inspection, Tensor-aware: constants, except the ranges built from
+endpoints (linspace, logspace, geomspace), differentiable in them.
+
+The ranges are written with autodiff's functions, so every transform (vmap and jit
+included) sees through them; on constant endpoints they are NumPy's own.
+"""
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 
+from autodiff.core.dtypes import dtype_of
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE
+from autodiff.ops.elementwise import astype, floor, log10, power, sign, where
+from autodiff.ops.reduce import any as any_
+from autodiff.ops.shape import expand_dims, moveaxis, reshape
+from autodiff.ops.structural import shape_of
 
 
 def _shape_dtype(a, dtype):
@@ -138,9 +150,127 @@ def result_type(*arrays_and_dtypes):
     return np.result_type(*[a.dtype if isinstance(a, Tensor) else a for a in arrays_and_dtypes])
 
 
+def _traced(*values) -> bool:
+    return any(isinstance(v, Tensor) for v in values)
+
+
+def _with_row(y, row: int, value):
+    """`y` with `y[row] = value` (broadcast), as a new array."""
+    n = shape_of(y)[0]
+    at_row = np.arange(n).reshape((n,) + (1,) * (len(shape_of(y)) - 1)) == row % n
+    return where(at_row, value, y)
+
+
+def linspace(start, stop, num=50, endpoint=True, retstep=False, dtype=None, axis=0, *, device=None):
+    """`numpy.linspace`: `num` evenly spaced values from `start` to `stop` (arrays broadcast,
+    the values along a new axis `axis`), differentiable in `start` and `stop`.
+
+    Example:
+        >>> import autodiff as ad, autodiff.numpy as anp
+        >>> linspace(1.0, 3.0, 5)
+        array([1. , 1.5, 2. , 2.5, 3. ])
+        >>> float(ad.grad(lambda a: anp.sum(linspace(a, 3.0, 5) ** 2))(1.0))
+        7.5
+    """
+    if not _traced(start, stop):
+        return np.linspace(start, stop, num, endpoint, retstep, dtype, axis, device=device)
+    num = operator.index(num)
+    if num < 0:
+        raise ValueError(f"Number of samples, {num}, must be non-negative.")
+    div = num - 1 if endpoint else num
+    # NumPy's result type: Python numbers are weak, integers become floats.
+    dt = np.result_type(*(dtype_of(v) if isinstance(v, Tensor) else v for v in (start, stop)), 0.0)
+    start, stop = astype(start, dt), astype(stop, dt)
+    delta = stop - start
+    steps = np.arange(num, dtype=dt, device=device).reshape((-1,) + (1,) * len(shape_of(delta)))
+    if div > 0:
+        step = delta / div
+        # NumPy's care for a step that underflows to zero (subnormal ranges): divide first.
+        y = where(any_(step == 0), steps / div * delta, steps * step)
+    else:
+        step, y = np.nan, steps * delta
+    y = y + start
+    if endpoint and num > 1:
+        y = _with_row(y, -1, stop)
+    if axis != 0:
+        y = moveaxis(y, 0, axis)
+    if dtype is not None and np.issubdtype(dtype, np.integer):
+        y = floor(y)
+    y = astype(y, dt if dtype is None else dtype)
+    return (y, step) if retstep else y
+
+
+def logspace(start, stop, num=50, endpoint=True, base=10.0, dtype=None, axis=0):
+    """`numpy.logspace`: `base ** linspace(start, stop, ...)`, differentiable in `start`,
+    `stop` and `base`.
+
+    Example:
+        >>> import autodiff as ad
+        >>> logspace(0.0, 2.0, 3)
+        array([  1.,  10., 100.])
+        >>> float(ad.grad(lambda b: logspace(0.0, 2.0, 3, base=b)[-1])(10.0))  # d(b**2)/db
+        20.0
+    """
+    if not _traced(start, stop, base):
+        return np.logspace(start, stop, num, endpoint, base, dtype, axis)
+    if shape_of(base) != ():  # (an array of bases broadcasts with the endpoints, as NumPy's)
+        ndmax = len(np.broadcast_shapes(*map(shape_of, (start, stop, base))))
+        start, stop, base = (
+            reshape(v, (1,) * (ndmax - len(shape_of(v))) + tuple(shape_of(v)))
+            for v in (start, stop, base)
+        )
+        base = expand_dims(base, axis)
+    y = power(base, linspace(start, stop, num, endpoint, axis=axis))
+    return y if dtype is None else astype(y, dtype)
+
+
+def geomspace(start, stop, num=50, endpoint=True, dtype=None, axis=0):
+    """`numpy.geomspace`: `num` values from `start` to `stop` in geometric progression,
+    differentiable in `start` and `stop`.
+
+    Example:
+        >>> import autodiff as ad
+        >>> geomspace(1.0, 100.0, 3)
+        array([  1.,  10., 100.])
+        >>> float(ad.grad(lambda a: geomspace(a, 100.0, 3)[1])(1.0))  # d sqrt(100 a) / da
+        5.0
+    """
+    if not _traced(start, stop):
+        return np.geomspace(start, stop, num, endpoint, dtype, axis)
+    if _has_zero(start) or _has_zero(stop):
+        raise ValueError("Geometric sequence cannot include zero")
+    dt = np.result_type(dtype_of(start), dtype_of(stop), float(num), np.zeros((), dtype))
+    start, stop = astype(start, dt), astype(stop, dt)
+    # As NumPy: turn start to the positive reals and back, so that negative and complex
+    # ranges work (the turn is locally constant: it has no derivative to lose).
+    out_sign = sign(start)
+    start, stop = start / out_sign, stop / out_sign
+    y = logspace(log10(start), log10(stop), num, endpoint, dtype=dt)
+    if num > 0:  # the endpoints exactly (10 ** log10(x) may differ from x)
+        y = _with_row(y, 0, start)
+        if num > 1 and endpoint:
+            y = _with_row(y, -1, stop)
+    y = y * out_sign
+    if axis != 0:
+        y = moveaxis(y, 0, axis)
+    return astype(y, dt if dtype is None else dtype)
+
+
+def _has_zero(x) -> bool:
+    """Whether `x` holds a zero, where its values are known (not under vmap or jit)."""
+    try:
+        value = x.primal() if isinstance(x, Tensor) else x
+    except TypeError:  # (no one concrete value)
+        return False
+    return bool(np.any(np.asarray(value) == 0))
+
+
 FUNCTIONS = {
     f.__name__: f
     for f in (
+        linspace,
+        logspace,
+        geomspace,
         zeros_like,
         ones_like,
         empty_like,
@@ -163,9 +293,6 @@ PASSTHROUGH = (
     "eye",
     "identity",
     "arange",
-    "linspace",
-    "logspace",
-    "geomspace",
     "tri",
     "indices",
     "ndarray",

@@ -1,5 +1,5 @@
-"""Linear algebra primitives: inv, solve, triangular solve, det, slogdet, cholesky, eigh, svd, qr,
-pinv, lstsq and expm, with their rules, and the `numpy.linalg` functions that bind them.
+"""Linear algebra primitives: inv, solve, triangular solve, adjugate, det, slogdet, cholesky, eigh,
+svd, qr, pinv, lstsq and expm, with their rules, and the `numpy.linalg` functions that bind them.
 
 Every primitive acts on the last two axes and maps over the leading ("stack") axes, with
 NumPy's broadcasting between operands, exactly as `numpy.linalg` does; impls are NumPy
@@ -21,6 +21,10 @@ for QR) written with autodiff ops, so they differentiate again and batch. Conven
   of the degenerate subspace, such as `sum(eigvalsh(a))`, are fine through `eigvalsh`).
   Rectangular `svd` also needs nonzero singular values; `pinv` and `lstsq` need a
   locally constant rank.
+- `det`'s first and second derivatives (the adjugate and its derivative, from an SVD that
+  inverts nothing) are exact at every matrix, singular ones included; the third and higher
+  differentiate the SVD, so need a rank of n - 1 at least. `slogdet`'s derivative is infinite
+  or NaN at a singular matrix, where log|det| is -inf, as JAX's.
 - Derivatives of `cholesky`, `eigh`, `svd`, `qr`, `slogdet`, `pinv` and `lstsq` are for
   real inputs; complex inputs get values but a NotImplementedError when differentiated.
   `inv`, `solve`, `det`, the triangular solve and `expm` are holomorphic and follow the
@@ -41,6 +45,7 @@ from autodiff.core.tensor import Tensor
 from autodiff.ops import elementwise as _ew
 from autodiff.ops import reduce as _reduce
 from autodiff.ops import shape as _shape
+from autodiff.ops.arrays import cumprod
 from autodiff.ops.elementwise import cotangent_of, stop_gradient, where
 from autodiff.ops.products import _array, add_terms, einsum, tangent_in_dtype_of
 from autodiff.ops.structural import align_for_broadcast, broadcast_to, move_to_front, shape_of
@@ -388,14 +393,121 @@ def _triangular_solve_abstract_eval(a, b, **params):
 triangular_solve_p.abstract_eval = _triangular_solve_abstract_eval
 
 # ---------------------------------------------------------------------------------------------
-# det and slogdet: d det = det tr(A^-1 dA), d log|det| = tr(A^-1 dA).
+# adjugate, det and slogdet. The adjugate adj(A) = det(A) A^-1 is polynomial in A, so it, and
+# the derivative of det it gives (d det = tr(adj(A) dA)), exist at singular matrices too. There
+# (and near them, where det(A) A^-1 loses its digits) it is computed from the SVD
+# A = U diag(s) Vh, which inverts nothing:
+#   adj(A) = det(U) det(Vh) Vh^H diag(p) U^H,   p_i = prod_{k != i} s_k,
+# and in that basis its derivative is polynomial in s as well: with dP = U^H dA Vh^H and
+# Q_ij = prod_{k != i, j} s_k off the diagonal, Q_ii = 0,
+#   d adj = det(U) det(Vh) Vh^H (diag(Q diag(dP)) - Q * dP) U^H.
+
+
+def _mH(x):
+    """Conjugate transpose of the last two axes."""
+    return _ew.conj_complex(_mT(x))
+
+
+def _products_but_one(x):
+    """`p[..., i]`: the product of the `x[..., k]` for k != i, by no division (zeros welcome)."""
+    ones = np.ones(shape_of(x)[:-1] + (1,), dtype_of(x))
+    before = cumprod(_shape.concatenate([ones, x], -1), -1)[..., :-1]
+    after = cumprod(_shape.concatenate([ones, _shape.flip(x, -1)], -1), -1)[..., :-1]
+    return before * _shape.flip(after, -1)
+
+
+def _adjugate_from_svd(u, s, vh):
+    turn = det(u) * det(vh)  # (1 or -1 for real matrices)
+    return _cols(_cols(turn)) * (_mH(vh) * _rows(_products_but_one(s))) @ _mH(u)
+
+
+def _adjugate_derivative(a, x, transpose: bool):
+    """The derivative of the adjugate at `a` along `x` (with `transpose`, its transpose applied
+    to the cotangent `x`): `turn A M(B x A) B`, `M` the map of dP above (its own transpose)."""
+    u, s, vh = _svd_uv(a, False)
+    outer, inner = (_ew.conj_complex(u), _ew.conj_complex(vh)) if transpose else (_mH(vh), _mH(u))
+    off = ~np.eye(shape_of(s)[-1], dtype=bool)
+    q = where(off, _products_but_one(where(off, _rows(s), 1.0)), 0.0)
+    y = inner @ x @ outer
+    m = _diag_embed(einsum("...ij,...j->...i", q, _diagonal(y))) - q * y
+    return _cols(_cols(det(u) * det(vh))) * (outer @ m @ inner)
+
+
+def _adjugate_impl(a):
+    """det(a) inv(a) by LU where `a` is well conditioned (its digits kept, and the faster
+    way), from the SVD at the other matrices of the stack."""
+    try:
+        inv = np.linalg.inv(a)
+    except LinAlgError:  # (a singular matrix in the stack: NaNs there)
+        inv = _inv_impl(a, nan_if_singular=True)
+    norm_1 = lambda m: np.abs(m).sum(-2).max(-1, initial=0.0)  # noqa: E731
+    with np.errstate(invalid="ignore", over="ignore"):
+        conditioned = norm_1(a) * norm_1(inv) < 1 / math.sqrt(np.finfo(inv.dtype).eps)
+    out = np.linalg.det(a)[..., None, None] * inv
+    if not np.all(conditioned):
+        out[~conditioned] = _adjugate_from_svd(*np.linalg.svd(a[~conditioned]))
+    return out
+
+
+adjugate_p = Primitive("adjugate")
+adjugate_p.impl = _adjugate_impl
+adjugate_p.jvp = lambda primals, tangents, *, out: (
+    None
+    if tangents[0] is None
+    else tangent_in_dtype_of(_adjugate_derivative(primals[0], tangents[0], False), out)
+)
+adjugate_p.vjp = lambda g, a, *, out: (cotangent_of(_adjugate_derivative(a, g, True), a),)
+adjugate_p.abstract_eval = _square_abstract_eval
+adjugate_p.batch = _leading_batch(adjugate_p)
+
+
+def adjugate(a):
+    """The adjugate (classical adjoint) `det(a) inv(a)` of (a stack of) square matrices, at
+    singular matrices too: the transpose of the cofactor matrix, the gradient of `det`.
+
+    Example:
+        >>> import numpy as np
+        >>> adjugate(np.array([[1.0, 2.0], [2.0, 4.0]]))  # (singular: no inverse)
+        array([[ 4., -2.],
+               [-2.,  1.]])
+    """
+    a = _array(a)
+    _check_matrix(a)
+    return bind(adjugate_p, a)
+
+
+def det(a):
+    """`numpy.linalg.det`, differentiable at every matrix, singular ones included: its gradient
+    is the transposed adjugate (`det(a) inv(a).T` where `a` is invertible), its second
+    derivatives the signed minors of order n - 2, exact at any rank. (Third and higher
+    derivatives differentiate the SVD: they need distinct singular values, so a rank of n - 1
+    at least.)
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> ad.grad(det)(np.array([[2.0, 1.0], [1.0, 3.0]]))
+        array([[ 3., -1.],
+               [-1.,  2.]])
+        >>> ad.grad(det)(np.array([[1.0, 2.0], [2.0, 4.0]]))  # (singular)
+        array([[ 4., -2.],
+               [-2.,  1.]])
+    """
+    a = _array(a)
+    _check_matrix(a)
+    return bind(det_p, a)
+
+
+def _det_tangent(a, da):
+    """d det(a) along da: tr(adj(a) da)."""
+    return einsum("...ij,...ji->...", adjugate(a), da)
+
 
 det_p = Primitive("det")
 det_p.impl = np.linalg.det
 det_p.jvp = lambda primals, tangents, *, out: (
-    None if tangents[0] is None else out * _trace(bind(solve_p, primals[0], tangents[0]))
+    None if tangents[0] is None else _det_tangent(primals[0], tangents[0])
 )
-det_p.vjp = lambda g, a, *, out: (_cols(_cols(g * out)) * _mT(bind(inv_p, a)),)
+det_p.vjp = lambda g, a, *, out: (_cols(_cols(g)) * _mT(adjugate(a)),)
 det_p.batch = _leading_batch(det_p)
 
 
@@ -406,6 +518,8 @@ def _det_abstract_eval(a):
 
 det_p.abstract_eval = _det_abstract_eval
 
+# slogdet: d log|det| = d det / det, infinite (or NaN) at a singular matrix, where log|det| is
+# -inf, as JAX's: the adjugate's entries divided by zero.
 slogdet_p = Primitive("slogdet", multiple_results=True)
 slogdet_p.impl = lambda a: tuple(np.linalg.slogdet(a))
 
@@ -415,7 +529,8 @@ def _slogdet_jvp(primals, tangents, *, out):
     if da is None:
         return None, None
     _real_only("slogdet", a)
-    return None, _trace(bind(solve_p, a, da))
+    sign, logabsdet = out
+    return None, _det_tangent(a, da) / (sign * _ew.exp(logabsdet))
 
 
 def _slogdet_vjp(g, a, *, out):
@@ -423,7 +538,8 @@ def _slogdet_vjp(g, a, *, out):
     g_logdet = g[1]
     if g_logdet is None:
         return (None,)
-    return (_cols(_cols(g_logdet)) * _mT(bind(inv_p, a)),)
+    sign, logabsdet = out
+    return (_cols(_cols(g_logdet / (sign * _ew.exp(logabsdet)))) * _mT(adjugate(a)),)
 
 
 slogdet_p.jvp = _slogdet_jvp
@@ -993,22 +1109,11 @@ def solve(a, b):
     return bind(solve_p, a, b)
 
 
-def det(a):
-    """`numpy.linalg.det`, differentiable (the derivative `det(a) inv(a).T` needs `a` invertible).
-
-    Example:
-        >>> import numpy as np, autodiff as ad
-        >>> ad.grad(det)(np.array([[2.0, 1.0], [1.0, 3.0]]))
-        array([[ 3., -1.],
-               [-1.,  2.]])
-    """
-    a = _array(a)
-    _check_matrix(a)
-    return bind(det_p, a)
-
-
 def slogdet(a):
     """`numpy.linalg.slogdet`: `(sign, logabsdet)`, differentiable in `logabsdet` (real `a`).
+
+    At a singular matrix (`logabsdet` is -inf) the derivative is infinite, or NaN where the
+    adjugate is zero, as JAX's.
 
     Example:
         >>> import numpy as np, autodiff as ad

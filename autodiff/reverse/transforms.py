@@ -36,20 +36,78 @@ def _as_input(x):
     )
 
 
-def _check_argnums(argnums, nargs: int, fname: str) -> tuple[int, ...]:
+def check_argnums(argnums, nargs: int, fname: str, name: str = "argnums") -> tuple[int, ...]:
+    """The argument positions `argnums` names (an int or a sequence of ints, negative ones
+    counting from the end), checked against the `nargs` positional arguments passed to `fname`.
+
+    Raises TypeError for another type, ValueError for a position out of range or one named
+    twice (it would get two derivatives, each counting a part of its use).
+
+    Example:
+        >>> check_argnums((0, -1), 3, "f")
+        (0, 2)
+        >>> check_argnums((1, 0, 1), 2, "f")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: argnums must not contain duplicates, got argnums=(1, 0, 1): argument 1 of ...
+    """
     if type(argnums) is int and 0 <= argnums < nargs:  # (the common case)
         return (argnums,)
-    nums = (argnums,) if isinstance(argnums, int) else tuple(argnums)
+    nums = (argnums,) if one_argnum(argnums) else argnums
+    if not isinstance(nums, Sequence) or isinstance(nums, str) or not all(map(one_argnum, nums)):
+        raise TypeError(
+            f"{name} must be an int or a sequence of ints, got {name}={argnums!r} "
+            f"(of type {type(argnums).__name__})."
+        )
     for a in nums:
-        if not isinstance(a, (int, np.integer)) or isinstance(a, bool):
-            raise TypeError(f"argnums must be an int or a tuple of ints, got {argnums!r}")
         if not -nargs <= a < nargs:
             raise ValueError(
-                f"differentiating with respect to argnums={argnums!r} requires at least "
-                f"{max(nums) + 1} positional arguments to be passed by the caller, but got only "
-                f"{nargs} positional arguments to {fname}."
+                f"differentiating with respect to {name}={argnums!r} requires at least "
+                f"{max(a + 1 if a >= 0 else -a for a in nums)} positional arguments to be "
+                f"passed by the caller, but got only {nargs} positional arguments to {fname}."
             )
-    return tuple(a % nargs for a in nums)
+    positions = tuple(int(a) % nargs for a in nums)
+    for i, a in enumerate(positions):
+        if a in positions[:i]:
+            raise ValueError(
+                f"{name} must not contain duplicates, got {name}={argnums!r}: argument {a} of "
+                f"{fname} is named twice."
+            )
+    return positions
+
+
+def one_argnum(argnums) -> bool:
+    """Whether `argnums` names one argument (an int, not a bool): the derivative is then not a
+    tuple."""
+    return isinstance(argnums, (int, np.integer)) and not isinstance(argnums, bool)
+
+
+def integer_input_error(
+    transform: str, dtype: np.dtype, position: int, fname: str, in_pytree: bool, hint: str
+) -> TypeError:
+    """The error of a transform asked to differentiate with respect to an integer or boolean
+    input (leaf of the argument at `position`), saying what to do instead (`hint`)."""
+    has = "has a leaf of dtype" if in_pytree else "has dtype"
+    return TypeError(
+        f"{transform} requires real- or complex-valued inputs (floating or complex dtype), but "
+        f"got {dtype.name}. Argument {position} of {fname} {has} {dtype.name}: {hint}."
+    )
+
+
+_GRAD_HINT = (
+    "use allow_int=True to get zero gradients for integer inputs, or convert it to a float dtype"
+)
+
+
+def check_inexact_inputs(transform: str, args: Sequence, nums, fname: str, hint: str) -> None:
+    """Raise `integer_input_error` unless every leaf of the arguments at `nums` is float or
+    complex."""
+    for i in nums:
+        leaves, treedef = tree_flatten(args[i])
+        for x in leaves:
+            dt = dtype_of(_as_input(x))
+            if not is_inexact(dt):
+                raise integer_input_error(transform, dt, i, fname, treedef is not LEAF, hint)
 
 
 def _fname(fun) -> str:
@@ -59,7 +117,9 @@ def _fname(fun) -> str:
 class _Leaves:
     """The leaf tracers of one transform call, with what is needed to rebuild gradients."""
 
-    def __init__(self, trace: ReverseTrace, trees: Sequence, transform: str, allow_int: bool):
+    def __init__(self, trace: ReverseTrace, trees: Sequence, nums=None, fname: str = ""):
+        """With `nums` (the positions of `trees` among `fname`'s arguments), integer and
+        boolean inputs are refused (grad's error); without, they get no tracer."""
         self.treedefs = []
         self.values = []  # flat input values, per tree
         self.tracers = []  # flat leaf tracers (or None for integer inputs), per tree
@@ -75,14 +135,11 @@ class _Leaves:
                 dt = dtype_of(x)
                 if is_inexact(dt):
                     tracers.append(trace.new_leaf(x))
-                elif allow_int:
+                elif nums is None:
                     tracers.append(None)
                 else:
-                    raise TypeError(
-                        f"{transform} requires real- or complex-valued inputs (floating or complex "
-                        f"dtype), but got {dt.name}. Use allow_int=True to get zero gradients for "
-                        "integer inputs, or convert them to a float dtype."
-                    )
+                    i = nums[len(self.treedefs)]
+                    raise integer_input_error("grad", dt, i, fname, treedef is not LEAF, _GRAD_HINT)
             self.treedefs.append(treedef)
             self.values.append(flat)
             self.tracers.append(tracers)
@@ -173,7 +230,8 @@ def value_and_grad(
 
     Arguments:
         fun: a function of arrays (or pytrees of arrays) returning a real scalar.
-        argnums: which positional argument(s) to differentiate; a tuple gives a tuple of gradients.
+        argnums: which positional argument(s) to differentiate, each once (negative ones count
+            from the end); a tuple gives a tuple of gradients.
         has_aux: `fun` returns `(output, aux)`; aux is returned alongside, not differentiated.
         holomorphic: `fun` is complex-to-complex holomorphic.
         allow_int: integer inputs get zero gradients instead of an error.
@@ -195,11 +253,12 @@ def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int) -> Callable:
     fname = _fname(fun)
 
     def value_and_grad_f(*args, **kwargs):
-        nums = _check_argnums(argnums, len(args), fname)
+        nums = check_argnums(argnums, len(args), fname)
         trace = push_trace(ReverseTrace)
         try:
             trace.spares = []  # (given back to the pool of recycled memory below)
-            leaves = _Leaves(trace, [args[i] for i in nums], "grad", allow_int)
+            trees = [args[i] for i in nums]
+            leaves = _Leaves(trace, trees) if allow_int else _Leaves(trace, trees, nums, fname)
             call_args = list(args)
             for i, w in zip(nums, leaves.wrapped):
                 call_args[i] = w
@@ -218,7 +277,7 @@ def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int) -> Callable:
         else:
             value = out
         grads = leaves.gradients(cts, conjugate=not holomorphic)
-        g = grads[0] if isinstance(argnums, int) else tuple(grads)
+        g = grads[0] if one_argnum(argnums) else tuple(grads)
         if has_aux:
             return (value, _primal_of(aux, trace)), g
         return value, g
@@ -277,7 +336,7 @@ def pullback(fun: Callable, primals, has_aux: bool, conjugate: bool) -> tuple:
     rules' own convention, used by jacrev, linearize and custom rules)."""
     fname = _fname(fun)
     with new_trace(ReverseTrace) as trace:
-        leaves = _Leaves(trace, primals, "vjp", allow_int=True)
+        leaves = _Leaves(trace, primals)
         result = fun(*leaves.wrapped)
         out, aux = _split_aux(result, has_aux, fname)
     out_flat, out_def = tree_flatten(out)
