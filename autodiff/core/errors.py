@@ -16,7 +16,9 @@ class EscapedTracerError(RuntimeError):
 
 
 class TracerConversionError(TypeError):
-    """A tracer was converted to a concrete NumPy array, which would drop its derivative.
+    """A tracer was converted to a concrete NumPy array or Python number (`np.asarray`,
+    `float()`, `int()`, `.item()`, `.tolist()`, ...), which would drop its derivative.
+    `bool()` (Python control flow) is allowed where the value is concrete.
 
     Example:
         >>> import numpy as np, autodiff as ad
@@ -24,6 +26,10 @@ class TracerConversionError(TypeError):
         Traceback (most recent call last):
             ...
         autodiff.core.errors.TracerConversionError: Cannot convert a ReverseTracer to a ...
+        >>> ad.grad(lambda x: float(x) * x)(1.0)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+            ...
+        autodiff.core.errors.TracerConversionError: Cannot convert a ReverseTracer to a Python ...
     """
 
 

@@ -12,6 +12,7 @@ import upward. `tensor.pyi` beside this file shows the whole class.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
@@ -276,27 +277,62 @@ class Tensor:
         v = self._value
         return v.primal() if isinstance(v, Tensor) else v
 
+    def _python_value(self, conversion: str) -> Any:
+        """The concrete value for `conversion` to a Python value (float(), .item(), ...).
+
+        A float or complex tracer of a function transform raises `TracerConversionError`:
+        the number would be a constant, and the derivative through it silently lost. Values
+        that carry no derivative convert: level 0 (the torch face), integers, and the dual
+        tensors of torch's forward AD (as in torch). A staged or vmapped level below has no
+        one value, and raises from `primal`."""
+        value = self.primal()
+        if self._trace is not EVAL_TRACE and np.issubdtype(self.dtype, np.inexact):
+            t = self
+            while type(t) in TENSOR_TYPES and t._trace is not EVAL_TRACE:
+                if not getattr(t._trace, "dual", False):
+                    raise TracerConversionError(
+                        f"Cannot convert a {type(self).__name__} to a Python number with "
+                        f"{conversion}: the result would lose its derivative. Keep it as an "
+                        "array (autodiff.numpy functions work on it), use "
+                        "autodiff.stop_gradient(x) if a constant is really meant, or call "
+                        ".item() outside the transform."
+                    )
+                t = t._value
+        return value
+
     def __bool__(self) -> bool:
+        # Python control flow (`if x > 0:`) on the concrete value, as HIPS autograd and torch:
+        # a truth value is piecewise constant, so no derivative is lost.
         return bool(self.primal())
 
     def __float__(self) -> float:
-        return float(self.primal())
+        value = self._python_value("float()")
+        _warn_if_requires_grad(self)
+        return float(_one_element(value))
 
     def __int__(self) -> int:
-        return int(self.primal())
+        return int(_one_element(self._python_value("int()")))
 
     def __index__(self) -> int:
-        return int(np.asarray(self.primal()).__index__())
+        return int(np.asarray(self._python_value("operator.index()")).__index__())
 
     def __complex__(self) -> complex:
-        return complex(self.primal())
+        value = self._python_value("complex()")
+        _warn_if_requires_grad(self)
+        return complex(_one_element(value))
+
+    def __format__(self, format_spec: str) -> str:
+        # As torch and NumPy: a 0-d value formats as its number; f"{x}" shows a tracer.
+        if self.ndim == 0 and (format_spec or self._trace is EVAL_TRACE):
+            return format(np.asarray(self._python_value("a format spec")).item(), format_spec)
+        return object.__format__(self, format_spec)
 
     def item(self) -> Any:
         """The value of a one-element tensor as a Python number."""
-        return np.asarray(self.primal()).item()
+        return np.asarray(self._python_value(".item()")).item()
 
     def tolist(self) -> Any:
-        return np.asarray(self.primal()).tolist()
+        return np.asarray(self._python_value(".tolist()")).tolist()
 
     def numpy(self, *, force: bool = False) -> np.ndarray:
         """The value as a NumPy array sharing its memory (level-0 Tensors). As in torch, a
@@ -331,6 +367,30 @@ class Tensor:
         return f"{type(self).__name__}<level {self._trace.level}>({body})"
 
     __str__ = __repr__
+
+
+def _one_element(value) -> Any:
+    """A one-element array as 0-d: torch converts one element of any ndim to a number."""
+    if type(value) is np.ndarray and value.ndim and value.size == 1:
+        return value.reshape(())
+    return value
+
+
+# torch's warning is a TORCH_WARN_ONCE: shown the first time in the process that float() or
+# complex() converts a tensor requiring grad with grad mode on, never again.
+_requires_grad_scalar_warned: bool = False
+
+
+def _warn_if_requires_grad(tensor: Tensor) -> None:
+    global _requires_grad_scalar_warned
+    if not _requires_grad_scalar_warned and state().grad_enabled and tensor.requires_grad:
+        _requires_grad_scalar_warned = True
+        warnings.warn(
+            "Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+            "behavior.\nConsider using tensor.detach() first.",
+            UserWarning,
+            stacklevel=3,  # (the line that converts)
+        )
 
 
 TENSOR_TYPES.add(Tensor)

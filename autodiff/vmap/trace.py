@@ -7,6 +7,7 @@ with autodiff ops, so vmap composes with every other transform.
 
 from __future__ import annotations
 
+from autodiff.core.errors import TracerConversionError
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import Trace
 from autodiff.ops.structural import move_batch_axis  # noqa: F401  (re-exported)
@@ -29,9 +30,11 @@ class BatchTracer(Tensor):
         return s[: self._bdim] + s[self._bdim + 1 :]
 
     def primal(self):
-        raise TypeError(
+        raise TracerConversionError(
             "A vmapped value has no single concrete value: Python control flow or conversion "
-            "(bool(), float(), .item()) on it is not supported inside vmap."
+            "(bool(), float(), .item()) on it is not supported inside vmap. Keep it as an "
+            "array (autodiff.numpy functions work on it, `anp.where` selects per example), use "
+            "autodiff.stop_gradient(x) for a constant, or convert outside vmap."
         )
 
     def __repr__(self):
