@@ -151,7 +151,7 @@ def compile_numba(graph: Graph, fastmath: bool = False):
     _ready()
     steps = _steps(graph)
     live = _live(graph, steps)
-    sources, names, buffers, uniform = ["import numpy as np\n"], [], {}, {}
+    sources, names, buffers, uniform = ["import math\n\nimport numpy as np\n"], [], {}, {}
     for k, ((kind, item), io) in enumerate(zip(steps, live)):
         if kind == "segment":
             names.append(f"segment{k}")

@@ -34,6 +34,7 @@ import numpy as np
 from autodiff.core.abstract import ShapedArray, ufunc_operand
 from autodiff.ops.index import _Arg
 from autodiff.staging.ir import Literal
+from autodiff.staging.numba import approx
 
 # The dtypes the generated code handles (Numba has no float16, strings or objects).
 SUPPORTED = frozenset(
@@ -87,7 +88,10 @@ def literal(value, dtype) -> str:
             return f"{dtype_name(dtype)}(np.nan)"
         if math.isinf(value):
             return f"{dtype_name(dtype)}({'-' if value < 0 else ''}np.inf)"
-        return f"{dtype_name(dtype)}({value!r})"
+        # (a float64 is Numba's type of a float literal: no call to type, ~30% less compile)
+        return repr(value) if dtype == np.float64 else f"{dtype_name(dtype)}({value!r})"
+    if dtype == np.int64 and abs(int(value)) < 2**62:  # (likewise an int64)
+        return repr(int(value))
     return f"{dtype_name(dtype)}({int(value)!r})"
 
 
@@ -152,15 +156,55 @@ _OPERATORS = {
     "greater": "({0} > {1})",
     "greater_equal": "({0} >= {1})",
 }
+# float64 ufuncs written with Python's math module: the same libm calls as Numba's ufuncs,
+# typed in a fraction of the time (compiling scalar code is Numba's front end's work).
+_MATH = {
+    "sin": "sin",
+    "cos": "cos",
+    "tan": "tan",
+    "arcsin": "asin",
+    "arccos": "acos",
+    "arctan": "atan",
+    "sinh": "sinh",
+    "cosh": "cosh",
+    "arcsinh": "asinh",
+    "arccosh": "acosh",
+    "arctanh": "atanh",
+    "log": "log",
+    "log1p": "log1p",
+    "expm1": "expm1",
+}
 # Operators whose boolean form NumPy computes as logic, not arithmetic.
 _BOOL_OPERATORS = {"add": "({0} or {1})", "multiply": "({0} and {1})"}
-# Ufuncs Numba compiles with other results than NumPy's (checked by the op table).
+# Floating forms that are NumPy's where Numba's ufunc is not: Python's float `//` and `%`
+# are CPython's divmod, as NumPy's (-inf // 2 is nan where Numba's np.floor_divide gives
+# -inf; 0.5 % -0.5 is -0.0 where its np.remainder gives 0.0); NumPy's sign of -0.0 is 0.0.
+_FLOAT_OPERATORS = {
+    "floor_divide": "({0} // {1})",
+    "remainder": "({0} % {1})",
+    "sign": "(1.0 if {0} > 0 else (-1.0 if {0} < 0 else {0} * 0.0 + 0.0))",
+}
+# Ufuncs Numba compiles with other results than NumPy's, by the kinds of their loop dtypes
+# (checked by the op table and tests/test_numba_backend.py).
 _UFUNC_EXCLUDED = {
-    "sign": "c",  # NumPy 2's complex sign is z/|z|
-    "power": "iu",  # NumPy raises on negative integer powers
+    "sign": "cu",  # NumPy 2's complex sign is z/|z|; Numba's of uint8 200 is 255
+    "power": "iuc",  # NumPy raises on negative integer powers; complex: as below
     "floor_divide": "c",
     "remainder": "c",
-    "reciprocal": "iu",  # integer reciprocal truncates in NumPy
+    "fmod": "iu",  # Numba's integer fmod is not C's (fmod(-1, 3) gives 0)
+    "reciprocal": "iuc",  # integer reciprocal truncates in NumPy; complex: as below
+    # NumPy orders complex numbers lexicographically; Numba has no complex `<`.
+    **dict.fromkeys(("less", "less_equal", "greater", "greater_equal"), "c"),
+    # Numba's complex arithmetic loses C99's special values where NumPy keeps them: a
+    # product with an infinite factor (inf+nanj for inf+infj), a quotient by zero (Python's
+    # `/` raises) or of infinities, exp of 1e30+0j (inf+nanj, not inf+0j), tanh of -1e30+1j
+    # (nan, not -1), arctan of nan+0j (nan+nanj, not nan+0j), powers and squares that
+    # overflow; and its expm1 is exp(z) - 1, which loses every digit near 0.
+    **dict.fromkeys(
+        "multiply divide square exp exp2 expm1 sin cos tan sinh cosh tanh arcsin arccos arctan "
+        "arcsinh arccosh arctanh".split(),
+        "c",
+    ),
 }
 
 
@@ -173,23 +217,30 @@ def _operand_dtype(aval: ShapedArray):
 
 
 def _loop_dtypes(ufunc, avals: list) -> tuple:
-    """The ufunc's loop dtypes for these operands (NEP 50), or None when it has none."""
+    """The ufunc's loop dtypes for these operands (NEP 50), or None when it has none or
+    one Numba lacks (`signbit` of int8 loops in float16)."""
+    operands = tuple(_operand_dtype(a) for a in avals)
+    if not any(isinstance(d, np.dtype) for d in operands):
+        # All weak (a loop counter against a Python int): no dtype to yield to, so their own
+        # (NumPy would resolve Python ints compared with each other to an object loop).
+        operands = tuple(a.dtype for a in avals)
     try:
-        dtypes = ufunc.resolve_dtypes(
-            tuple(_operand_dtype(a) for a in avals) + (None,) * ufunc.nout
-        )
+        dtypes = ufunc.resolve_dtypes(operands + (None,) * ufunc.nout)
     except (TypeError, ValueError, np.exceptions.DTypePromotionError):
         return None
-    return dtypes
+    return dtypes if all(d in SUPPORTED for d in dtypes) else None
 
 
 def _ufunc_rule(name: str, ufunc) -> Elementwise:
     def accepts(eqn) -> bool:
         avals = [x.aval for x in eqn.inputs]
+        dtypes = _loop_dtypes(ufunc, avals)
         excluded = _UFUNC_EXCLUDED.get(name, "")
-        if any(a.dtype.kind in excluded for a in avals):
+        if dtypes is None or any(d.kind in excluded for d in dtypes[: ufunc.nin]):
             return False
-        return _loop_dtypes(ufunc, avals) is not None
+        # A Python int outside its loop dtype (uint8 > -1): NumPy compares it exactly (and
+        # raises in arithmetic); as a constant of that dtype it would wrap around.
+        return all(_fits(x, d) for x, d in zip(eqn.inputs, dtypes))
 
     def expressions(eqn, operands: list, index: list) -> list:
         avals = [x.aval for x in eqn.inputs]
@@ -198,8 +249,16 @@ def _ufunc_rule(name: str, ufunc) -> Elementwise:
         args = [_read_as(op, index, want) for op, want in zip(operands, loop_in)]
         if loop_in[0].kind == "b" and name in _BOOL_OPERATORS:
             expr = _BOOL_OPERATORS[name].format(*args)
+        elif loop_in[0].kind == "f" and name in _FLOAT_OPERATORS:
+            expr = _FLOAT_OPERATORS[name].format(*args)
         elif name in _OPERATORS:
             expr = _OPERATORS[name].format(*args)
+        elif name in approx.NAMES and loop_in[0] in (np.float64, np.float32):
+            expr = f"{approx.NAMES[name]}({cast(args[0], loop_in[0], np.float64)})"
+        elif name == "power" and operands[1].aval.ndim == 0:
+            expr = _scalar_power(operands[1], *args)
+        elif name in _MATH and loop_in[0] == np.float64:
+            expr = f"math.{_MATH[name]}({args[0]})"
         else:
             expr = f"np.{ufunc.__name__}({', '.join(args)})"
         out = eqn.outputs[0].aval.dtype
@@ -209,6 +268,22 @@ def _ufunc_rule(name: str, ufunc) -> Elementwise:
         return [expr]
 
     return Elementwise(expressions, accepts)
+
+
+def _fits(x, dtype) -> bool:
+    """Is `x` (a variable or literal) representable in `dtype` as itself?"""
+    if type(x) is not Literal or dtype.kind not in "iu" or isinstance(x.value, (bool, np.bool_)):
+        return True
+    info = np.iinfo(dtype)
+    return info.min <= int(x.value) <= info.max
+
+
+def _scalar_power(exponent: Operand, base: str, power: str) -> str:
+    """`base ** power` for a 0-d exponent, as NumPy computes it: a 0-d exponent 0.5 takes
+    its square-root path (sqrt(-inf) is nan where pow(-inf, 0.5) is inf; -0.0 stays -0.0)."""
+    if exponent.value is not None:
+        return f"np.sqrt({base})" if exponent.value == 0.5 else f"np.power({base}, {power})"
+    return f"(np.sqrt({base}) if {power} == 0.5 else np.power({base}, {power}))"
 
 
 def _read_as(op: Operand, index: list, dtype) -> str:
@@ -241,7 +316,7 @@ def _formula(template: str, ufunc=np.multiply) -> Elementwise:
 
     def accepts(eqn):
         dtypes = _loop_dtypes(ufunc, [x.aval for x in eqn.inputs])
-        return dtypes is not None and dtypes[-1].kind in "fc"
+        return dtypes is not None and dtypes[-1].kind == "f"  # (complex products: above)
 
     return Elementwise(expressions, accepts)
 

@@ -109,6 +109,17 @@ def _assign(writer, name: str, value: str, have, aval) -> None:
         writer.line(f"{name} = np.ascontiguousarray({value})")
 
 
+def _update_carries(writer, carries: list, outs: list, out_vars: list, avals: list) -> None:
+    """Assign a loop's new carries, all at once: an output may name another carry (a body
+    returning its inputs swapped, or passing one through), so each new value is taken into
+    a fresh local before any carry is overwritten."""
+    fresh = [writer.names.new("n") for _ in carries]
+    for name, out, var, aval in zip(fresh, outs, out_vars, avals):
+        _assign(writer, name, out, var.aval.dtype, aval)
+    for c, name in zip(carries, fresh):
+        writer.line(f"{c} = {name}")
+
+
 def _scan_check(eqn) -> bool:
     return graph_lowerable(eqn.params["body"], STATEMENTS)
 
@@ -133,10 +144,9 @@ def _write_scan(writer, eqn) -> None:
     writer.indent += "    "
     xs = [f"{writer.value(x)}[{k}]" for x in operands[n_carry : n_carry + n_xs]]
     outs = writer.graph(body, carries + xs + consts)
-    for c, out, var, aval in zip(carries, outs, body.out_vars, carry_avals):
-        _assign(writer, c, out, var.aval.dtype, aval)
-    for y, out in zip(ys, outs[n_carry:]):
+    for y, out in zip(ys, outs[n_carry:]):  # (before the carries change: an output may be one)
         writer.line(f"{y}[{k}] = {out}")
+    _update_carries(writer, carries, outs, body.out_vars, carry_avals)
     writer.indent = outer
     for var, name in zip(eqn.outputs, carries + ys):
         writer.env[var] = name
@@ -163,8 +173,7 @@ def _write_while(writer, eqn) -> None:
     writer.line(f"if not {pred}:")
     writer.line("    break")
     outs = writer.graph(body_graph, carries + body_consts)
-    for c, out, var, aval in zip(carries, outs, body_graph.out_vars, avals):
-        _assign(writer, c, out, var.aval.dtype, aval)
+    _update_carries(writer, carries, outs, body_graph.out_vars, avals)
     writer.indent = outer
     for var, name in zip(eqn.outputs, carries):
         writer.env[var] = name
