@@ -284,9 +284,10 @@ def jit(
             docs/guide/jit.md), "numpy" (the NumPy executor), or None, the default: the
             NumPy executor first, then Numba once the time spent has paid for compiling.
             `AUTODIFF_DISABLE_NUMBA=1`, or Numba missing, means "numpy".
-        fastmath: let Numba reorder floating-point arithmetic (LLVM's fast-math flags);
-            results may differ in the last bits, and NaN/inf are assumed absent. No effect
-            on the NumPy executor.
+        fastmath: LLVM's fast-math flags for the Numba backend — fused multiply-adds,
+            approximate reciprocals and functions, no NaN, inf or signed zero assumed — but
+            not reassociation; results may differ in the last bits, and NaN/inf are not
+            handled. No effect on the NumPy executor.
 
     Example:
         >>> import numpy as np, autodiff as ad, autodiff.numpy as anp

@@ -53,6 +53,9 @@ _MOVEMENT = frozenset(
     "getitem transpose reshape broadcast_to copy stop_gradient unstack expand_reduced".split()
 )
 OPTIONS = {"error_model": "numpy", "boundscheck": False}
+# jit(fastmath=True): LLVM's fast-math flags but reassociation, which would fold away the
+# rounding `(t + 1.5 * 2**52) - 1.5 * 2**52` that approx.py's exp and tanh are built on.
+FASTMATH = {"nnan", "ninf", "nsz", "arcp", "contract", "afn"}
 
 
 def _ready() -> None:
@@ -69,6 +72,7 @@ def numpy_simd() -> bool:
 def kind_of(eqn) -> str | None:
     """How the Numba backend runs `eqn`: "elementwise", "reduction", "statement", or None
     (a NumPy call)."""
+    _ready()
     kind = lowering_of(eqn, STATEMENTS)
     if (
         kind == "elementwise"
@@ -164,7 +168,7 @@ def compile_numba(graph: Graph, fastmath: bool = False):
     if inline:  # (the vectorizable exp and tanh: approx.py)
         sources.insert(1, approx.SOURCE)
     source = "\n\n".join(sources)
-    options = dict(OPTIONS, fastmath=bool(fastmath))
+    options = dict(OPTIONS, fastmath=FASTMATH if fastmath else False)
     segments = cache.load(source, inline + names, options, inline) if names else {}
     driver = _write_driver(graph, steps, live, segments, buffers, uniform)
     driver.source = source
