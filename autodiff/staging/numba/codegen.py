@@ -182,7 +182,7 @@ class Writer:
                 self.statements[item.prim.name][1](self, item)
 
     # ---- loop groups ----
-    def _operand(self, x, group: _Group, scalars: dict) -> Operand:
+    def _operand(self, x, scalars: dict) -> Operand:
         if type(x) is Literal:
             return literal_operand(x)
         if x in scalars:
@@ -215,7 +215,7 @@ class Writer:
             self.indent += "    "
         scalars: dict = {}
         for eqn in group.members:
-            operands = [self._operand(x, group, scalars) for x in eqn.inputs]
+            operands = [self._operand(x, scalars) for x in eqn.inputs]
             if eqn in accumulators:
                 self._accumulate(eqn, operands[0], accumulators[eqn], index)
                 continue

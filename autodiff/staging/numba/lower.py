@@ -106,11 +106,6 @@ def broadcast_access(in_shape: tuple, index: list) -> list:
     return [index[k + lead] if n != 1 else "0" for k, n in enumerate(in_shape)]
 
 
-def is_identity(in_shape: tuple, out_shape: tuple) -> bool:
-    """Does an operand of `in_shape` read the loop's own element (no broadcasting)?"""
-    return in_shape == out_shape
-
-
 class Operand:
     """An operand as a rule reads it: `read(index)` is the expression of its element at
     `index` (a list of index expressions over the operand's own axes); `value`, a literal's
@@ -689,7 +684,6 @@ __all__ = [
     "cast",
     "define_ufuncs",
     "dtype_name",
-    "is_identity",
     "literal",
     "literal_operand",
     "lowering_of",
