@@ -1,17 +1,27 @@
-"""torch-style Tensor factories: `tensor`, `zeros`, `ones`, ... with `requires_grad`."""
+"""torch-style Tensor factories: `tensor`, `zeros`, `ones`, ... with torch's keywords.
+
+`dtype=` takes torch's dtypes (`autodiff.float32`), NumPy's and Python's types; without it,
+floats take the default floating dtype (`autodiff.get_default_dtype()`, float64).
+`device=` accepts the CPU only. Random factories draw from the default generator
+(`autodiff.manual_seed`) or `generator=`.
+"""
 
 from __future__ import annotations
+
+import operator
 
 import numpy as np
 
 from autodiff.core.tensor import Tensor
 from autodiff.numpy import _creation
+from autodiff.torch_compat import check_device, rng
+from autodiff.torch_dtypes import default_complex, default_float, to_numpy_dtype
 
 
 def _size(size) -> tuple:
     if len(size) == 1 and not isinstance(size[0], (int, np.integer)):
-        return tuple(size[0])
-    return tuple(size)
+        return tuple(operator.index(n) for n in size[0])
+    return tuple(operator.index(n) for n in size)
 
 
 def _make(value, requires_grad: bool) -> Tensor:
@@ -21,20 +31,79 @@ def _make(value, requires_grad: bool) -> Tensor:
     return t
 
 
-def tensor(data, dtype=None, requires_grad: bool = False) -> Tensor:
-    """A new leaf Tensor holding a copy of `data` (float64 for Python floats).
+def _options(dtype, device, layout=None, out=None, **ignored) -> np.dtype | None:
+    """The NumPy dtype `dtype` names (None: not given), after checking torch's keywords:
+    `device` must be the CPU; `pin_memory`, `memory_format` are accepted and ignored."""
+    check_device(device)
+    if out is not None:
+        raise TypeError("autodiff's factories do not take out=: assign the result instead")
+    if layout is not None and repr(layout) != "torch.strided":
+        raise RuntimeError(f"autodiff supports the strided layout only, not {layout!r}")
+    unknown = set(ignored) - {"pin_memory", "memory_format"}
+    if unknown:
+        raise TypeError(f"unexpected keyword argument {sorted(unknown)[0]!r}")
+    return to_numpy_dtype(dtype)
+
+
+def _float(dtype) -> np.dtype:
+    return default_float() if dtype is None else dtype
+
+
+def _inferred(values: np.ndarray, data) -> np.ndarray:
+    """Python floats (complex numbers) in the default floating (complex) dtype, as torch."""
+    if isinstance(data, (np.ndarray, np.generic)):
+        return values
+    if values.dtype == np.float64 and default_float() != np.float64:
+        return values.astype(default_float())
+    if values.dtype == np.complex128 and default_complex() != np.complex128:
+        return values.astype(default_complex())
+    if values.dtype == np.float64 and values.size == 0 and not isinstance(data, Tensor):
+        return values.astype(default_float())
+    return values
+
+
+def _data(data):
+    """`data` for NumPy: Tensors (anywhere in nested lists) as their values."""
+    if isinstance(data, Tensor):
+        return data.primal()
+    if isinstance(data, (list, tuple)) and any(isinstance(d, (Tensor, list, tuple)) for d in data):
+        return [_data(d) for d in data]
+    return data
+
+
+def _numeric(values: np.ndarray, fname: str) -> np.ndarray:
+    """`values`, if they are numbers: a TypeError for strings, None and other objects (which
+    NumPy would hold in a string or object array), naming the first such element's type."""
+    if values.dtype.kind in "biufc":
+        return values
+    if values.dtype.kind == "O":
+        odd = next((v for v in values.flat if not isinstance(v, (bool, int, float, complex))), None)
+        name = type(odd).__name__
+    else:
+        name = {"U": "str", "S": "bytes"}.get(values.dtype.kind, values.dtype.name)
+    raise TypeError(
+        f"{fname}(): invalid data type '{name}': a Tensor holds numbers (bool, int, float or "
+        "complex), given as a scalar, a (nested) list or tuple of them, or an array"
+    )
+
+
+def tensor(data, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:
+    """A new leaf Tensor holding a copy of `data` (Python floats in the default floating
+    dtype, float64; NumPy arrays keep theirs).
 
     Example:
         >>> t = tensor([1.0, 2.0], requires_grad=True)
         >>> t.requires_grad, t.is_leaf, t.shape
         (True, True, (2,))
     """
-    if isinstance(data, Tensor):
-        data = data.primal()
-    return _make(np.array(data, dtype=dtype), requires_grad)
+    np_dtype = _options(None if dtype is None else dtype, device, **kwargs)
+    values = _numeric(np.array(_data(data), dtype=np_dtype), "tensor")
+    if np_dtype is None:
+        values = _inferred(values, data)
+    return _make(values, requires_grad)
 
 
-def as_tensor(data, dtype=None) -> Tensor:
+def as_tensor(data, dtype=None, device=None) -> Tensor:
     """`data` as a Tensor, sharing memory with a NumPy array when possible.
 
     Example:
@@ -44,9 +113,13 @@ def as_tensor(data, dtype=None) -> Tensor:
         >>> t
         tensor([1., 0.])
     """
+    np_dtype = _options(dtype, device)
     if isinstance(data, Tensor):
-        return data if dtype is None or data.dtype == np.dtype(dtype) else data.astype(dtype)
-    return Tensor._from(np.asarray(data, dtype=dtype))
+        return data if np_dtype is None or data.dtype == np_dtype else data.astype(np_dtype)
+    values = _numeric(np.asarray(_data(data), dtype=np_dtype), "as_tensor")
+    if np_dtype is None:
+        values = _inferred(values, data)
+    return Tensor._from(values)
 
 
 def from_numpy(array: np.ndarray) -> Tensor:
@@ -59,20 +132,23 @@ def from_numpy(array: np.ndarray) -> Tensor:
         >>> t
         tensor([0., 5.])
     """
+    if not isinstance(array, np.ndarray):
+        raise TypeError(f"expected np.ndarray (got {type(array).__name__})")
     return Tensor._from(array)
 
 
-def zeros(*size, dtype=np.float64, requires_grad: bool = False) -> Tensor:
-    """A Tensor of zeros: `zeros(2, 3)` or `zeros((2, 3))`.
+def zeros(*size, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:
+    """A Tensor of zeros: `zeros(2, 3)` or `zeros((2, 3))` (default dtype float64).
 
     Example:
         >>> zeros(2, 3).shape, zeros((2, 3)).shape
         ((2, 3), (2, 3))
     """
-    return _make(np.zeros(_size(size), dtype), requires_grad)
+    np_dtype = _float(_options(dtype, device, **kwargs))
+    return _make(np.zeros(_size(size), np_dtype), requires_grad)
 
 
-def ones(*size, dtype=np.float64, requires_grad: bool = False) -> Tensor:
+def ones(*size, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:
     """A Tensor of ones.
 
     Example:
@@ -80,30 +156,40 @@ def ones(*size, dtype=np.float64, requires_grad: bool = False) -> Tensor:
         >>> (x * 3).sum().backward(); x.grad
         tensor([3., 3.])
     """
-    return _make(np.ones(_size(size), dtype), requires_grad)
+    np_dtype = _float(_options(dtype, device, **kwargs))
+    return _make(np.ones(_size(size), np_dtype), requires_grad)
 
 
-def empty(*size, dtype=np.float64, requires_grad: bool = False) -> Tensor:
+def empty(*size, dtype=None, device=None, requires_grad: bool = False, **kwargs) -> Tensor:
     """An uninitialised Tensor (zeros here).
 
     Example:
         >>> empty(2, 2).shape
         (2, 2)
     """
-    return zeros(*size, dtype=dtype, requires_grad=requires_grad)
+    return zeros(*size, dtype=dtype, device=device, requires_grad=requires_grad, **kwargs)
 
 
-def full(size, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
-    """A Tensor filled with `fill_value`.
+def full(
+    size, fill_value, dtype=None, device=None, requires_grad: bool = False, **kwargs
+) -> Tensor:
+    """A Tensor filled with `fill_value` (its dtype: int64 for an int, bool for a bool, the
+    default floating dtype for a float).
 
     Example:
-        >>> full((2,), 7.0)
-        tensor([7., 7.])
+        >>> full((2,), 7.0), full((2,), 7).dtype
+        (tensor([7., 7.]), dtype('int64'))
     """
-    return _make(np.full(tuple(size), fill_value, dtype), requires_grad)
+    np_dtype = _options(dtype, device, **kwargs)
+    if isinstance(fill_value, Tensor):
+        fill_value = fill_value.item()
+    if np_dtype is None:
+        np_dtype = _inferred(_numeric(np.asarray(fill_value), "full"), fill_value).dtype
+    shape = (size,) if isinstance(size, (int, np.integer)) else tuple(size)
+    return _make(np.full(shape, fill_value, np_dtype), requires_grad)
 
 
-def zeros_like(t, dtype=None, requires_grad: bool = False) -> Tensor:
+def zeros_like(t, dtype=None, requires_grad: bool = False, **kwargs) -> Tensor:
     """A Tensor of zeros with the shape (and, by default, dtype) of `t`.
 
     Example:
@@ -111,45 +197,66 @@ def zeros_like(t, dtype=None, requires_grad: bool = False) -> Tensor:
         tensor([[0., 0.],
                 [0., 0.]])
     """
-    return zeros(*t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+    np_dtype = _options(dtype, kwargs.pop("device", None), **kwargs)
+    return _make(np.zeros(np.shape(t), np_dtype or _dtype_of(t)), requires_grad)
 
 
-def ones_like(t, dtype=None, requires_grad: bool = False) -> Tensor:
+def ones_like(t, dtype=None, requires_grad: bool = False, **kwargs) -> Tensor:
     """A Tensor of ones with the shape (and, by default, dtype) of `t`.
 
     Example:
         >>> ones_like(zeros(3), requires_grad=True)
         tensor([1., 1., 1.], requires_grad=True)
     """
-    return ones(*t.shape, dtype=dtype or t.dtype, requires_grad=requires_grad)
+    np_dtype = _options(dtype, kwargs.pop("device", None), **kwargs)
+    return _make(np.ones(np.shape(t), np_dtype or _dtype_of(t)), requires_grad)
 
 
-def full_like(t, fill_value, dtype=None, requires_grad: bool = False) -> Tensor:
+def full_like(t, fill_value, dtype=None, requires_grad: bool = False, **kwargs) -> Tensor:
     """A Tensor of `fill_value` with the shape (and, by default, dtype) of `t`.
 
     Example:
         >>> full_like(zeros(2), 0.5)
         tensor([0.5, 0.5])
     """
-    return full(t.shape, fill_value, dtype or t.dtype, requires_grad)
+    np_dtype = _options(dtype, kwargs.pop("device", None), **kwargs)
+    return _make(np.full(np.shape(t), fill_value, np_dtype or _dtype_of(t)), requires_grad)
 
 
-def arange(start, end=None, step=1, dtype=None, requires_grad: bool = False) -> Tensor:
-    """`torch.arange`: integers unless a bound is a float or `dtype` is given.
+def empty_like(t, dtype=None, requires_grad: bool = False, **kwargs) -> Tensor:
+    """An uninitialised Tensor like `t` (zeros here)."""
+    return zeros_like(t, dtype, requires_grad, **kwargs)
+
+
+def _dtype_of(t) -> np.dtype:
+    return t.dtype if isinstance(t, Tensor) else np.asarray(t).dtype
+
+
+def arange(
+    start, end=None, step=1, dtype=None, device=None, requires_grad: bool = False, **kwargs
+) -> Tensor:
+    """`torch.arange`: integers unless a bound is a float (then the default floating dtype)
+    or `dtype` is given.
 
     Example:
         >>> arange(3), arange(0, 1, 0.25)
         (tensor([0, 1, 2]), tensor([0.  , 0.25, 0.5 , 0.75]))
     """
+    np_dtype = _options(dtype, device, **kwargs)
+    start, end, step = (v.item() if isinstance(v, Tensor) else v for v in (start, end, step))
     values = (
-        np.arange(start, end, step, dtype=dtype)
+        np.arange(start, end, step, dtype=np_dtype)
         if end is not None
-        else np.arange(start, dtype=dtype)
+        else np.arange(start, dtype=np_dtype)
     )
+    if np_dtype is None and values.dtype.kind == "f":
+        values = values.astype(default_float())
     return _make(values, requires_grad)
 
 
-def linspace(start, end, steps: int, dtype=np.float64, requires_grad: bool = False) -> Tensor:
+def linspace(
+    start, end, steps: int, dtype=None, device=None, requires_grad: bool = False, **kwargs
+) -> Tensor:
     """`torch.linspace`: `steps` evenly spaced values from `start` to `end`; differentiable in
     a `start` or `end` that carries a derivative (unless `requires_grad` asks for a new leaf).
 
@@ -160,13 +267,36 @@ def linspace(start, end, steps: int, dtype=np.float64, requires_grad: bool = Fal
         >>> linspace(a, 3.0, 5).sum().backward(); a.grad
         tensor(2.5)
     """
-    values = _creation.linspace(start, end, steps, dtype=dtype)
+    np_dtype = _float(_options(dtype, device, **kwargs))
+    values = _creation.linspace(start, end, steps, dtype=np_dtype)
     if isinstance(values, Tensor) and not requires_grad:
         return values
     return _make(values.primal() if isinstance(values, Tensor) else values, requires_grad)
 
 
-def eye(n: int, m: int | None = None, dtype=np.float64, requires_grad: bool = False) -> Tensor:
+def logspace(
+    start,
+    end,
+    steps: int,
+    base: float = 10.0,
+    dtype=None,
+    device=None,
+    requires_grad: bool = False,
+    **kwargs,
+) -> Tensor:
+    """`torch.logspace`: `base ** linspace(start, end, steps)`.
+
+    Example:
+        >>> logspace(0, 2, 3)
+        tensor([  1.,  10., 100.])
+    """
+    np_dtype = _float(_options(dtype, device, **kwargs))
+    return _make(np.logspace(start, end, steps, base=base).astype(np_dtype), requires_grad)
+
+
+def eye(
+    n: int, m: int | None = None, dtype=None, device=None, requires_grad: bool = False, **kwargs
+) -> Tensor:
     """`torch.eye`: an `n` x `m` (default square) identity matrix.
 
     Example:
@@ -174,43 +304,50 @@ def eye(n: int, m: int | None = None, dtype=np.float64, requires_grad: bool = Fa
         tensor([[1., 0., 0.],
                 [0., 1., 0.]])
     """
-    return _make(np.eye(n, m, dtype=dtype), requires_grad)
+    np_dtype = _float(_options(dtype, device, **kwargs))
+    return _make(np.eye(n, m, dtype=np_dtype), requires_grad)
 
 
-def rand(*size, dtype=np.float64, requires_grad: bool = False, generator=None) -> Tensor:
-    """Uniform [0, 1) samples (from `generator`, a NumPy Generator, if given).
+def rand(
+    *size, dtype=None, device=None, requires_grad: bool = False, generator=None, **kwargs
+) -> Tensor:
+    """Uniform [0, 1) samples, from the default generator (`manual_seed`) or `generator`.
 
     Example:
-        >>> import numpy as np
-        >>> t = rand(2, 3, generator=np.random.default_rng(0))
+        >>> import autodiff as ad
+        >>> t = rand(2, 3, generator=ad.Generator().manual_seed(0))
         >>> t.shape, bool(((t >= 0) & (t < 1)).all())
         ((2, 3), True)
     """
-    rng = generator if generator is not None else np.random.default_rng()
-    return _make(rng.random(_size(size)).astype(dtype), requires_grad)
+    np_dtype = _float(_options(dtype, device, **kwargs))
+    return _make(rng(generator).random(_size(size)).astype(np_dtype), requires_grad)
 
 
-def randn(*size, dtype=np.float64, requires_grad: bool = False, generator=None) -> Tensor:
-    """Standard normal samples.
+def randn(
+    *size, dtype=None, device=None, requires_grad: bool = False, generator=None, **kwargs
+) -> Tensor:
+    """Standard normal samples, from the default generator (`manual_seed`) or `generator`.
 
     Example:
-        >>> import numpy as np
-        >>> randn(2, 3, generator=np.random.default_rng(0)).shape
+        >>> import autodiff as ad
+        >>> randn(2, 3, generator=ad.Generator().manual_seed(0)).shape
         (2, 3)
     """
-    rng = generator if generator is not None else np.random.default_rng()
-    return _make(rng.standard_normal(_size(size)).astype(dtype), requires_grad)
+    np_dtype = _float(_options(dtype, device, **kwargs))
+    return _make(rng(generator).standard_normal(_size(size)).astype(np_dtype), requires_grad)
 
 
 __all__ = [
     "arange",
     "as_tensor",
     "empty",
+    "empty_like",
     "eye",
     "from_numpy",
     "full",
     "full_like",
     "linspace",
+    "logspace",
     "ones",
     "ones_like",
     "rand",

@@ -58,6 +58,19 @@ def _inner(xs, ys) -> float:
     return total
 
 
+def _adjoint(f_vjp, ct) -> tuple:
+    """`conj(f_vjp(conj(ct)))`: the adjoint of the JVP under the real inner product `_inner`.
+    `vjp` follows JAX's convention (the plain transpose of the JVP), so for complex values
+    the pullback is conjugated on both sides to compare with `<ct, J t>`."""
+    out_flat, out_def = tree_flatten(ct)
+    in_cts = f_vjp(tree_unflatten(out_def, [_conj(c) for c in out_flat]))
+    return tuple(_conj(c) for c in in_cts)
+
+
+def _conj(x):
+    return np.conj(x) if np.iscomplexobj(_concrete(x)) else x
+
+
 def _flat_out(f, args):
     out = f(*args)
     flat, _ = tree_flatten(out)
@@ -122,7 +135,7 @@ def check_grads(
     f_vjp = None
     if "rev" in modes:
         _, f_vjp = vjp(f, *args)
-        in_cts = f_vjp(ct)
+        in_cts = _adjoint(f_vjp, ct)
         for i, (a, c) in enumerate(zip(args, in_cts)):
             if np.shape(_concrete(c)) != np.shape(_concrete(a)):
                 raise AssertionError(f"cotangent {i} has shape {np.shape(c)}, input {np.shape(a)}")
@@ -145,16 +158,24 @@ def check_grads(
         if f_vjp is not None:
             _close(
                 _inner(cts_flat, t_flat),
-                _inner(f_vjp(ct), tangents),
+                _inner(_adjoint(f_vjp, ct), tangents),
                 atol * scale,
                 rtol,
                 "JVP/VJP inner-product identity",
             )
     if order > 1:
         if "rev" in modes:
-            check_grads(
-                lambda *xs: vjp(f, *xs)[1](ct), args, order - 1, modes, eps, atol, rtol, seed + 1
-            )
+
+            def f_vjp_ct(*xs):  # the cotangent follows the outputs' dtype (as tangents below)
+                out, pull = vjp(f, *xs)
+                o_flat, o_def = tree_flatten(out)
+                return pull(
+                    tree_unflatten(
+                        o_def, [np.asarray(c, dtype=_dtype(o)) for c, o in zip(cts_flat, o_flat)]
+                    )
+                )
+
+            check_grads(f_vjp_ct, args, order - 1, modes, eps, atol, rtol, seed + 1)
         if "fwd" in modes:
 
             def f_jvp(*xs):  # tangents follow the inputs' dtype (differences run in float64)

@@ -97,3 +97,21 @@ CASES = [
     case("jit_call", _jit_call, arr(3), arr(3)),
     case("jit_call_broadcast", _jit_call, arr(2, 3), arr(3)),
 ]
+
+
+def _map(batch_size):
+    def f(m, xs, w):
+        def body(x):
+            return m.tanh(x * w) * m.sum(x * x)
+
+        if m is np:
+            return np.stack([body(x) for x in xs])
+        return ad.map(body, xs, batch_size=batch_size)
+
+    return f
+
+
+CASES += [
+    case("map", _map(None), arr(4, 3), arr(3)),
+    case("map_batched", _map(3), arr(5, 2), arr(2)),
+]

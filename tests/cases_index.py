@@ -347,3 +347,160 @@ def _set_ref_fn(x):
 
 
 CASES += [OpCase(f"vmapped-index-{name}", fun, args, ref=ref) for name, fun, args, ref in VMAPPED]
+
+# ------------------------------------------- per-example scalar indices and dynamic slices
+# Scalar indices (x[i]), slices with vmapped bounds (x[i:i + 2], a dynamic slice of the block
+# they span) and JAX's dynamic_slice / dynamic_update_slice (starts clamped so that the block
+# fits), each against a loop of the same function on plain NumPy values.
+_I = np.array([2, 0, 4, -1])
+_STARTS = np.array([0, 3, 4])
+_STARTS_DOWN = np.array([3, 5, 4])
+_BLOCK_ROWS, _BLOCK_COLS = np.array([0, 2, 9, -1]), np.array([1, -2, 0, 4])
+
+
+def _clamped(start, n, size):
+    return min(max(start + n if start < 0 else start, 0), n - size)
+
+
+def _block_ref(x, starts, sizes):
+    return x[
+        tuple(
+            slice(_clamped(s, n, k), _clamped(s, n, k) + k)
+            for s, n, k in zip(starts, x.shape, sizes)
+        )
+    ]
+
+
+def _update_ref(x, u, starts):
+    out = x.copy()
+    out[
+        tuple(
+            slice(_clamped(s, n, k), _clamped(s, n, k) + k)
+            for s, n, k in zip(starts, x.shape, u.shape)
+        )
+    ] = u
+    return out
+
+
+DYNAMIC = [
+    # (name, fun, args, ref)
+    (
+        "scalar-rows(5, 3)",
+        lambda x: _vmapped(lambda i: getitem(x, i) * x[0], _I),
+        (arr(5, 3),),
+        lambda x: _loop(lambda i: x[i] * x[0], _I),
+    ),
+    (
+        "scalar-batched-x(4, 5)",
+        lambda x: _vmapped(lambda x, i: getitem(x, (slice(None), i)) * x[0, 0], x, _I),
+        (arr(4, 4, 5),),
+        lambda x: _loop(lambda x, i: x[:, i] * x[0, 0], x, _I),
+    ),
+    (
+        "slice-bounds(6, 3)",
+        lambda x: _vmapped(lambda i: getitem(x, slice(i, i + 2)), _STARTS),
+        (arr(6, 3),),
+        lambda x: _loop(lambda i: x[i : i + 2], _STARTS),
+    ),
+    (
+        "slice-step-batched-x(3, 7)",
+        lambda x: _vmapped(lambda x, i: getitem(x, slice(i, i + 5, 2)) * x[0], x, _STARTS % 3),
+        (arr(3, 7),),
+        lambda x: _loop(lambda x, i: x[i : i + 5 : 2] * x[0], x, _STARTS % 3),
+    ),
+    (
+        "slice-negative-step(4, 6)",
+        lambda x: _vmapped(lambda i: getitem(x, (Ellipsis, slice(i, i - 3, -1))), _STARTS_DOWN),
+        (arr(4, 6),),
+        lambda x: _loop(lambda i: x[..., i : i - 3 : -1], _STARTS_DOWN),
+    ),
+    (
+        "dynamic_slice(5, 6)",
+        lambda x: _vmapped(
+            lambda i, j: ad.dynamic_slice(x, (i, j), (2, 3)) * x[0, 0], _BLOCK_ROWS, _BLOCK_COLS
+        ),
+        (arr(5, 6),),
+        lambda x: _loop(
+            lambda i, j: _block_ref(x, (i, j), (2, 3)) * x[0, 0], _BLOCK_ROWS, _BLOCK_COLS
+        ),
+    ),
+    (
+        "dynamic_slice-batched-x(4, 3, 5)",
+        lambda x: _vmapped(
+            lambda x, j: ad.dynamic_slice_in_dim(x, j, 2, axis=1) ** 2, x, _BLOCK_COLS
+        ),
+        (arr(4, 3, 5),),
+        lambda x: _loop(lambda x, j: _block_ref(x, (0, j), (3, 2)) ** 2, x, _BLOCK_COLS),
+    ),
+    (
+        "dynamic_update_slice(5, 3)",
+        lambda x, u: _vmapped(
+            lambda i, u: ad.dynamic_update_slice(x, u * u, (i, 1)), _BLOCK_ROWS, u
+        ),
+        (arr(5, 3), arr(4, 2, 2)),
+        lambda x, u: _loop(lambda i, u: _update_ref(x, u * u, (i, 1)), _BLOCK_ROWS, u),
+    ),
+    (
+        "dynamic_update_slice-batched-x(4, 6)",
+        lambda x, u: _vmapped(
+            lambda x, i, u: ad.dynamic_update_slice(x * x, u, (i,)), x, _BLOCK_COLS, u
+        ),
+        (arr(4, 6), arr(4, 3)),
+        lambda x, u: _loop(lambda x, i, u: _update_ref(x * x, u, (i,)), x, _BLOCK_COLS, u),
+    ),
+    (
+        "take-scalar(5, 3)",
+        lambda x: _vmapped(lambda i: anp.take(x, i, axis=0) * x[1], _I),
+        (arr(5, 3),),
+        lambda x: _loop(lambda i: np.take(x, i, axis=0) * x[1], _I),
+    ),
+    (
+        "at-set-scalar(5, 2)",
+        lambda x, v: _vmapped(lambda i, w: at(x)[i].set(w * w), _I, v),
+        (arr(5, 2), arr(4, 2)),
+        lambda x, v: _loop(lambda i, w: _set_ref(i)(x, w * w), _I, v),
+    ),
+    (
+        "at-add-slice(6,)",
+        lambda x, v: _vmapped(lambda i, w: at(x * x)[i : i + 2].add(w), _STARTS, v),
+        (arr(6), arr(3, 2)),
+        lambda x, v: _loop(
+            lambda i, w: _ufunc_at_ref(np.add, slice(i, i + 2))(x * x, w), _STARTS, v
+        ),
+    ),
+    (
+        "at-multiply-slice-batched-x(3, 6)",
+        lambda x, v: _vmapped(lambda x, i, w: at(x)[i : i + 3].multiply(w), x, _STARTS % 4, v),
+        (arr(3, 6), arr(3, 3)),
+        lambda x, v: _loop(
+            lambda x, i, w: _ufunc_at_ref(np.multiply, slice(i, i + 3))(x, w), x, _STARTS % 4, v
+        ),
+    ),
+    (
+        "index_set-slice(4, 6)",
+        lambda x, v: _vmapped(
+            lambda i, w: anp.index_set(x, (slice(None), slice(i, i + 2)), w), _STARTS, v
+        ),
+        (arr(4, 6), arr(3, 4, 2)),
+        lambda x, v: _loop(lambda i, w: _set_ref((slice(None), slice(i, i + 2)))(x, w), _STARTS, v),
+    ),
+]
+
+CASES += [OpCase(f"vmapped-index-{name}", fun, args, ref=ref) for name, fun, args, ref in DYNAMIC]
+
+# Starts computed from the data: concrete eagerly, staged under jit (the primitives themselves
+# then run, and the harness's vmap batches them).
+CASES += [
+    OpCase(
+        "dynamic_slice-data-start(5, 6)",
+        lambda x: ad.dynamic_slice(x, (anp.sum(x[:, 0] > 0), -4), (2, 3)) * x[0, 0],
+        (arr(5, 6),),
+        ref=lambda x: _block_ref(x, (int(np.sum(x[:, 0] > 0)), -4), (2, 3)) * x[0, 0],
+    ),
+    OpCase(
+        "dynamic_update_slice-data-start(4, 5)",
+        lambda x, u: ad.dynamic_update_slice(x * x, u, (anp.sum(u[0] < 0) - 1, 1)),
+        (arr(4, 5), arr(2, 3)),
+        ref=lambda x, u: _update_ref(x * x, u, (int(np.sum(u[0] < 0)) - 1, 1)),
+    ),
+]

@@ -1,12 +1,15 @@
-"""Op table: linear algebra (numpy.linalg: inv, solve, det, cholesky, eigh, svd, qr, pinv, lstsq,
-norm, ...; scipy.linalg: solve_triangular, cho_solve, expm, ...).
+"""Op table: linear algebra (numpy.linalg: inv, solve, det, cholesky, eigh, eig, svd, qr, pinv,
+lstsq, norm, vecdot, ...; scipy.linalg: solve_triangular, cho_solve, expm, ...).
 
 Domains keep central differences valid: well-conditioned matrices (diagonally shifted),
 symmetric positive definite ones built inside the function (`_spd`), symmetric inputs
-formed inside the function for eigh (whose derivative treats the input as symmetric),
-distinct eigenvalues and singular values, full-rank least squares. Eigenvectors and
+formed inside the function for eigh (and raw ones), distinct eigenvalues and singular values, full-rank least squares. Eigenvectors and
 singular vectors are only defined up to sign, so they enter through gauge-invariant
-functions (matrix functions `V f(w) V.T`, squared projections `(V.T x)**2`).
+functions (matrix functions `V f(w) V.T`, squared projections `(V.T x)**2`); eigh's raw
+non-symmetric input is differentiated as NumPy reads it (one triangle). Complex cases build
+their matrices from two real arguments and return real and imaginary parts; complex
+eigenvectors and singular vectors (defined up to a phase) enter through |v|^2 and
+`V f(w) V^H`; eig's eigenvectors (LAPACK's normalization) enter as they are.
 """
 
 from functools import partial
@@ -43,12 +46,11 @@ def _sym(x):
     return (x + _T(x)) * 0.5
 
 
-def _distinct_sym(n, batch=()):
+def _distinct_sym(n, batch=(), rng=None):
     """Symmetric matrices with well-separated eigenvalues."""
-    rng = np.random.default_rng(n)
-    q, _ = np.linalg.qr(rng.standard_normal(batch + (n, n)))
+    q, _ = np.linalg.qr(np.random.default_rng(n).standard_normal(batch + (n, n)))
     w = np.arange(n, dtype=float) * 1.5 - 1.0
-    return q @ (w[:, None] * _T(q)) + 0.05 * arr(*batch, n, n)
+    return q @ (w[:, None] * _T(q)) + 0.05 * arr(*batch, n, n, rng=rng)
 
 
 _SINGULAR_RNG = np.random.default_rng(28)  # (the shared stream stays as it was)
@@ -143,6 +145,114 @@ _same("svd_full_square", partial(_svd_reconstruct, full_matrices=True), (arr(3, 
 _same("svd_projections(4,3)", _svd_projections, (arr(4, 3), arr(4), arr(3)))
 _same("svd_projections(2,4)", _svd_projections, (arr(2, 4), arr(2), arr(4)))
 
+
+_RNG = np.random.default_rng(2028)  # (the rows below leave the shared stream as it was)
+
+
+def _arr(*shape):
+    return arr(*shape, rng=_RNG)
+
+
+# Complex inputs are built inside the function from two real arguments (`x + 1j * y`: complex128
+# from float64, complex64 from float32), and complex results leave as real and imaginary parts.
+def _complex(x, y):
+    return x + 1j * y
+
+
+def _parts(*zs):
+    return tuple(p for z in zs for p in (np.real(z), np.imag(z)))
+
+
+def _H(x):
+    return np.conj(_T(x))
+
+
+def _complex_case(name, fun, args, **kw):
+    _same(name, lambda m, x, y, *rest: fun(m, _complex(x, y), *rest), args, **kw)
+
+
+# eigh reads one triangle, as NumPy: the raw (non-symmetric) input, its derivative that of
+# what NumPy computes (real eigenvectors: LAPACK's signs are locally constant)
+_same("eigh_lower_triangle", lambda m, a: tuple(m.eigh(a)), (_arr(4, 4),))
+_same("eigh_upper_triangle(2,3,3)", lambda m, a: tuple(m.eigh(a, "U")), (_arr(2, 3, 3),))
+_same("eigvalsh_upper_triangle", lambda m, a: m.eigvalsh(a, UPLO="U"), (_arr(3, 3),))
+
+
+def _eigh_complex(m, a, uplo="L"):
+    w, v = m.eigh(a, uplo)  # phases of v are arbitrary: |v|^2 and V f(w) V^H are not
+    return (w, np.abs(v) ** 2, *_parts((v * np.tanh(w)[..., None, :]) @ _H(v)))
+
+
+_complex_case("eigh_complex", _eigh_complex, (_arr(3, 3), _arr(3, 3)))
+_complex_case(
+    "eigh_complex_U(2,3,3)", partial(_eigh_complex, uplo="U"), (_arr(2, 3, 3), _arr(2, 3, 3))
+)
+_complex_case("eigvalsh_complex", lambda m, a: m.eigvalsh(a), (_arr(4, 4), _arr(4, 4)))
+
+
+# svd of complex matrices: singular values and phase-invariant functions of the vectors
+def _svd_complex(m, a, full_matrices=False):
+    u, s, vh = m.svd(a, full_matrices=full_matrices)
+    k = s.shape[-1]
+    u1, vh1, u2, vh2 = u[..., :k], vh[..., :k, :], u[..., k:], vh[..., k:, :]
+    recon = (u1 * np.tanh(s)[..., None, :]) @ vh1
+    extra = _parts(u2 @ _H(u2), _H(vh2) @ vh2) if full_matrices else ()
+    return (s, np.abs(u1) ** 2, np.abs(vh1) ** 2, *_parts(recon), *extra)
+
+
+for shape in [(3, 3), (4, 2), (2, 4), (2, 3, 2)]:
+    _complex_case(f"svd_complex{shape}", _svd_complex, (_arr(*shape), _arr(*shape)))
+for shape in [(3, 2), (2, 3)]:
+    _complex_case(
+        f"svd_complex_full{shape}",
+        partial(_svd_complex, full_matrices=True),
+        (_arr(*shape), _arr(*shape)),
+    )
+    _same(f"svd_full{shape}", partial(_svd_complex, full_matrices=True), (_arr(*shape),))
+_complex_case("svdvals_complex(2,3,4)", lambda m, a: m.svdvals(a), (_arr(2, 3, 4), _arr(2, 3, 4)))
+_same("svd_hermitian", lambda m, a: m.svd(a, hermitian=True)[1], (_distinct_sym(3, rng=_RNG),))
+for ord_ in ("nuc", 2, -2):
+    _complex_case(
+        f"norm_complex[{ord_}]", lambda m, a, o=ord_: m.norm(a, o), (_arr(3, 4), _arr(3, 4))
+    )
+_complex_case(
+    "norm_complex[nuc,(0,2)]",
+    lambda m, a: m.norm(a, "nuc", axis=(0, 2), keepdims=True),
+    (_arr(3, 2, 4), _arr(3, 2, 4)),
+)
+
+
+# eig, eigvals: always complex (NumPy's real results for real eigenvalues cast to complex)
+def _complex_of(x):
+    return np.asarray(x).astype(np.result_type(x, np.complex64), copy=False)
+
+
+def _eig(m, a):
+    w, v = m.eig(a)
+    if m is np.linalg:
+        w, v = _complex_of(w), _complex_of(v)
+    return _parts(w, v)
+
+
+def _eigvals(m, a):
+    w = m.eigvals(a)
+    return _parts(_complex_of(w) if m is np.linalg else w)
+
+
+_same("eig", _eig, (_arr(4, 4),))  # two complex eigenvalues, two real
+_same("eig_real_spectrum", _eig, (_distinct_sym(3, rng=_RNG) + 0.3 * _arr(3, 3),))
+_complex_case("eig_complex(2,3,3)", _eig, (_arr(2, 3, 3), _arr(2, 3, 3)))
+_same("eigvals(2,3,3)", _eigvals, (_arr(2, 3, 3),))
+_complex_case("eigvals_complex", _eigvals, (_arr(3, 3), _arr(3, 3)))
+
+# the array-API names of numpy.linalg
+_same("vecdot", lambda m, a, b: m.vecdot(a, b, axis=0), (_arr(3, 2), _arr(3, 1)))
+_complex_case(
+    "vecdot_complex", lambda m, a, b: _parts(m.vecdot(a, b)), (_arr(2, 3), _arr(2, 3), _arr(3))
+)
+_same("linalg_cross", lambda m, a, b: m.cross(a, b, axis=0), (_arr(3, 2), _arr(3, 2)))
+_same("linalg_outer", lambda m, a, b: m.outer(a, b), (_arr(3), _arr(2)))
+
 # qr: Q and R are smooth functions of a full-rank matrix (LAPACK's signs are locally constant)
 for name, a in [
     ("qr(3,3)", _well(3, 3)),
@@ -231,9 +341,18 @@ _same("trace", lambda m, a: m.trace(a, offset=-1), (arr(2, 4, 3),))
 
 
 # scipy.linalg: solve_triangular, cholesky, cho_factor/cho_solve, solve, inv, det, expm
-def _scipy_case(name, fun, args, **kw):
+def _scipy_case(name, fun, args, in_double=False, **kw):
+    """A case against SciPy's function; `in_double`: SciPy's answer in float64, rounded to the
+    arguments' dtype (where SciPy's single-precision solvers round differently from ours, as
+    accurate against the float64 answer but not bitwise close to each other)."""
     ref = None if scipy_linalg is None else partial(fun, scipy_linalg)
+    if ref is not None and in_double:
+        ref = partial(_in_double, ref)
     CASES.append(OpCase(name, partial(fun, sla), args, ref=ref, **kw))
+
+
+def _in_double(ref, *args):
+    return ref(*(a.astype(np.float64) for a in args)).astype(np.result_type(*args))
 
 
 for trans, lower, unit, sb in [
@@ -270,6 +389,7 @@ for assume_a in (None, "sym", "pos", "diagonal", "tridiagonal", "lower triangula
         f"scipy_solve[{assume_a}]",
         lambda m, a, b, k=assume_a: m.solve(a, b, assume_a=k),
         (_well(3, 3), arr(3)),
+        in_double=True,
     )
 _scipy_case(
     "scipy_solve_transposed",

@@ -187,3 +187,79 @@ CASES += [
         ref=lambda x: (x - np.mean(x, 0)) / np.std(x, 0),
     ),
 ]
+
+# ------------------------------------------------------------------ order statistics and NaNs
+# (own generator: the shared stream, and so later files' arguments, stay as they were)
+_RNG = np.random.default_rng(28)
+
+
+def _distinct(*shape):
+    """Values at least 0.3 apart (no tie within a difference step of any sort position)."""
+    n = int(np.prod(shape))
+    return (_RNG.permutation(n) * 0.3 - 0.15 * n + _RNG.uniform(-0.05, 0.05, n)).reshape(shape)
+
+
+def _with_nans(x, at):
+    x = x.copy()
+    x[at] = np.nan
+    return x
+
+
+def _order_case(name, f, *args, **kwargs):
+    return OpCase(name, lambda *xs: f(anp, *xs), args, ref=lambda *xs: f(np, *xs), **kwargs)
+
+
+d5, d34, d234 = _distinct(5), _distinct(3, 4), _distinct(2, 3, 4)
+n34 = _with_nans(_distinct(3, 4), (np.array([0, 1, 1]), np.array([2, 0, 3])))
+Q = np.array([0.1, 0.5, 0.85])
+CASES += [
+    _order_case("median", lambda m, x: m.median(x), d5),
+    _order_case("median-even-axis1", lambda m, x: m.median(x, axis=1), d34),
+    _order_case("median-axes-keepdims", lambda m, x: m.median(x, (0, 2), keepdims=True), d234),
+    _order_case("quantile-linear", lambda m, x: m.quantile(x, 0.3, axis=0), d34),
+    _order_case("quantile-q-array", lambda m, x: m.quantile(x, Q, axis=-1, keepdims=True), d34),
+    _order_case("quantile-lower", lambda m, x: m.quantile(x, Q, method="lower"), d34),
+    _order_case("quantile-higher", lambda m, x: m.quantile(x, Q, axis=1, method="higher"), d34),
+    _order_case("quantile-nearest", lambda m, x: m.quantile(x, 0.4, method="nearest"), d5),
+    _order_case("quantile-midpoint", lambda m, x: m.quantile(x, Q, axis=0, method="midpoint"), d34),
+    _order_case("quantile-hazen", lambda m, x: m.quantile(x, Q, method="hazen"), d234),
+    _order_case("quantile-weibull", lambda m, x: m.quantile(x, 0.7, 1, method="weibull"), d34),
+    _order_case("quantile-inverted-cdf", lambda m, x: m.quantile(x, Q, method="inverted_cdf"), d5),
+    _order_case(
+        "quantile-median-unbiased", lambda m, x: m.quantile(x, Q, 2, method="median_unbiased"), d234
+    ),
+    _order_case("quantile-in-q", lambda m, q: m.quantile(d34, q, axis=1), np.array([0.2, 0.65])),
+    _order_case("percentile", lambda m, x: m.percentile(x, [20.0, 75.0], axis=0), d34),
+    _order_case("percentile-in-q", lambda m, q: m.percentile(d5, q), np.array(40.0)),
+    _order_case("nanmedian", lambda m, x: m.nanmedian(x, axis=1), n34),
+    _order_case("nanmedian-flat", lambda m, x: m.nanmedian(x), n34),
+    _order_case("nanquantile", lambda m, x: m.nanquantile(x, Q, axis=1), n34),
+    _order_case("nanpercentile", lambda m, x: m.nanpercentile(x, 30.0, axis=0), n34),
+    _order_case("nanquantile-lower", lambda m, x: m.nanquantile(x, Q, 1, method="lower"), n34),
+    _order_case("nanmax", lambda m, x: m.nanmax(x, axis=1), n34),
+    _order_case("nanmin-keepdims", lambda m, x: m.nanmin(x, axis=0, keepdims=True), n34),
+    _order_case("nanmax-flat", lambda m, x: m.nanmax(x), n34),
+    _order_case("nanvar", lambda m, x: m.nanvar(x, axis=1), n34),
+    _order_case("nanvar-ddof", lambda m, x: m.nanvar(x, axis=0, ddof=1, keepdims=True), n34),
+    _order_case("nanstd", lambda m, x: m.nanstd(x), n34),
+    _order_case("std-of-list", lambda m, x, y: m.std([x, y, x * y]), _distinct(), _distinct()),
+    _order_case("mean-of-list", lambda m, x, y: m.mean([x, 2.0 * y]), _distinct(3), _distinct(3)),
+    _order_case("max-initial", lambda m, x: m.max(x, axis=0, initial=0.1), d34),
+    _order_case("cov", lambda m, x: m.cov(x), _RNG.normal(size=(3, 5))),
+    _order_case(
+        "cov-y-rowvar",
+        lambda m, x, y: m.cov(x, y, rowvar=False),
+        _RNG.normal(size=(5, 2)),
+        _RNG.normal(size=(5, 1)),
+    ),
+    _order_case(
+        "cov-aweights",
+        lambda m, x, w: m.cov(x, aweights=w, ddof=1),
+        _RNG.normal(size=(2, 5)),
+        _RNG.uniform(0.5, 2.0, 5),
+    ),
+    _order_case("corrcoef", lambda m, x: m.corrcoef(x), _RNG.normal(size=(3, 6))),
+    _order_case(
+        "bincount-weights", lambda m, w: m.bincount(np.array([0, 2, 2, 4]), w), _RNG.normal(size=4)
+    ),
+]

@@ -1,4 +1,6 @@
-"""Complex numbers: derivatives to order 2 in both modes, and PyTorch's conjugate convention."""
+"""Complex numbers: derivatives to order 2 in both modes; JAX's convention on the functional
+face, PyTorch's (the conjugate) on the torch face (tests/test_complex_faces.py: both
+against the peers)."""
 
 import numpy as np
 import pytest
@@ -37,11 +39,12 @@ def test_complex_derivatives(name, dtype):
     check_grads(FUNCS[name], (Z.astype(dtype),), order=2, modes=("fwd", "rev"), **tol)
 
 
-def test_gradient_of_a_real_loss_follows_pytorch():
-    # PyTorch's .grad for L(z) real is dL/dx + i dL/dy; for L = |z|^2 that is 2z.
-    np.testing.assert_allclose(ad.grad(lambda z: anp.sum(anp.abs(z) ** 2))(Z), 2 * Z)
-    np.testing.assert_allclose(ad.grad(lambda z: anp.sum(anp.real(z * W)))(Z), np.conj(W))
-    np.testing.assert_allclose(ad.grad(lambda z: anp.sum(anp.imag(z)))(Z), np.full(4, 1j))
+def test_gradient_of_a_real_loss_follows_jax():
+    # The functional face follows JAX: grad of a real L(z) is dL/dx - i dL/dy (the plain
+    # transpose of the JVP); for L = |z|^2 that is 2 conj(z). `.grad` is its conjugate.
+    np.testing.assert_allclose(ad.grad(lambda z: anp.sum(anp.abs(z) ** 2))(Z), 2 * np.conj(Z))
+    np.testing.assert_allclose(ad.grad(lambda z: anp.sum(anp.real(z * W)))(Z), W)
+    np.testing.assert_allclose(ad.grad(lambda z: anp.sum(anp.imag(z)))(Z), np.full(4, -1j))
 
 
 def test_torch_style_backward_on_complex_tensors():

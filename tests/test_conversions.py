@@ -149,7 +149,7 @@ def test_integer_inputs_convert_inside_grad():
         return x * float(int(n) + operator.index(n))
 
     assert float(ad.grad(f)(1.0, np.int64(3))) == 6.0
-    assert ad.grad(lambda n: n * 1.0 + int(n), allow_int=True)(np.int64(2)) == 0.0
+    assert ad.grad(lambda n: n * 1.0 + int(n), allow_int=True)(np.int64(2)).dtype == ad.float0
 
 
 def test_format_without_a_spec_shows_the_tracer():

@@ -2,7 +2,7 @@
 
 The Sphinx build (`.ci/run`, the `docs` extra) executes every page too; this test keeps
 the examples honest in the main suite, where Sphinx is absent. A page that needs
-matplotlib or SciPy is skipped when they are not installed. Cells tagged
+matplotlib, SciPy or Dask is skipped when they are not installed. Cells tagged
 `raises-exception` must raise.
 """
 
@@ -17,7 +17,7 @@ import pytest
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 CELL = re.compile(r"^```\{code-cell\}[^\n]*\n(.*?)^```\s*$", re.M | re.S)
-OPTIONAL = ("matplotlib", "scipy")
+OPTIONAL = ("matplotlib", "scipy", "dask")
 
 
 def code_cells(page: Path) -> list[tuple[str, bool]]:

@@ -89,7 +89,7 @@ def test_jvp_errors():
         ad.jvp(anp.sin, (np.ones(2),), (np.ones(3),))
     with pytest.raises(TypeError, match="different primal and tangent dtypes"):
         ad.jvp(anp.sin, (np.ones(2),), (np.ones(2, np.float32),))
-    with pytest.raises(ValueError, match="same tree structure"):
+    with pytest.raises(TypeError, match="same tree structure"):
         ad.jvp(lambda a, b: a, (1.0, 2.0), (1.0,))
 
 

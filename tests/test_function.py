@@ -255,8 +255,10 @@ def test_forward_runs_without_recording():
         def backward(ctx, g):
             return 2 * g
 
-    out = Peek.apply(_t([1.0], True))
-    assert inside == {"requires_grad": False, "grad_enabled": False, "y_grad_fn": None}
+    x = _t([1.0], True)
+    out = Peek.apply(x)
+    # forward gets the caller's tensor itself (as torch: it requires grad), and records nothing
+    assert inside == {"requires_grad": True, "grad_enabled": False, "y_grad_fn": None}
     assert out.grad_fn.name() == "PeekBackward"
 
 
@@ -852,6 +854,7 @@ def test_generated_vmap_reduces_gradients_of_unbatched_inputs():
         @staticmethod
         def setup_context(ctx, inputs, output):
             ctx.save_for_backward(*inputs)
+            ctx.save_for_forward(*inputs)  # (jvp sees only these, as in torch)
 
         @staticmethod
         def backward(ctx, g):

@@ -16,13 +16,15 @@ it may import):
     namespaces    numpy, scipy, factories, torch_compat     ops, ...
     forward_ad    ForwardTrace, jvp, dual levels            ops, ...
     reverse       ReverseTrace, engine, grad, vjp           forward_ad (.trace), ops, ...
-    vmap          BatchTrace, vmap                          ops, ...
+    distributed   chunks as tasks (executor=), Dask arrays  core
+    vmap          BatchTrace, vmap                          ops, distributed, ...
     jacobians     jacrev, jacfwd, hessian, hvp              reverse, forward_ad, vmap, ...
     custom        custom_jvp, custom_vjp, checkpoint        reverse, forward_ad, vmap, ...
     staging       jit, the Graph IR, passes, executors      reverse, forward_ad, vmap, ...
     control       cond, switch, loops, scan                 staging, namespaces, ...
     testing       check_grads                               reverse, forward_ad, ...
     autograd      the torch.autograd face                   jacobians, namespaces, ...
+    nn            torch.nn, torch.optim, torch.utils, _C    autograd, ...
     autodiff      the public API, Tensor's method table     everything
 """
 
@@ -48,6 +50,12 @@ LAZY_IMPORTS = {
     "importlib": "autodiff/staging/numba/",
     # distributed/ (DESIGN section 9): Dask arrays for blockwise vmap, an optional extra.
     "dask": "autodiff/distributed/",
+    # ... and what comes with the extra: Dask's scheduler, cloudpickle (how a task's function
+    # travels), tqdm (progress bars), IPython (a notebook's progress widget).
+    "distributed": "autodiff/distributed/",
+    "cloudpickle": "autodiff/distributed/",
+    "tqdm": "autodiff/distributed/",
+    "IPython": "autodiff/distributed/",
 }
 # SciPy is absent on purpose: autodiff never imports it (it is a reference in the tests).
 
@@ -58,13 +66,24 @@ LAYERS = {
     "kernels": (["autodiff.kernels"], ["core"]),
     "ops": (["autodiff.ops"], ["kernels"]),
     "namespaces": (
-        ["autodiff.numpy", "autodiff.scipy", "autodiff.factories", "autodiff.torch_compat"],
+        [
+            "autodiff.numpy",
+            "autodiff.scipy",
+            "autodiff.factories",
+            "autodiff.torch_compat",
+            "autodiff.torch_dtypes",
+            "autodiff.torch_functions",
+            "autodiff.tree_util",
+        ],
         ["ops"],
     ),
     "forward_ad": (["autodiff.forward_ad"], ["ops"]),
     # The engine gives the residuals of nodes recorded under a dual level their tangents.
     "reverse": (["autodiff.reverse"], ["forward_ad"]),
-    "vmap": (["autodiff.vmap"], ["ops"]),
+    # Chunks of batched transforms as tasks of an executor; Dask arrays (the transforms pass
+    # in what to run).
+    "distributed": (["autodiff.distributed"], ["core"]),
+    "vmap": (["autodiff.vmap"], ["ops", "distributed"]),
     "jacobians": (["autodiff.jacobians"], ["reverse", "vmap"]),
     # The staged program and the trace that records it: the core's concepts, no transform.
     "graphs": (["autodiff.staging.ir", "autodiff.staging.trace"], ["core"]),
@@ -74,6 +93,8 @@ LAYERS = {
     "control": (["autodiff.control"], ["staging", "namespaces"]),
     "testing": (["autodiff.testing"], ["reverse"]),
     "autograd": (["autodiff.autograd"], ["jacobians", "namespaces"]),
+    # (loaded on first use: `autodiff.nn` is the root's module __getattr__, no import statement)
+    "nn": (["autodiff.nn", "autodiff.optim", "autodiff.utils", "autodiff._C"], ["autograd"]),
     "autodiff": (
         ["autodiff", "autodiff._tensor_methods", "autodiff.__main__"],
         ["autograd", "custom", "control"],

@@ -114,21 +114,41 @@ def test_gp_nll_batched_over_hyperparameters():
 # ------------------------------------------------------------------ eigh and svd: gauges, degeneracy
 
 
-def test_eigh_gradient_of_weighted_eigenvalues():
+def test_eigh_gradient_of_weighted_eigenvalues_is_folded_into_the_triangle_read():
     a = _symmetric_with_spectrum(np.array([-1.0, 0.5, 2.0, 3.5]))
     c = np.array([1.0, -2.0, 0.5, 3.0])
-
-    def f(a):
-        return anp.sum(c * la.eigvalsh(a))
-
     w, v = np.linalg.eigh(a)
-    grad = ad.grad(f)(a)
-    np.testing.assert_allclose(grad, v @ np.diag(c) @ v.T, rtol=1e-10, atol=1e-12)
-    sym = lambda a: (a + a.T) / 2  # noqa: E731  (a symmetric perturbation is what eigh reads)
-    np.testing.assert_allclose(
-        grad, _fd_grad(lambda x: float(np.sum(c * np.linalg.eigvalsh(sym(x)))), a), atol=1e-7
-    )
-    np.testing.assert_allclose(ad.grad(lambda a: anp.sum(c * la.eigh(a)[0]))(a), grad, atol=1e-12)
+    sym_grad = v @ np.diag(c) @ v.T  # the gradient as a function of symmetric matrices
+    for uplo, fold in (("L", np.tril), ("U", np.triu)):
+        grad = ad.grad(lambda a: anp.sum(c * la.eigvalsh(a, uplo)))(a)
+        want = fold(2 * sym_grad) - np.diag(np.diag(sym_grad))  # off-diagonal pairs folded
+        np.testing.assert_allclose(grad, want, rtol=1e-10, atol=1e-12)
+        # what NumPy computes reads one triangle: the other one has no influence
+        fd = _fd_grad(lambda x: float(np.sum(c * np.linalg.eigvalsh(x, uplo))), a)
+        np.testing.assert_allclose(grad, fd, atol=1e-7)
+        grad_eigh = ad.grad(lambda a: anp.sum(c * la.eigh(a, uplo)[0]))(a)
+        np.testing.assert_allclose(grad_eigh, grad, atol=1e-12)
+        # a matrix built symmetric gets the symmetric chain rule
+        np.testing.assert_allclose(
+            ad.grad(lambda a: anp.sum(c * la.eigvalsh((a + a.T) / 2, uplo)))(a),
+            sym_grad,
+            atol=1e-12,
+        )
+
+
+def test_eigh_of_a_non_symmetric_matrix_differentiates_what_numpy_computes():
+    a = rng.standard_normal((4, 4))
+    x = rng.standard_normal(4)
+    for uplo in "LU":
+
+        def f(a, xp, uplo=uplo):
+            w, v = xp.linalg.eigh(a, uplo)
+            return xp.sum(w**3) + xp.sum(v * np.arange(4.0)) + xp.sum((v.T @ x) ** 2 * w)
+
+        grad = ad.grad(lambda a: f(a, anp))(a)
+        np.testing.assert_allclose(grad, _fd_grad(lambda a: f(a, np), a), rtol=1e-6, atol=1e-8)
+        other = np.triu(np.ones((4, 4)), 1) if uplo == "L" else np.tril(np.ones((4, 4)), -1)
+        assert np.all(grad[other == 1] == 0)
 
 
 def test_eigh_projection_gradient_matches_finite_differences():
@@ -182,23 +202,41 @@ def test_singular_value_gradient_is_outer_product_of_singular_vectors():
     np.testing.assert_allclose(ad.grad(lambda a: la.norm(a, "nuc"))(a), u @ vh, atol=1e-12)
 
 
-def test_svd_full_matrices_values_and_derivative_rules():
+def test_svd_full_matrices_values_and_derivatives_of_the_extra_columns():
     a = rng.standard_normal((4, 2))
     u, s, vh = la.svd(a)
     want = np.linalg.svd(a)
     assert u.shape == (4, 4) and vh.shape == (2, 2)
     for got, ref in zip((u, s, vh), want):
         np.testing.assert_allclose(got, ref, rtol=1e-12, atol=1e-15)
-    with pytest.raises(NotImplementedError, match="full_matrices=False"):
-        ad.grad(lambda a: anp.sum(la.svd(a)[0]))(a)
-    with pytest.raises(NotImplementedError, match="full_matrices=False"):
-        ad.jvp(lambda a: la.svd(a), (a,), (a,))
-    # reverse mode differentiates the singular values alone whatever full_matrices says
+    x = rng.standard_normal(4)
+
+    def invariant(a, xp):  # the extra columns through what does not depend on their basis
+        u, s, vh = xp.linalg.svd(a)
+        u1, u2 = u[:, :2], u[:, 2:]
+        return xp.sum((u2.T @ x) ** 2) + xp.sum(u1 * np.arange(8.0).reshape(4, 2)) + s[0]
+
+    np.testing.assert_allclose(
+        ad.grad(lambda a: invariant(a, anp))(a), _fd_grad(lambda a: invariant(a, np), a), atol=1e-8
+    )
+    for shape in [(4, 2), (2, 4)]:
+        b = rng.standard_normal(shape)
+        k = min(shape)
+
+        def projections(b, k=k):
+            u, _, vh = la.svd(b)
+            return u[:, k:] @ u[:, k:].T, vh[k:].T @ vh[k:]
+
+        check_grads(projections, (b,), order=2, modes=("fwd", "rev"))
+        # the extra columns move as little as possible: U2^T dU2 = 0
+        u, s, vh = la.svd(b)
+        du, _, dvh = ad.jvp(la.svd, (b,), (rng.standard_normal(shape),))[1]
+        np.testing.assert_allclose(u[:, k:].T @ du[:, k:], 0.0, atol=1e-12)
+        np.testing.assert_allclose(dvh[k:] @ vh[k:].T, 0.0, atol=1e-12)
+    # reverse mode differentiates the singular values alone as ever
+    u, _, vh = np.linalg.svd(a)
     np.testing.assert_allclose(
         ad.grad(lambda a: la.svd(a)[1][0])(a), np.outer(u[:, 0], vh[0]), atol=1e-12
-    )
-    np.testing.assert_allclose(
-        ad.grad(lambda a: la.svd(a.T)[1][1])(a), np.outer(u[:, 1], vh[1]), atol=1e-12
     )
     sq = rng.standard_normal((3, 3))
     check_grads(lambda a: la.svd(a)[0] @ la.svd(a)[2], (sq,), order=1, modes=("fwd", "rev"))
@@ -352,7 +390,7 @@ def test_complex_holomorphic_functions():
         t, (np.linalg.det(a + eps * d) - np.linalg.det(a - eps * d)) / (2 * eps), rtol=1e-6
     )
     with pytest.raises(NotImplementedError, match="complex"):
-        ad.grad(lambda a: anp.real(anp.sum(la.eigh(a)[0])))(a @ a.conj().T)
+        ad.grad(lambda a: anp.real(anp.sum(la.cholesky(a))))(a @ a.conj().T)
 
 
 # ------------------------------------------------------------------ NumPy / SciPy semantics
@@ -490,7 +528,7 @@ def test_vmap_with_batch_axis_in_the_middle_and_per_example_jacobians():
     a = rng.standard_normal((3, 4, 3)) + 3 * np.eye(3)[:, None, :]  # batch axis 1
     got = ad.vmap(la.inv, in_axes=1)(a)
     np.testing.assert_allclose(got, np.linalg.inv(np.moveaxis(a, 1, 0)), rtol=1e-12)
-    w, v = ad.vmap(lambda m: la.eigh(m @ m.T), in_axes=1, out_axes=(0, 2))(a)
+    w, v = ad.vmap(lambda m: tuple(la.eigh(m @ m.T)), in_axes=1, out_axes=(0, 2))(a)
     assert w.shape == (4, 3) and v.shape == (3, 3, 4)
     jac = ad.vmap(ad.jacrev(lambda m: la.slogdet(m).logabsdet), in_axes=1)(a)
     np.testing.assert_allclose(

@@ -37,18 +37,22 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Primitives the Numba backend runs as NumPy calls on purpose, wherever they appear.
 FALLBACK = {
     **dict.fromkeys(
-        "adjugate cholesky det eigh expm inv lstsq pinv qr slogdet solve svd "
+        "adjugate cholesky det eig eigh expm inv lstsq pinv qr slogdet solve svd "
         "triangular_solve".split(),
         "linear algebra: LAPACK through NumPy",
     ),
     **dict.fromkeys(
-        "digamma entr erf erfc erfinv expit gamma gammaln log_ndtr logit ndtri polygamma "
-        "xlog1py xlogy".split(),
+        "betainc digamma entr erf erfc erfinv expit gamma gammainc gammainc_da gammaincc "
+        "gammaln gammasgn i0e i1e log_ndtr logit ndtri polygamma rgamma riemann_zeta xlog1py xlogy "
+        "zeta".split(),
         "a special function: its own kernel (autodiff/kernels), no scalar expression",
     ),
     "logsumexp": "a stable reduction (max, then a sum of exponentials): its own impl",
     "tie_weights": "the weights of max's ties (a mask over a reduction): NumPy",
-    "any": "no accumulator rule for boolean reductions yet: NumPy's is as fast",
+    **dict.fromkeys(
+        ("any", "all"), "no accumulator rule for boolean reductions yet: NumPy's is as fast"
+    ),
+    "argmax": "an index reduction (the first of ties; in eig's rules): NumPy's argmax",
     **dict.fromkeys(("argsort", "searchsorted"), "sorting and searching: NumPy"),
     **dict.fromkeys(
         ("cumsum", "cumprod", "linear_recurrence", "correlate"),
@@ -63,6 +67,7 @@ FALLBACK = {
     "einsum": "a contraction planned by np.einsum (BLAS through tensordot)",
     "dot": "only N-d dots reach it (1-d and 2-d stage as matmul): NumPy's sum product",
     "round": "round(x, decimals): NumPy scales, rounds half to even and scales back",
+    **dict.fromkeys(("fft", "rfft", "irfft"), "a fast Fourier transform: NumPy's pocketfft"),
 }
 
 
@@ -600,3 +605,16 @@ def test_a_graph_numba_cannot_compile_falls_back_to_numpy(cache_dir, monkeypatch
         np.testing.assert_allclose(jitted(x), np.sin(x) + x * 2.0)
     graph = jitted.graph(x)
     assert graph.numba_failure is not None and "no_such_function" in graph.numba_failure
+
+
+def test_literals_of_every_float_value_are_source():
+    # nan and the infinities have no Python literal (repr gives 'nan'): as names, in complex too
+    for dtype in (np.float32, np.float64, np.complex64, np.complex128):
+        for value in (np.nan, np.inf, -np.inf, 1.5):
+            got = eval(lower.literal(value, dtype), {"np": np})
+            np.testing.assert_equal(np.asarray(got), np.asarray(value, dtype))
+    for value in (complex(np.nan, -np.inf), complex(2.0, np.inf)):
+        got = eval(lower.literal(value, np.complex128), {"np": np})
+        np.testing.assert_equal(got, value)
+    f = ad.jit(lambda x: anp.where(anp.abs(x) > 1, np.nan, x * (1 + 2j)), backend="numba")
+    np.testing.assert_equal(f(np.array([0.5, 2.0])), [0.5 + 1j, complex(np.nan, 0.0)])

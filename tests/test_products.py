@@ -67,18 +67,22 @@ def test_python_scalars_and_lists_as_numpy():
 # ----------------------------------------------------------------------------------- complex
 
 
-def test_complex_vjp_follows_the_conjugate_convention():
-    """Public reverse mode follows PyTorch for complex values: the cotangent of a in a @ b
-    is g @ b^H (rules transpose plainly; the API conjugates, see conj_complex)."""
+def test_complex_vjp_follows_each_face_convention():
+    """The functional vjp follows JAX for complex values: the cotangent of a in a @ b is
+    g @ b^T (the plain transpose); the torch face follows PyTorch: g @ b^H."""
     a = rng.standard_normal((3, 4)) + 1j * rng.standard_normal((3, 4))
     b = rng.standard_normal((4, 2)) + 1j * rng.standard_normal((4, 2))
     g = rng.standard_normal((3, 2)) + 1j * rng.standard_normal((3, 2))
     _, (ga, gb) = _vjp(anp.matmul, a, b, ct=g)
-    np.testing.assert_allclose(ga, g @ b.conj().T)
-    np.testing.assert_allclose(gb, a.conj().T @ g)
+    np.testing.assert_allclose(ga, g @ b.T)
+    np.testing.assert_allclose(gb, a.T @ g)
     _, (ga, gb) = _vjp(lambda x, y: anp.einsum("ij,jk->ik", x, y), a, b, ct=g)
-    np.testing.assert_allclose(ga, g @ b.conj().T)
-    np.testing.assert_allclose(gb, a.conj().T @ g)
+    np.testing.assert_allclose(ga, g @ b.T)
+    np.testing.assert_allclose(gb, a.T @ g)
+    ta, tb = ad.tensor(a, requires_grad=True), ad.tensor(b, requires_grad=True)
+    (ta @ tb).backward(ad.tensor(g))
+    np.testing.assert_allclose(ta.grad.numpy(), g @ b.conj().T)
+    np.testing.assert_allclose(tb.grad.numpy(), a.conj().T @ g)
 
 
 def test_vdot_conjugates_its_first_argument():
@@ -86,8 +90,12 @@ def test_vdot_conjugates_its_first_argument():
     b = rng.standard_normal(3) + 1j * rng.standard_normal(3)
     assert anp.vdot(a, b) == np.vdot(a, b)
     _, (ga, gb) = _vjp(anp.vdot, a, b, ct=np.complex128(1.0))
-    np.testing.assert_allclose(ga, b)  # as torch.vdot: grad_a = b * conj(g), grad_b = a * g
-    np.testing.assert_allclose(gb, a)
+    np.testing.assert_allclose(ga, np.conj(b))  # as jax.vjp(jnp.vdot, a, b)
+    np.testing.assert_allclose(gb, np.conj(a))
+    ta, tb = ad.tensor(a, requires_grad=True), ad.tensor(b, requires_grad=True)
+    anp.vdot(ta, tb).backward()
+    np.testing.assert_allclose(ta.grad.numpy(), b)  # as torch.vdot: grad_a = b * conj(g)
+    np.testing.assert_allclose(tb.grad.numpy(), a)  # grad_b = a * g
 
 
 # ------------------------------------------------------------------------ dispatch and methods
@@ -119,7 +127,7 @@ def test_tensor_operator_and_methods():
     b = ad.tensor([1.0, -1.0])
     assert isinstance(a @ b, ad.Tensor)
     np.testing.assert_array_equal((a @ b).numpy(), [-1.0, -1.0])
-    np.testing.assert_array_equal(a.dot(b).numpy(), [-1.0, -1.0])
+    np.testing.assert_array_equal(anp.dot(a, b).numpy(), [-1.0, -1.0])  # (a.dot: torch's, 1-d)
     np.testing.assert_array_equal((b @ a).numpy(), [-2.0, -2.0])
 
 

@@ -144,8 +144,11 @@ def test_plain_numpy_calls_dispatch_on_tracers():
 
 
 def test_unsupported_numpy_function_raises_naming_it():
-    with pytest.raises(NotImplementedError, match="numpy.fft"):
-        ad.grad(lambda x: np.fft.fft(x).real.sum())(np.ones(4))
+    window = np.lib.stride_tricks.sliding_window_view
+    with pytest.raises(NotImplementedError, match="numpy.lib.stride_tricks.sliding_window_view"):
+        ad.grad(lambda x: window(x, 2).sum())(np.ones(4))
+    with pytest.raises(NotImplementedError, match="numpy.frexp"):
+        ad.grad(lambda x: np.frexp(x)[0].sum())(np.ones(4))
     with pytest.raises(NotImplementedError, match="numpy.add.reduce"):
         ad.grad(lambda x: np.add.reduce(x))(np.ones(4))
 
@@ -163,7 +166,7 @@ def test_control_flow_on_concrete_values():
 def test_error_non_scalar_output():
     with pytest.raises(
         TypeError,
-        match=r"grad requires real-valued scalar outputs \(shape \(\)\), got shape \(3,\)",
+        match=r"Gradient only defined for scalar-output functions. Output had shape: \(3,\)",
     ):
         ad.grad(lambda x: x * 2.0)(np.ones(3))
 
@@ -181,7 +184,7 @@ def test_error_integer_input():
     with pytest.raises(TypeError, match="Argument 0 of f has a leaf of dtype bool: use allow_int"):
         ad.grad(f)({"a": np.ones(2), "b": np.array(True)}, 3)
     g = ad.grad(lambda x, n: x * n, argnums=(0, 1), allow_int=True)(2.0, 3)
-    assert g[0] == 3.0 and g[1] == 0
+    assert g[0] == 3.0 and g[1].dtype == ad.float0 and g[1].shape == ()  # (as JAX)
 
 
 ARGNUMS_TRANSFORMS = [ad.grad, ad.value_and_grad, ad.jacrev, ad.jacfwd, ad.hessian]
@@ -207,9 +210,9 @@ def test_argnums_of_a_wrong_type_raise(transform):
 
 
 def test_error_unknown_argnums():
-    with pytest.raises(ValueError, match="argnums=3 requires at least 4 positional arguments"):
+    with pytest.raises(TypeError, match="argnums=3 requires at least 4 positional arguments"):
         ad.grad(lambda x: x, argnums=3)(1.0)
-    with pytest.raises(ValueError, match="argnums"):
+    with pytest.raises(TypeError, match="argnums"):
         ad.grad(lambda x, y: x * y, argnums=(0, 5))(1.0, 2.0)
     with pytest.raises(TypeError, match="argnums must be an int"):
         ad.grad(lambda x: x, argnums="0")(1.0)
@@ -217,9 +220,9 @@ def test_error_unknown_argnums():
 
 def test_error_mismatched_pytree_cotangent():
     _, pull = ad.vjp(lambda x: (x, x * 2.0), np.ones(2))
-    with pytest.raises(ValueError, match="Tree structure of cotangent"):
+    with pytest.raises(ValueError, match="unexpected tree structure"):
         pull([np.ones(2), np.ones(2)])
-    with pytest.raises(ValueError, match="Shape of cotangent"):
+    with pytest.raises(ValueError, match="unexpected JAX type .*Shape of cotangent"):
         pull((np.ones(3), np.ones(2)))
 
 

@@ -52,10 +52,14 @@ def test_size_one_and_zero_batches():
 def test_vmap_errors_name_arguments_and_sizes():
     with pytest.raises(
         ValueError,
-        match="(?s)inconsistent sizes.*argument 0 has size 3 along axis 0.*argument 1 has size 4 along axis 0",
+        match=(
+            r"vmap got inconsistent sizes for array axes to be mapped:\n"
+            r"  \* one axis had size 3: axis 0 of argument a of type float64\[3\];\n"
+            r"  \* one axis had size 4: axis 0 of argument b of type float64\[4\]"
+        ),
     ):
         ad.vmap(lambda a, b: a + b)(np.ones(3), np.ones(4))
-    with pytest.raises(ValueError, match="along axis 2.*rank.*only 1.*argument 0"):
+    with pytest.raises(ValueError, match="along axis 2.*rank.*only 1.*argument x"):
         ad.vmap(anp.sin, in_axes=2)(np.ones(3))
     with pytest.raises(ValueError, match="in_axes"):
         ad.vmap(lambda a, b: a, in_axes=(0,))(np.ones(3), np.ones(3))

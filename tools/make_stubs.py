@@ -322,6 +322,8 @@ def _origin(value, name: str) -> str:
         return value.__module__
     if isinstance(value, types.ModuleType) and "." in value.__name__:
         return value.__name__.rsplit(".", 1)[0]
+    if type(value).__module__.startswith("autodiff."):  # an object of ours (r_, c_)
+        return type(value).__module__
     raise TypeError(f"cannot tell where {name!r} ({value!r}) comes from")
 
 

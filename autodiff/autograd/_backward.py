@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -19,24 +20,51 @@ from autodiff.vmap import vmap
 class TorchPass(Sinks):
     """A torch-style backward pass: the engine's sinks, with this thread's anomaly mode, and
     the pass made known to hooks while it runs (`register_multi_grad_hook` asks which pass
-    runs and which nodes it runs)."""
+    runs and which nodes it runs; `queue_callback` adds to its callbacks, run once every node
+    has). As torch's graph task, it runs with its own copy of the saved-tensor hooks stack:
+    what its hooks push or pop there does not outlive it."""
 
-    __slots__ = ("saved",)
+    __slots__ = ("saved", "callbacks", "hooks_stack")
 
     def __init__(self, **sinks):
         st = autograd_state()
         super().__init__(**sinks, anomaly=st.anomaly, check_nan=st.anomaly_check_nan)
         self.saved = None
+        self.callbacks: list = []
+        self.hooks_stack = None
 
     def begin(self, order: list) -> None:
         st = autograd_state()
         self.saved = st.pass_nodes
         st.backward_pass_id += 1
         st.pass_nodes = set(order)
+        st.passes.append(self)
+        self.hooks_stack = st.saved_tensors_hooks
+        st.saved_tensors_hooks = list(self.hooks_stack)
+
+    def finish(self) -> None:
+        # Callbacks run in the order queued, also those a callback queues.
+        callbacks = self.callbacks
+        while callbacks:
+            callbacks.pop(0)()
 
     def end(self) -> None:
+        st = autograd_state()
         if self.saved is not None:
-            autograd_state().pass_nodes = self.saved
+            st.pass_nodes = self.saved
+        if st.passes and st.passes[-1] is self:
+            st.passes.pop()
+        if self.hooks_stack is not None:
+            st.saved_tensors_hooks = self.hooks_stack
+
+
+def queue_callback(callback) -> None:
+    """Run `callback()` when the backward pass running now has run every node (torch's
+    `Variable._execution_engine.queue_callback`)."""
+    st = autograd_state()
+    if not st.passes:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    st.passes[-1].callbacks.append(callback)
 
 
 def _as_tuple(x) -> tuple:
@@ -72,21 +100,32 @@ def _seeds(outputs: tuple, grad_outputs, create_graph: bool, batched: bool = Fal
         raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
     seeds = []
     for i, (out, g) in enumerate(zip(outputs, grads)):
-        if not isinstance(out, Tensor):
+        if _is_edge(out):  # (a GradientEdge: the gradient of that node output)
+            out_shape, out_dtype = _edge_shape_dtype(tuple(out), None)
+        elif not isinstance(out, Tensor):
             raise TypeError(f"element {i} of tensors is not a Tensor")
-        if not out.requires_grad:
+        elif not out.requires_grad:
             raise RuntimeError(
                 f"element {i} of tensors does not require grad and does not have a grad_fn"
             )
+        else:
+            out_shape, out_dtype = tuple(out.shape), out.dtype
         if g is None:
-            if out.size != 1:
+            if math.prod(out_shape) != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            seeds.append(np.ones(out.shape, out.dtype))
+            seeds.append(np.ones(out_shape, out_dtype))
             continue
+        g_dtype = g.dtype if isinstance(g, Tensor) else np.asarray(g).dtype
+        if (g_dtype.kind == "c") != (np.dtype(out_dtype).kind == "c"):
+            raise RuntimeError(
+                "For complex Tensors, both grad_output and output are required to have the same "
+                f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g_dtype} and "
+                f"output[{i}] has a dtype of {np.dtype(out_dtype)}."
+            )
         g_shape = tuple(g.shape) if isinstance(g, Tensor) else np.shape(g)
-        want = ((g_shape[0],) if batched and g_shape else ()) + tuple(out.shape)
+        want = ((g_shape[0],) if batched and g_shape else ()) + tuple(out_shape)
         if tuple(g_shape) != want:
-            s_out = _size(out.shape)
+            s_out = _size(out_shape)
             s_g = _size(g_shape[1:] if batched and g_shape else g_shape)
             raise RuntimeError(
                 f"Mismatch in shape: grad_output[{i}] has a shape of torch.Size({s_g}) and "
@@ -101,9 +140,16 @@ def _seeds(outputs: tuple, grad_outputs, create_graph: bool, batched: bool = Fal
         if isinstance(g, Tensor):
             g = g if create_graph or g._trace is not EVAL_TRACE else g._value
         else:
-            g = np.asarray(g, dtype=out.dtype)
+            g = np.asarray(g, dtype=out_dtype)
         seeds.append(conj_complex(g))  # the engine's convention (see reverse/engine.py)
     return seeds
+
+
+def _root_edge(output) -> tuple:
+    """Where a backward pass starts for `output` (a Tensor, or a GradientEdge)."""
+    if _is_edge(output):
+        return tuple(output)
+    return output._edge if output._edge is not None else gradient_edge(output)
 
 
 def _input_edges(inputs, fname: str) -> list:
@@ -182,7 +228,7 @@ def backward(
     else:
         sinks = TorchPass(accumulate_all_leaves=True)
     backward_pass(
-        [o._edge if o._edge is not None else gradient_edge(o) for o in outputs],
+        [_root_edge(o) for o in outputs],
         seeds,
         retain_graph=retain_graph,
         create_graph=create_graph,
@@ -247,7 +293,7 @@ def grad(
 def _run_grad(outputs, edges, seeds, retain_graph, create_graph, allow_unused, materialize):
     sinks = TorchPass(capture=[e for e, _ in edges])
     backward_pass(
-        [o._edge if o._edge is not None else gradient_edge(o) for o in outputs],
+        [_root_edge(o) for o in outputs],
         seeds,
         retain_graph=retain_graph,
         create_graph=create_graph,

@@ -13,11 +13,12 @@ import threading
 import traceback
 import weakref
 
+from autodiff.autograd._nodes import SAVED_FOR_PARTNERS, pack
 from autodiff.autograd._state import autograd_state, next_sequence_number
-from autodiff.core.graph import Node, Packed, new_node
+from autodiff.core.graph import Node, new_node
 from autodiff.core.primitive import NO_PARAMS
 from autodiff.core.tensor import Tensor
-from autodiff.core.trace import set_level0_recorder, state
+from autodiff.core.trace import set_level0_recorder
 
 _ACCUMULATOR_LOCK = threading.Lock()
 
@@ -39,6 +40,7 @@ def gradient_edge(tensor: Tensor) -> tuple:
 def leaf_node(tensor: Tensor, seq: int) -> Node:
     """The AccumulateGrad node of a leaf tensor (held weakly: no reference cycle)."""
     node = new_node(None, None, (), None, (), seq)
+    node.versions = ()  # (a level-0 node: it takes its class AccumulateGrad when seen)
     node._extra().variable = weakref.ref(tensor)
     return node
 
@@ -63,20 +65,35 @@ def record(prim, args: tuple, params: dict, out):
     primals = []
     parents = []
     versions = []
+    if hooks is not None and prim in SAVED_FOR_PARTNERS:
+        return _record_product_with_hooks(prim, args, params, out, hooks)
     for a in args:
         if isinstance(a, Tensor):
             edge = a._edge
             if edge is None and a._requires_grad:
                 edge = gradient_edge(a)  # (a leaf's accumulator, made on first use)
             parents.append(edge)
-            versions.append((a, a._vc) if saves else None)
+            if saves:
+                vc = a._vc
+                versions.append((a, vc if type(vc) is int else vc.value))
+            else:
+                versions.append(None)
             primals.append(a._value if hooks is None else _pack(hooks, a))
         else:
             parents.append(None)
             versions.append(None)
             primals.append(a)
+    # Of a product's inputs, as torch, only those the other's gradient reads are saved (`w * x`
+    # with x needing no gradient saves x only: w may then change in place before the
+    # backward pass): not version-checked (nor packed: see _record_product_with_hooks).
+    if saves and len(parents) == 2 and prim in SAVED_FOR_PARTNERS:
+        needed = SAVED_FOR_PARTNERS[prim][parents[0] is not None, parents[1] is not None]
+        if not needed[0]:
+            versions[0] = None
+        if not needed[1]:
+            versions[1] = None
     st.seq = seq = st.seq + 1  # (next_sequence_number, inline: once per recorded op)
-    node = Node()  # (new_node, inline)
+    node = Node()  # (new_node, inline; it takes its torch class when seen: autograd/_nodes.py)
     node.prim = prim
     node.params = params or NO_PARAMS
     node.set_inputs(parents, primals)
@@ -99,16 +116,36 @@ def record(prim, args: tuple, params: dict, out):
     return result
 
 
-def _pack(hooks: tuple, tensor) -> Packed:
+def _record_product_with_hooks(prim, args: tuple, params: dict, out, hooks: tuple):
+    """`record` for a product under saved-tensor hooks: only the inputs its gradients read
+    are saved, so only those are packed (torch's pack hook sees them alone)."""
+    x, y = args
+    needed = SAVED_FOR_PARTNERS[prim][
+        isinstance(x, Tensor) and (x._edge is not None or x._requires_grad),
+        isinstance(y, Tensor) and (y._edge is not None or y._requires_grad),
+    ]
+    st = autograd_state()
+    saved = st.saved_tensors_hooks
+    st.saved_tensors_hooks = []  # (record the node without hooks, then pack what it saves)
+    try:
+        result = record(prim, args, params, out)
+    finally:
+        st.saved_tensors_hooks = saved
+    node = result._edge[0]
+    primals = list(node.primals)
+    for i, a in enumerate(args):
+        if needed[i] and isinstance(a, Tensor):
+            primals[i] = _pack(hooks, a)
+    node.primals = primals
+    node.raw = False
+    node._extra()  # packed residuals take the engine's general path
+    return result
+
+
+def _pack(hooks: tuple, tensor):
     """`tensor` saved through `saved_tensors_hooks` (pack, unpack): the pack hook runs with grad
     mode off, as in torch (what it computes is not recorded, so saves nothing to pack again)."""
-    st = state()
-    enabled = st.grad_enabled
-    st.grad_enabled = False
-    try:
-        return Packed(hooks[0](tensor), hooks[1])
-    finally:
-        st.grad_enabled = enabled
+    return pack(hooks[0], hooks[1], tensor)
 
 
 set_level0_recorder(record)

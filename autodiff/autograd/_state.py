@@ -18,6 +18,8 @@ class AutogradState(threading.local):
         self.saved_tensors_hooks_disabled: str | None = None  # the error, while disabled
         self.backward_pass_id = 0  # which backward pass is running (multi-grad hooks)
         self.pass_nodes: frozenset | set = frozenset()  # the nodes that pass will run
+        self.passes: list = []  # the torch-style backward passes running, innermost last
+        self.view_replay = False  # (_force_original_view_tracking's mode)
 
 
 _state = AutogradState()

@@ -5,10 +5,14 @@ Installed on Tensor by `autodiff/_tensor_methods.py`, with every other method, i
 
 from __future__ import annotations
 
+import copy
 import sys
 import warnings
 import weakref
 from collections.abc import Callable
+from typing import SupportsIndex
+
+import numpy as np
 
 from autodiff.autograd._backward import backward as _run_backward
 from autodiff.autograd._record import gradient_edge
@@ -16,6 +20,8 @@ from autodiff.core import buffers
 from autodiff.core.graph import _RemovableHandle
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE
+from autodiff.forward_ad.trace import ForwardTracer
+from autodiff.reverse.engine import mark_detached
 
 
 def backward(
@@ -99,6 +105,8 @@ def set_grad(self: Tensor, value) -> None:
                 f"of size '{list(self.shape)}'. Please ensure that the gradient and the "
                 "tensor are the same size"
             )
+    if self._trace is not EVAL_TRACE:
+        raise RuntimeError("`.grad` can be assigned only outside function transforms")
     old, self._grad = self._grad, value
     # A dropped gradient nothing else holds (`p.grad = None`, as optimizers' zero_grad
     # does) is recycled: the next backward pass writes this parameter's gradient into it
@@ -110,3 +118,132 @@ def set_grad(self: Tensor, value) -> None:
         and not weakref.getweakrefcount(old)
     ):
         buffers.give_if_unshared(old._value, 1)  # (`old._value`)
+
+
+def del_grad(self: Tensor) -> None:
+    """`del t.grad`: the same as `t.grad = None`."""
+    set_grad(self, None)
+
+
+def output_nr(self: Tensor) -> int:
+    """Which output of its grad_fn this tensor is (0 for leaves)."""
+    edge = self._edge if self._trace is EVAL_TRACE else None
+    return 0 if edge is None else (edge[1] if type(edge) is tuple else 0)
+
+
+def detach_(self: Tensor) -> Tensor:
+    """Detach this tensor from the graph in place: it becomes a leaf that does not require
+    grad (its nodes keep what they saved; a node that saved it raises on use, as in torch)."""
+    if self._trace is not EVAL_TRACE:
+        if not (isinstance(self, ForwardTracer) and self._trace.dual):
+            raise RuntimeError("detach_() can be used only outside function transforms")
+        # A dual tensor: no graph and no tangent any more (torch's detach_ is both).
+        self._tangent = None
+        if isinstance(self._value, Tensor):
+            self._value = detach_(Tensor._from(self._value._value, self._value._edge))
+        return self
+    if self._edge is not None:
+        mark_detached(self)  # (a node that saved it raises when it runs, as torch's)
+    self._edge = None
+    self._requires_grad = False
+    return self
+
+
+# torch's `t._backward_hooks` (a dict of hook(grad) called with this tensor's gradient, legacy
+# code assigns one): id(tensor) -> (weakref to it, the dict). (A Tensor's `==` is elementwise:
+# no WeakKeyDictionary.)
+_BACKWARD_HOOKS: dict = {}
+
+
+def backward_hooks(self: Tensor) -> dict | None:
+    """The dict of legacy gradient hooks assigned to `t._backward_hooks` (None: none)."""
+    entry = _BACKWARD_HOOKS.get(id(self))
+    return entry[1] if entry is not None and entry[0]() is self else None
+
+
+def set_backward_hooks(self: Tensor, hooks) -> None:
+    """`t._backward_hooks = {...}`: each value is called with the gradient of `t`, in order,
+    when the backward pass computes it (what they return replaces it, as `register_hook`'s)."""
+    key = id(self)
+    if hooks is None:
+        _BACKWARD_HOOKS.pop(key, None)
+        return
+    ref = weakref.ref(self, lambda _, key=key: _BACKWARD_HOOKS.pop(key, None))
+    _BACKWARD_HOOKS[key] = (ref, hooks)
+    if self.requires_grad:
+
+        def call_hooks(grad, hooks=hooks):
+            for hook in list(hooks.values()):
+                result = hook(grad)
+                if result is not None:
+                    grad = result
+            return grad
+
+        node, index = gradient_edge(self)
+        node._register_tensor_pre_hook(index, call_hooks)
+
+
+def del_backward_hooks(self: Tensor) -> None:
+    raise RuntimeError("cannot delete _backward_hooks")
+
+
+# ---- pickle and copy: a leaf's data, requires_grad (and for deepcopy its .grad), as torch ----
+
+
+def _rebuild(cls, value, requires_grad: bool, state, grad=None) -> Tensor:
+    t = object.__new__(cls)
+    t._value = value
+    t._trace = EVAL_TRACE
+    t._edge = None
+    t._requires_grad = bool(requires_grad)
+    t._grad = grad
+    t._vc = 0
+    t._accumulator = None
+    if state:
+        t.__dict__.update(state)
+    return t
+
+
+def _check_concrete(tensor: Tensor, what: str) -> None:
+    if tensor._trace is not EVAL_TRACE:
+        raise TypeError(
+            f"Cannot {what} a {type(tensor).__name__}: it is a traced value inside a function "
+            "transform (its derivative cannot leave the transform)."
+        )
+
+
+def reduce_ex(self: Tensor, protocol: SupportsIndex) -> tuple:
+    """Pickle (and `copy.copy`) support: the data and `requires_grad` (not `.grad`, not the
+    graph: a tensor that requires grad comes back as a leaf), as torch."""
+    _check_concrete(self, "pickle")
+    state = getattr(self, "__dict__", None) or None
+    return (_rebuild, (type(self), self._value, self.requires_grad, state))
+
+
+def deepcopy(self: Tensor, memo: dict) -> Tensor:
+    """`copy.deepcopy`: a leaf's data, `requires_grad` and `.grad` copied, as torch (which
+    refuses, as here, a tensor with a grad_fn)."""
+    _check_concrete(self, "deepcopy")
+    if self._edge is not None:
+        raise RuntimeError(
+            "Only Tensors created explicitly by the user (graph leaves) support the deepcopy "
+            "protocol at the moment.  If you were attempting to deepcopy a module, this may be "
+            "because of a torch.nn.utils.weight_norm usage, see "
+            "https://github.com/pytorch/pytorch/pull/103001"
+        )
+    done = memo.get(id(self))
+    if done is not None:
+        return done
+    value = self._value
+    new_value = memo.get(id(value))
+    if new_value is None:  # (NumPy scalars are immutable: kept)
+        new_value = np.array(value, copy=True) if type(value) is np.ndarray else value
+        memo[id(value)] = new_value
+    new = _rebuild(type(self), new_value, self._requires_grad, None)
+    memo[id(self)] = new
+    if self._grad is not None:
+        new._grad = copy.deepcopy(self._grad, memo)
+    state = getattr(self, "__dict__", None)
+    if state:
+        new.__dict__.update(copy.deepcopy(state, memo))
+    return new

@@ -20,13 +20,23 @@ import copy
 import functools
 import inspect
 import warnings
+import weakref
 from typing import Any, NamedTuple
 
 import numpy as np
 
+from autodiff.autograd._nodes import (
+    BackwardCFunction,
+    function_node_class,
+    register_node_class,
+    set_function_ctx,
+    unpack_saved,
+)
 from autodiff.autograd.grad_mode import no_grad
+from autodiff.autograd.graph import Node as GraphNode
 from autodiff.core.abstract import same_aval
 from autodiff.core.dtypes import dtype_of, is_inexact
+from autodiff.core.graph import Packed, version_of
 from autodiff.core.primitive import Primitive, bind
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE, state
@@ -35,6 +45,7 @@ from autodiff.numpy import moveaxis
 from autodiff.numpy import sum as sum_
 from autodiff.ops.elementwise import astype, conj_complex
 from autodiff.ops.structural import shape_of, sum_to_shape
+from autodiff.reverse.engine import RELEASED_MESSAGE, check_versions
 from autodiff.reverse.graph import ReverseTrace
 from autodiff.vmap import vmap
 
@@ -97,6 +108,9 @@ class FunctionCtx:
         self._ad_nondiff: frozenset = frozenset()
         self._ad_saved = None  # the resolved saved tensors while a rule runs
         self._ad_resetup = False
+        self._ad_args = None  # the apply call's arguments, while it runs (forward sees them)
+        self._ad_originals: dict = {}  # saved level-0 inputs: i -> the Tensor itself
+        self._ad_node = None  # weakref to the level-0 node (saved_tensors outside the rules)
 
     # ---- the torch ctx API ----
     def save_for_backward(self, *tensors) -> None:
@@ -123,12 +137,73 @@ class FunctionCtx:
 
     @property
     def saved_tensors(self) -> tuple:
-        """The tensors given to `save_for_backward` (to `save_for_forward` inside `jvp`)."""
+        """The tensors given to `save_for_backward` (to `save_for_forward` inside `jvp`).
+
+        Inputs come back as the very tensors that were saved, as in torch. Outside the rules
+        (from the node, `y.grad_fn.saved_tensors`) they are read from the graph, with torch's
+        error once a backward pass has freed it."""
         if self._ad_saved is not None:
             return self._ad_saved
-        return tuple(self.to_save)
+        if self._ad_refs is None:  # (during forward or setup_context)
+            return tuple(self.to_save)
+        node = self._ad_node() if self._ad_node is not None else None
+        if node is None:
+            raise RuntimeError(RELEASED_MESSAGE)
+        return self._ad_saved_of(node)
+
+    @property
+    def saved_variables(self) -> tuple:
+        """Deprecated alias of `saved_tensors` (torch's warning)."""
+        warnings.warn(
+            "'saved_variables' is deprecated; use 'saved_tensors'", DeprecationWarning, stacklevel=2
+        )
+        return self.saved_tensors
 
     # ---- internals ----
+    def _ad_saves_tensors(self) -> bool:
+        """Whether the Function saved a tensor for backward (else its node may run twice)."""
+        return any(r is not None for r in (self._ad_refs or ()))
+
+    def _ad_saved_of(self, node) -> tuple:
+        """The saved tensors, read from `node` (this call's level-0 node) outside the rules."""
+        primals, out = node.primals, node.out
+        if primals is None or out is None:
+            raise RuntimeError(RELEASED_MESSAGE)
+        check_versions(node)
+        saved = []
+        for r in self._ad_refs:
+            if r is None:
+                saved.append(None)
+            elif r[0] == "in":
+                original = self._ad_originals.get(r[1])
+                value = primals[r[1]]
+                if isinstance(value, Packed):
+                    saved.append(unpack_saved(value, node.parents[r[1]]))
+                else:
+                    saved.append(original if original is not None else _wrap(value))
+            elif r[0] == "out":
+                value = out[r[1]]
+                if isinstance(value, Packed):
+                    value = unpack_saved(value, None)._value
+                saved.append(Tensor._from(value, (node, r[1])))
+            else:
+                value = r[1]
+                saved.append(unpack_saved(value, None) if isinstance(value, Packed) else value)
+        return tuple(saved)
+
+    def _ad_original(self, i: int, v):
+        """Input `i` as forward and the rules see it: the caller's Tensor itself when `v` is
+        its value at level 0 (identity, as in torch), else `v` wrapped."""
+        args = self._ad_args
+        original = args[i] if args is not None else self._ad_originals.get(i)
+        if (
+            isinstance(original, Tensor)
+            and original._trace is EVAL_TRACE
+            and (v is original._value or (isinstance(v, Tensor) and v._value is original._value))
+        ):
+            return original
+        return None
+
     @property
     def _ad_name(self) -> str:
         return f"{self._ad_cls.__name__}Backward"
@@ -159,10 +234,14 @@ class FunctionCtx:
         """
         items = list(output) if isinstance(output, tuple) else [output]
         entries, tensors = [], []
+        positions: dict = {}  # (a tensor returned twice is one output, returned twice: torch)
         for o in items:
             if isinstance(o, (Tensor, np.ndarray)):
-                entries.append(("t", len(tensors)))
-                tensors.append(o)
+                j = positions.get(id(o))
+                if j is None:
+                    j = positions[id(o)] = len(tensors)
+                    tensors.append(o)
+                entries.append(("t", j))
             else:
                 entries.append(("c", o))
         self._ad_out_spec = (isinstance(output, tuple), tuple(entries))
@@ -185,7 +264,8 @@ class FunctionCtx:
                     "as output. The inputs that are modified inplace must all be outputs of the "
                     "Function."
                 )
-            dirty[j] = (i, t._vc if isinstance(t, Tensor) else 0)
+            original = self._ad_args is not None and self._ad_args[i] is t
+            dirty[j] = (i, version_of(t) if isinstance(t, Tensor) and not original else 0)
         nondiff = {out_index[id(t)] for t in self.non_differentiable if id(t) in out_index}
         nondiff |= {j for j, o in enumerate(tensors) if not is_inexact(dtype_of(o))}
         dirty_inputs = {i for i, _ in dirty.values()}
@@ -249,9 +329,12 @@ class FunctionCtx:
             if r is None:
                 saved.append(None)
             elif r[0] == "in":
-                saved.append(ins[r[1]])
+                original = self._ad_original(r[1], ins[r[1]])
+                saved.append(ins[r[1]] if original is None else original)
             elif r[0] == "out":
                 saved.append(outs[r[1]])
+            elif isinstance(r[1], Packed):  # (hooks set through _raw_saved_tensors)
+                saved.append(unpack_saved(r[1], None))
             else:
                 saved.append(self._ad_lift(r[1]))
         self._ad_saved = tuple(saved)
@@ -263,12 +346,22 @@ class FunctionCtx:
     def _ad_grad_outputs(self, cts, outs) -> list:
         """One grad per forward output: None for non-Tensor outputs, zeros when materialized."""
         grads = []
-        for kind, j in self._ad_out_spec[1]:
+        entries = self._ad_out_spec[1]
+        # (an output returned twice gets its gradient at its last position, as in torch)
+        last = {j: pos for pos, (kind, j) in enumerate(entries) if kind == "t"}
+        for pos, (kind, j) in enumerate(entries):
             if kind == "c":
                 grads.append(None)
                 continue
-            g = None if j in self._ad_nondiff else cts[j]
-            if g is None and self.materialize_grads:
+            nondiff = j in self._ad_nondiff
+            g = None if nondiff or last[j] != pos else cts[j]
+            # (torch's private `ctx._materialize_non_diff_grads = False` keeps None for outputs
+            # marked non-differentiable)
+            if (
+                g is None
+                and self.materialize_grads
+                and not (nondiff and not getattr(self, "_materialize_non_diff_grads", True))
+            ):
                 g = np.zeros(shape_of(outs[j]), dtype_of(outs[j]))
             grads.append(self._ad_lift(g))
         return grads
@@ -318,8 +411,9 @@ class FunctionCtx:
                 f"{len(entries)} but got {len(tangents)})"
             )
         checked = []
-        for (kind, j), t in zip(entries, tangents):
-            if kind == "c":
+        last = {j: pos for pos, (kind, j) in enumerate(entries) if kind == "t"}
+        for pos, ((kind, j), t) in enumerate(zip(entries, tangents)):
+            if kind == "c" or last[j] != pos:
                 continue
             if t is None or j in self._ad_nondiff:
                 checked.append(None)
@@ -348,6 +442,17 @@ class FunctionCtx:
         )
         if node is not None:
             self._ad_trim_versions(node)
+            self._ad_node = weakref.ref(node)
+        # Keep the saved level-0 inputs themselves (the rules hand them back as they were).
+        self._ad_originals = {
+            r[1]: args[r[1]]
+            for r in (self._ad_refs or ()) + (self._ad_fwd_refs or ())
+            if r is not None
+            and r[0] == "in"
+            and isinstance(args[r[1]], Tensor)
+            and args[r[1]]._trace is EVAL_TRACE
+        }
+        self._ad_args = None
         for j, o in enumerate(outs):
             if not (isinstance(o, Tensor) and o._trace is EVAL_TRACE):
                 continue
@@ -386,7 +491,7 @@ def _rebase_dirty(args, dirty, out, node):
         orig._edge = out._edge
     orig._vc += bumps + 1
     if node is not None and node.versions is not None and node.versions[i] is not None:
-        node.versions[i] = (orig, orig._vc)
+        node.versions[i] = (orig, version_of(orig))
     return orig
 
 
@@ -545,7 +650,10 @@ def _run_layers(fn, spec: tuple, values: list, dims: list, out_dims):
 
 def _impl(*values, ctx: FunctionCtx, spec: tuple):
     def body(*vals):
-        args = [ctx._ad_wrap_input(i, v, always=True) for i, v in enumerate(vals)]
+        args = []
+        for i, v in enumerate(vals):
+            original = None if spec else ctx._ad_original(i, v)
+            args.append(ctx._ad_wrap_input(i, v, always=True) if original is None else original)
         return ctx._ad_finish(args, ctx._ad_call_forward(args), per_example=bool(spec))
 
     st = state()
@@ -596,7 +704,7 @@ def _jvp(primals, tangents, *, out, ctx: FunctionCtx, spec: tuple):
             elif t is None and c.materialize_grads:
                 t = np.zeros(shape_of(ins[i]), dtype_of(ins[i]))
             tangents_in.append(c._ad_lift(t))
-        refs = c._ad_fwd_refs if c._ad_fwd_refs is not None else c._ad_refs
+        refs = c._ad_fwd_refs or ()  # (jvp sees what save_for_forward saved, as in torch)
         result = c._ad_call(cls.jvp, refs, ins, outs, tangents_in)
         return c._ad_check_tangents(result, outs)
 
@@ -688,6 +796,7 @@ def _primitive_of(cls) -> Primitive:
         prim.vjp = _vjp
         prim.jvp = _jvp
         prim.batch = _batch
+        register_node_class(prim, cls._backward_cls)
         cls._ad_primitive = prim
     return prim
 
@@ -730,6 +839,11 @@ class Function:
     """
 
     generate_vmap_rule = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        # The class of this Function's nodes (`y.grad_fn.__class__`), as torch's.
+        cls._backward_cls = function_node_class(f"{cls.__name__}Backward")
 
     def __init__(self, *args, **kwargs):
         warnings.warn(
@@ -796,7 +910,12 @@ class Function:
         ctx._ad_kwargs = kwargs
         ctx._ad_tensors = any(isinstance(_bottom(a), Tensor) for a in args)
         ctx.needs_input_grad = tuple(_needs_grad(a) for a in args)
-        outs = bind(_primitive_of(cls), *args, ctx=ctx, spec=())
+        ctx._ad_args = args
+        try:
+            outs = bind(_primitive_of(cls), *args, ctx=ctx, spec=())
+        except BaseException:
+            ctx._ad_args = None
+            raise
         return ctx._ad_outputs(args, outs)
 
 
@@ -866,4 +985,30 @@ def once_differentiable(fn):
     return wrapper
 
 
-__all__ = ["Function", "FunctionCtx", "VmapInfo", "once_differentiable"]
+Function._backward_cls = function_node_class("FunctionBackward")
+set_function_ctx(FunctionCtx)
+GraphNode.register(FunctionCtx)  # (a ctx is a Node, as torch's: there it is the node itself)
+
+
+class InplaceFunction(Function):
+    """A Function that may work in place (torch's legacy base class; `inplace` is kept for
+    the subclass to read).
+
+    Example:
+        >>> issubclass(InplaceFunction, Function)
+        True
+    """
+
+    def __init__(self, inplace: bool = False):
+        super().__init__()
+        self.inplace = inplace
+
+
+__all__ = [
+    "BackwardCFunction",
+    "Function",
+    "FunctionCtx",
+    "InplaceFunction",
+    "VmapInfo",
+    "once_differentiable",
+]

@@ -29,8 +29,9 @@ from autodiff.autograd._backward import grad as _autograd_grad
 from autodiff.autograd.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from autodiff.core.tensor import Tensor
 from autodiff.factories import ones_like, zeros, zeros_like
-from autodiff.jacobians import basis_rows, jacfwd, row_blocks
+from autodiff.jacobians import basis_rows, jacfwd, jacrev, row_blocks
 from autodiff.numpy import copy
+from autodiff.ops.elementwise import conj_complex
 from autodiff.reverse import grad as functional_grad
 
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
@@ -315,6 +316,10 @@ def jacobian(
     strict: bool = False,
     vectorize: bool = False,
     strategy: str = "reverse-mode",
+    *,
+    chunk_size: int | None = None,
+    executor=None,
+    progress=False,
 ):
     """The Jacobian of `func` at `inputs`: entry `[i][j]` has shape `out_i.shape + in_j.shape`.
 
@@ -330,6 +335,9 @@ def jacobian(
             instead of one per output element; forward mode requires it.
         strategy: `"reverse-mode"` (one backward pass per output element) or
             `"forward-mode"` (`autodiff.jacfwd`, one batched forward pass).
+        chunk_size, executor, progress: (autodiff's) `autodiff.jacrev`/`jacfwd` over chunks
+            of `chunk_size` rows, each a task of `executor` (a `dask.distributed.Client` or a
+            `concurrent.futures.Executor`), with a progress bar; no graph, real dtypes.
 
     Example:
         >>> import autodiff as ad
@@ -343,6 +351,9 @@ def jacobian(
             'function has more outputs than inputs, "forward-mode" tends to be more performant. '
             'Otherwise, prefer to use "reverse-mode".'
         )
+    if executor is not None or progress or chunk_size is not None:
+        scale = {"chunk_size": chunk_size, "executor": executor, "progress": progress}
+        return _scaled_out("jacobian", func, inputs, create_graph, strict, strategy, scale)
     if strategy == "forward-mode":
         if create_graph:
             raise NotImplementedError(
@@ -463,6 +474,42 @@ def _jacobian_forward(func: Callable, inputs, strict: bool, vectorize: bool):
     return _unpack(jac, (outputs_were_tuple[0], inputs_were_tuple))
 
 
+def _scaled_out(fn_name: str, func, inputs, create_graph, strict, strategy, scale: dict):
+    """jacobian / hessian with chunk_size, executor or progress: the functional `jacrev` or
+    `jacfwd` (by `strategy`) over detached inputs, in chunks of rows run as tasks
+    (autodiff/distributed); Tensors without a graph come back."""
+    if create_graph or strict:
+        raise RuntimeError(
+            f"torch.autograd.functional.{fn_name}: chunk_size=, executor= and progress= compute "
+            "the rows without an autograd graph: they cannot be combined with "
+            "create_graph=True or strict=True."
+        )
+    inputs_were_tuple, inputs = _as_tuple(inputs, "inputs", fn_name)
+    xs = tuple(x.detach() for x in inputs)
+    argnums = tuple(range(len(xs)))
+    if fn_name == "hessian":
+
+        def scalar_func(*a):
+            return _single_element(func(*a), False, "hessian").reshape(())
+
+        target, checked = functional_grad(scalar_func, argnums=argnums), xs
+        structure = (inputs_were_tuple, inputs_were_tuple)
+    else:
+        outputs_were_tuple, outputs = _call(func, xs, fn_name)  # (the structure, here)
+        target, checked = (lambda *a: _call(func, a, fn_name)[1]), xs + outputs
+        structure = (outputs_were_tuple, inputs_were_tuple)
+    if any(np.dtype(t.dtype).kind == "c" for t in checked):
+        raise NotImplementedError(
+            f"torch.autograd.functional.{fn_name}: chunk_size=, executor= and progress= take "
+            "real inputs and outputs; for complex ones use autodiff.jacrev/jacfwd (JAX's "
+            "convention) with them."
+        )
+    transform = jacfwd if strategy == "forward-mode" else jacrev
+    jac = transform(target, argnums=argnums, **scale)(*xs)
+    jac = tuple(tuple(_level0(block) for block in row) for row in jac)
+    return _unpack(jac, structure)
+
+
 # ---- second order -----------------------------------------------------------------------------
 
 
@@ -487,12 +534,17 @@ def hessian(
     strict: bool = False,
     vectorize: bool = False,
     outer_jacobian_strategy: str = "reverse-mode",
+    *,
+    chunk_size: int | None = None,
+    executor=None,
+    progress=False,
 ):
     """The Hessian of scalar `func` at `inputs`: entry `[i][j]` has shape `in_i.shape + in_j.shape`.
 
     The Jacobian of the gradient. The gradient is always reverse mode; the outer
     Jacobian follows `outer_jacobian_strategy` (`"forward-mode"` needs `vectorize=True`
-    and runs `autodiff.jacfwd` over the functional `autodiff.grad`).
+    and runs `autodiff.jacfwd` over the functional `autodiff.grad`). `chunk_size`,
+    `executor` and `progress` as for `jacobian` (the outer Jacobian's rows as tasks).
 
     Example:
         >>> import autodiff as ad
@@ -503,6 +555,10 @@ def hessian(
     inputs_were_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in _STRATEGIES:
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
+    if executor is not None or progress or chunk_size is not None:
+        scale = {"chunk_size": chunk_size, "executor": executor, "progress": progress}
+        strategy, given = outer_jacobian_strategy, inputs if inputs_were_tuple else inputs[0]
+        return _scaled_out("hessian", func, given, create_graph, strict, strategy, scale)
 
     def scalar_func(*xs):
         return _single_element(func(*xs), strict, "hessian").reshape(())
@@ -510,7 +566,8 @@ def hessian(
     if outer_jacobian_strategy == "forward-mode":
 
         def gradient(*xs):  # xs are forward-mode tracers: the functional grad sees through them
-            return functional_grad(scalar_func, argnums=tuple(range(len(xs))))(*xs)
+            g = functional_grad(scalar_func, argnums=tuple(range(len(xs))))(*xs)
+            return tuple(conj_complex(v) for v in g)  # (torch's convention: JAX's conjugate)
     else:
 
         def gradient(*xs):

@@ -6,7 +6,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import warnings
 
+from autodiff.autograd._state import autograd_state
 from autodiff.core.trace import state
 
 
@@ -24,6 +26,21 @@ class _ModeContext(contextlib.ContextDecorator):
         return self.__class__()
 
     def __call__(self, func):
+        if inspect.isclass(func):
+            # As torch: deprecated, and what runs in the mode is the class's construction.
+            warnings.warn(
+                "Decorating classes is deprecated and will be disabled in future versions. You "
+                "should only decorate functions or methods. To preserve the current behavior of "
+                "class decoration, you can directly decorate the `__init__` method and nothing "
+                "else.",
+                FutureWarning,
+                stacklevel=2,
+            )
+            cls = func
+
+            def func(*args, **kwargs):
+                return cls(*args, **kwargs)
+
         if inspect.isgeneratorfunction(func):
             return self._wrap_generator(func)
 
@@ -204,6 +221,53 @@ class set_multithreading_enabled(_ModeContext):
 
     def __exit__(self, *exc):
         return False
+
+
+class _force_original_view_tracking(_ModeContext):
+    """torch's switch between replaying views and `as_strided` in the backward of in-place
+    operations on views, for code that sets it: autodiff's views never take the `as_strided`
+    path, so the switch only records the mode (`is_view_replay_enabled`). Like
+    `set_grad_enabled`, it takes effect at once, and as a context manager restores the mode.
+
+    Example:
+        >>> with _force_original_view_tracking(True):
+        ...     print(is_view_replay_enabled())
+        True
+        >>> is_view_replay_enabled()
+        False
+    """
+
+    _bare_decorator = False
+
+    def __init__(self, mode: bool):
+        st = autograd_state()
+        self.prev = st.view_replay
+        self.mode = bool(mode)
+        st.view_replay = self.mode
+
+    def clone(self):
+        return self.__class__(self.mode)
+
+    def __call__(self, func):
+        autograd_state().view_replay = self.prev
+        return super().__call__(func)
+
+    def __enter__(self):
+        autograd_state().view_replay = self.mode
+
+    def __exit__(self, *exc):
+        autograd_state().view_replay = self.prev
+        return False
+
+
+def is_view_replay_enabled() -> bool:
+    """The mode `_force_original_view_tracking` set (False by default).
+
+    Example:
+        >>> is_view_replay_enabled()
+        False
+    """
+    return autograd_state().view_replay
 
 
 def is_grad_enabled() -> bool:

@@ -30,7 +30,7 @@ from autodiff.autograd.grad_mode import enable_grad
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE
 from autodiff.factories import zeros_like
-from autodiff.reverse import vjp
+from autodiff.reverse.transforms import pullback as _functional_pullback
 from autodiff.vmap import vmap
 
 __all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
@@ -1009,5 +1009,6 @@ def _vjp(func, xs: tuple, diff_idx: list, cts: tuple) -> tuple:
         outs = _as_tuple(func(*args))
         return tuple(o for o in outs if isinstance(o, Tensor) and o._trace is not EVAL_TRACE)
 
-    _, pullback = vjp(of_diff, *diff)
+    # torch's convention for complex values (the functional vjp is JAX's: its conjugate)
+    _, pullback = _functional_pullback(of_diff, diff, False, conjugate=True)
     return tuple(pullback(tuple(cts)))

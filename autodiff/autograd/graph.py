@@ -2,15 +2,61 @@
 
 from __future__ import annotations
 
+import abc
 import contextlib
 import threading
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
+from autodiff.autograd._nodes import SavedTensor
 from autodiff.autograd._record import gradient_edge
 from autodiff.autograd._state import autograd_state
-from autodiff.core.graph import Node
+from autodiff.core import graph as _core_graph
 from autodiff.core.tensor import Tensor
+
+
+class Node(abc.ABC):
+    """A node of the backward graph, as `tensor.grad_fn` is (torch's virtual base class).
+
+    Every graph node is an instance (`isinstance(y.grad_fn, Node)`), of a class named as torch
+    names its node (MulBackward0, AccumulateGrad, MyFnBackward), with `name()`,
+    `next_functions`, `metadata`, `register_hook`, `register_prehook`; a custom Function's
+    ctx is one too, as in torch.
+
+    Example:
+        >>> import autodiff as ad
+        >>> y = ad.tensor([1.0], requires_grad=True) * 2
+        >>> isinstance(y.grad_fn, Node), type(y.grad_fn).__name__
+        (True, 'MulBackward0')
+    """
+
+    @abc.abstractmethod
+    def name(self) -> str:
+        """torch's name of the node (`MulBackward0`)."""
+
+    @property
+    @abc.abstractmethod
+    def next_functions(self) -> tuple:
+        """One `(node, output_index)` per input."""
+
+    @property
+    @abc.abstractmethod
+    def metadata(self) -> dict:
+        """A dict for the user's annotations of the node."""
+
+    @abc.abstractmethod
+    def register_hook(self, fn):
+        """`fn(grad_inputs, grad_outputs)` runs after the node."""
+
+    @abc.abstractmethod
+    def register_prehook(self, fn):
+        """`fn(grad_outputs)` runs before the node."""
+
+    @classmethod
+    def __subclasshook__(cls, subclass):
+        if cls is Node and subclass is not None and issubclass(subclass, _core_graph.Node):
+            return True
+        return NotImplemented
 
 
 class GradientEdge(NamedTuple):
@@ -81,7 +127,13 @@ class saved_tensors_hooks:
         st.saved_tensors_hooks.append(self.hooks)
 
     def __exit__(self, *exc):
-        autograd_state().saved_tensors_hooks.pop()
+        stack = autograd_state().saved_tensors_hooks
+        if not stack:
+            raise RuntimeError(
+                "saved_tensors_hooks: exiting a context that is not active (no saved-tensor "
+                "hooks are set on this thread): each __exit__ must match an __enter__."
+            )
+        stack.pop()
         return False
 
 
@@ -200,6 +252,7 @@ def register_multi_grad_hook(tensors: Sequence[Tensor], fn: Callable, *, mode: s
 __all__ = [
     "GradientEdge",
     "Node",
+    "SavedTensor",
     "disable_saved_tensors_hooks",
     "get_gradient_edge",
     "increment_version",

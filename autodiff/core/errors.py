@@ -1,5 +1,9 @@
 """Error types raised by the tracer layer."""
 
+import reprlib
+
+import numpy as np
+
 
 class EscapedTracerError(RuntimeError):
     """A tracer of a finished function transform was used in a new computation.
@@ -11,7 +15,7 @@ class EscapedTracerError(RuntimeError):
         >>> anp.cos(leaked[0])  # doctest: +ELLIPSIS
         Traceback (most recent call last):
             ...
-        autodiff.core.errors.EscapedTracerError: A tracer from a finished ReverseTrace ...
+        autodiff.core.errors.EscapedTracerError: Encountered an unexpected tracer: a tracer ...
     """
 
 
@@ -42,3 +46,42 @@ class ConcretizationError(TracerConversionError):
     (`static_argnums`), use structured control flow (`autodiff.cond`, `autodiff.while_loop`),
     or compute the value outside the staged function.
     """
+
+
+# ---------------------------------------------------------- messages of the functional face
+# The functional transforms raise JAX's exception types with messages that carry JAX's key
+# phrases (so that `pytest.raises(match=...)` written against JAX still matches) and name
+# the function and argument concerned.
+
+
+def type_str(x) -> str:
+    """A value's type in JAX's short form: `float32[10,4]`, `int64[]`.
+
+    Example:
+        >>> import numpy as np
+        >>> type_str(np.ones((2, 3), np.float32)), type_str(1.0)
+        ('float32[2,3]', 'float64[]')
+    """
+    dtype = getattr(x, "dtype", None)
+    shape = getattr(x, "shape", None)
+    if dtype is None or shape is None:
+        arr = np.asarray(x)
+        dtype, shape = arr.dtype, arr.shape
+    name = "float0" if np.dtype(dtype).names == ("float0",) else np.dtype(dtype).name
+    return f"{name}[{','.join(str(d) for d in shape)}]"
+
+
+def invalid_value_error(x, where: str) -> TypeError:
+    """The error for a value that is not an array, a scalar or a Tensor (`where` names it:
+    "argument 0 of f"), in JAX's words ("... is not a valid JAX type").
+
+    Example:
+        >>> print(invalid_value_error("foo", "argument 0 of f"))  # doctest: +ELLIPSIS
+        Argument 'foo' of type <class 'str'> is not a valid JAX type: argument 0 of f must be ...
+    """
+    what = f"dtype {x.dtype}" if hasattr(x, "dtype") else f"type {type(x)}"
+    return TypeError(
+        f"Argument {reprlib.repr(x)} of {what} is not a valid JAX type: {where} must be an array, "
+        "a scalar or a Tensor (or a pytree of them: a list or tuple is a pytree, np.asarray(x) "
+        "makes it an array)."
+    )

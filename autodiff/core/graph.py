@@ -15,6 +15,7 @@ from __future__ import annotations
 import weakref
 
 import numpy as np
+from numpy import ndarray  # (numpy's module __getattr__ makes `np.ndarray` a slow load)
 
 
 def edge_pair(edge) -> tuple:
@@ -63,6 +64,83 @@ class _NodeExtra:
         self.dual = None
 
 
+class VersionCounter:
+    """The version counter of tensors that alias one another's data (`detach()`): an in-place
+    modification of either bumps both, as torch's. A Tensor holds a plain int in `_vc` until
+    it shares its counter (`share_version`); then this, which adds and compares as that int.
+
+    Example:
+        >>> vc = VersionCounter(2)
+        >>> vc += 1
+        >>> vc == 3, vc > 2, int(vc), f"{vc}"
+        (True, True, 3, '3')
+    """
+
+    __slots__ = ("value",)
+    __hash__ = None  # (mutable)
+
+    def __init__(self, value: int = 0):
+        self.value = int(value)
+
+    def __iadd__(self, n):
+        self.value += int(n)
+        return self
+
+    def __add__(self, n) -> int:
+        return self.value + int(n)
+
+    __radd__ = __add__
+
+    def __sub__(self, n) -> int:
+        return self.value - int(n)
+
+    def __rsub__(self, n) -> int:
+        return int(n) - self.value
+
+    def __int__(self) -> int:
+        return self.value
+
+    __index__ = __int__
+
+    def __eq__(self, other) -> bool:
+        return self.value == int(other)
+
+    def __ne__(self, other) -> bool:
+        return self.value != int(other)
+
+    def __lt__(self, other) -> bool:
+        return self.value < int(other)
+
+    def __le__(self, other) -> bool:
+        return self.value <= int(other)
+
+    def __gt__(self, other) -> bool:
+        return self.value > int(other)
+
+    def __ge__(self, other) -> bool:
+        return self.value >= int(other)
+
+    def __repr__(self) -> str:
+        return repr(self.value)
+
+    def __format__(self, spec: str) -> str:
+        return format(self.value, spec)
+
+
+def share_version(source, alias) -> None:
+    """Make `alias` (a tensor sharing `source`'s data) share its version counter."""
+    vc = source._vc
+    if type(vc) is int:
+        vc = source._vc = VersionCounter(vc)
+    alias._vc = vc
+
+
+def version_of(tensor) -> int:
+    """`tensor`'s version as an int (a snapshot, also of a shared counter)."""
+    vc = tensor._vc
+    return vc if type(vc) is int else vc.value
+
+
 class _RemovableHandle:
     """Returned by hook registration; `.remove()` unregisters the hook."""
 
@@ -99,6 +177,32 @@ def lean_residuals(prim, primals, out) -> tuple:
     if not prim.saves_output and not prim.multiple_results:
         out = stand_in(out)
     return primals, out
+
+
+# primitive -> whether its torch-face nodes (not renamed) save no tensor, as the torch face
+# found it (autograd/_nodes.py): the engine's hot loop reads it.
+KEEPS_SHAPES: dict = {}
+
+
+def keep_shapes(node) -> None:
+    """Replace the large float arrays among `node`'s residuals by stand-ins (`stand_in`): what
+    a rule that reads only shapes and dtypes needs, holding no memory."""
+    p1 = node.p1
+    if p1 is MANY:
+        node.x0 = tuple([stand_in(p) for p in node.x0])
+    else:
+        x0 = node.x0
+        if type(x0) is ndarray and x0.size >= STAND_IN_MIN_SIZE:
+            node.x0 = stand_in(x0)
+        if p1 is not ONE:
+            x1 = node.x1
+            if type(x1) is ndarray and x1.size >= STAND_IN_MIN_SIZE:
+                node.x1 = stand_in(x1)
+    out = node.out
+    if type(out) is tuple:
+        node.out = tuple([stand_in(o) for o in out])
+    elif type(out) is ndarray and out.size >= STAND_IN_MIN_SIZE:
+        node.out = stand_in(out)
 
 
 def stand_in(value):
@@ -235,7 +339,8 @@ class Node:
     @property
     def next_functions(self) -> tuple:
         """One `(node, output_index)` per input; `(None, 0)` for inputs that need no gradient."""
-        return tuple((None, 0) if e is None else edge_pair(e) for e in self.parents)
+        pairs = [(None, 0) if e is None else edge_pair(e) for e in self.parents]
+        return tuple((None, 0) if n is None else (observed(n), i) for n, i in pairs)
 
     @property
     def metadata(self) -> dict:
@@ -290,20 +395,76 @@ class Node:
         return len(self.out) if self.prim is not None and self.prim.multiple_results else 1
 
     def release(self) -> None:
-        """Drop the saved residuals; the graph structure (parents) stays."""
-        self.primals = None
+        """Drop the saved residuals; the graph structure (parents) stays. A torch-face node
+        whose torch counterpart saves no tensor (AddBackward0, SumBackward0) keeps stand-ins
+        of the shapes its rule reads instead, and may run again (`keeps_shapes`)."""
+        if self.versions is not None and self.x0 is not RELEASED and self.keeps_shapes():
+            keep_shapes(self)
+            return
+        self.x0 = RELEASED  # (self.primals = None)
+        self.x1 = None
         self.out = None
+
+    def keeps_shapes(self) -> bool:
+        """Whether `release` keeps the node runnable (stand-ins of the shapes its rule reads:
+        the torch face's nodes that, as torch's, save no tensor)."""
+        return self.versions is not None and _torch_face.keeps_shapes(self)
 
     def __repr__(self):
         name = "AccumulateGrad" if self.prim is None else self.name()  # torch's repr
         return f"<{name} object at {hex(id(self))}>"
 
 
-def new_node(prim, params, primals, out, parents, seq: int, raw: bool = False) -> Node:
+class _TorchFace:
+    """What the torch face (autograd/_nodes.py) tells core about its nodes: which keep their
+    shapes when released, and the class a node takes once user code sees it."""
+
+    @staticmethod
+    def keeps_shapes(node) -> bool:
+        return False
+
+    @staticmethod
+    def classify(node) -> None:
+        return None
+
+
+_torch_face = _TorchFace()
+
+
+def set_torch_face(keeps_shapes, classify) -> None:
+    """Install the torch face's `keeps_shapes(node)` and `classify(node)` (see `observed`)."""
+    _torch_face.keeps_shapes = keeps_shapes
+    _torch_face.classify = classify
+
+
+def name_node(result, name: str):
+    """Name the torch-face node that produced `result` as torch names the composite operation
+    that computed it (e.g. MeanBackward0 for `sum / n`); `result` itself is returned. Values
+    of function transforms and results without a node are left alone."""
+    edge = getattr(result, "_edge", None)
+    if type(edge) is tuple and edge[0].versions is not None:
+        edge[0]._extra().name = name
+    return result
+
+
+def observed(node):
+    """`node` as user code sees it (`grad_fn`, `next_functions`): a torch-face node takes its
+    torch class (MulBackward0, AccumulateGrad, ...) here, when first seen. Recorded as plain
+    Nodes, the nodes a backward pass runs are all of one class, so that the engine's reads of
+    their attributes stay on CPython's fast (specialized) path."""
+    if type(node) is Node and node.versions is not None:
+        _torch_face.classify(node)
+    return node
+
+
+def new_node(
+    prim, params, primals, out, parents, seq: int, raw: bool = False, cls: type = Node
+) -> Node:
     """A node of `prim` with its residuals (`primals`, `out`, `params`), the edges of its inputs
     (`parents`) and its sequence number; `raw`: are the residuals plain NumPy values? (Then a
-    pass nobody records may run the primitive's `vjp_numpy` rule.)"""
-    node = Node()
+    pass nobody records may run the primitive's `vjp_numpy` rule.) `cls`: Node or a subclass
+    (the torch face's node classes)."""
+    node = cls()
     node.prim = prim
     node.params = params
     node.set_inputs(parents, primals)

@@ -136,6 +136,9 @@ class Primitive:
     def __repr__(self):
         return f"Primitive({self.name})"
 
+    def __str__(self):  # (its name, as JAX's: policies test `str(prim) == "sin"`)
+        return self.name
+
     def rule(self, kind: str):
         """The `kind` rule ("jvp", "vjp", "batch"), or a clear NotImplementedError."""
         fn = getattr(self, kind)

@@ -18,7 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from autodiff.core.errors import TracerConversionError
+from autodiff.core.errors import EscapedTracerError, TracerConversionError
+from autodiff.core.graph import observed, share_version, version_of
+from autodiff.core.sizes import _COUNTS, ElementCount, _element_count
 from autodiff.core.trace import EVAL_TRACE, TENSOR_TYPES, Trace, state
 
 if TYPE_CHECKING:
@@ -113,8 +115,10 @@ class Tensor:
         self._requires_grad = bool(flag)
 
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
-        """Set `requires_grad` in place (leaves only) and return self."""
-        self.requires_grad = requires_grad
+        """Set `requires_grad` in place (leaves only; on a graph result `True` is a no-op, as
+        in torch) and return self."""
+        if not (requires_grad and self._edge is not None and self._trace is EVAL_TRACE):
+            self.requires_grad = requires_grad
         return self
 
     @property
@@ -125,20 +129,54 @@ class Tensor:
     @property
     def grad_fn(self) -> Node | None:
         """The Node that produced this tensor (None for leaves)."""
-        return self._edge[0] if self._trace is EVAL_TRACE and self._edge is not None else None
+        if self._trace is EVAL_TRACE and self._edge is not None:
+            return observed(self._edge[0])  # (its torch class, e.g. MulBackward0)
+        return None
 
     @property
     def _version(self) -> int:
-        """How many in-place modifications this tensor has seen."""
-        return self._vc
+        """How many in-place modifications this tensor has seen (shared with its aliases)."""
+        return version_of(self)
 
     def detach(self) -> Tensor:
-        """A new leaf sharing this tensor's data, cut from the graph."""
-        return Tensor._from(self._value if self._trace is EVAL_TRACE else self.primal())
+        """A new leaf sharing this tensor's data and version counter, cut from the graph."""
+        if self._trace is not EVAL_TRACE:
+            return Tensor._from(self.primal())
+        alias = Tensor._from(self._value)
+        share_version(self, alias)  # (in-place on either bumps both, as torch's)
+        return alias
 
     @property
     def data(self) -> Tensor:
-        return self.detach()
+        """torch's `.data`: this tensor's data as a new leaf, outside autograd (`detach()`).
+
+        NumPy's `ndarray.data` (the raw memory buffer) has no meaning for a traced NumPy
+        value: asking a NumPy-face tracer for it raises rather than drop its derivative."""
+        if face_of(self) == "numpy":
+            raise TracerConversionError(
+                f"Cannot take .data of a {type(self).__name__} of NumPy code: NumPy's "
+                "ndarray.data is the raw memory buffer, which would lose the derivative "
+                "(torch's .data is a detached tensor). Use autodiff.stop_gradient(x) for a "
+                "constant."
+            )
+        # (unlike detach(), torch's .data shares no version counter: its in-place changes go
+        # unnoticed by autograd)
+        return Tensor._from(self._value if self._trace is EVAL_TRACE else self.primal())
+
+    @data.setter
+    def data(self, value: Tensor) -> None:
+        # torch's `x.data = y`: x now holds y's data (shared, any shape), outside autograd:
+        # no version bump, no graph.
+        if not isinstance(value, Tensor):
+            raise TypeError(f"Variable data has to be a tensor, but got {type(value).__name__}")
+        if self._trace is not EVAL_TRACE or value._trace is not EVAL_TRACE:
+            raise RuntimeError("`.data` can be assigned only outside function transforms")
+        if self._requires_grad and not np.issubdtype(value.dtype, np.inexact):
+            raise RuntimeError(
+                "data set to a tensor that requires gradients must be floating point or "
+                "complex dtype"
+            )
+        self._value = value._value
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -174,8 +212,18 @@ class Tensor:
         return len(self.shape)
 
     @property
-    def size(self) -> int:
-        return math.prod(self.shape)  # exact Python int; np.prod costs ~3 us per call
+    def size(self) -> ElementCount:
+        """The number of elements: on the torch face an int that torch code can call
+        (`x.size()` is torch's `Size`, `x.size(d)` the length of dimension `d`); on the NumPy
+        face (and for staged values) NumPy's plain int, which arithmetic treats as a weakly
+        typed Python number (an int subclass would be a strong int64 to NumPy)."""
+        shape = self.shape
+        if self._trace is not EVAL_TRACE and face_of(self) != "torch":
+            return math.prod(shape)  # type: ignore[return-value]  # (a plain int: see above)
+        count = _COUNTS.get(shape)
+        if count is None:
+            count = _element_count(shape)
+        return count
 
     def __len__(self) -> int:
         shape = self.shape
@@ -232,6 +280,14 @@ class Tensor:
         """
         if self._trace is not EVAL_TRACE:  # inside a transform: functional update
             return result
+        if isinstance(result, Tensor) and result._trace is not EVAL_TRACE:
+            # (writing its value here would drop its derivative: a tangent, a gradient path)
+            raise RuntimeError(
+                "An in-place operation would write a value that carries a derivative (of a "
+                f"dual level or transform: a {type(result).__name__}) into a tensor that has "
+                "none, dropping the derivative (torch makes such a tensor dual in place; "
+                "autodiff does not). Use the out-of-place form, e.g. `x = x + y` for `x += y`."
+            )
         recording = isinstance(result, Tensor) and result._edge is not None
         if self._requires_grad and self._edge is None and state().grad_enabled:
             raise RuntimeError(
@@ -285,6 +341,9 @@ class Tensor:
         that carry no derivative convert: level 0 (the torch face), integers, and the dual
         tensors of torch's forward AD (as in torch). A staged or vmapped level below has no
         one value, and raises from `primal`."""
+        if not self._trace.alive:  # an escaped tracer: as any use of it (EscapedTracerError)
+            lowered = self._trace.lower(self)
+            return lowered._python_value(conversion) if isinstance(lowered, Tensor) else lowered
         value = self.primal()
         if self._trace is not EVAL_TRACE and np.issubdtype(self.dtype, np.inexact):
             t = self
@@ -303,6 +362,8 @@ class Tensor:
     def __bool__(self) -> bool:
         # Python control flow (`if x > 0:`) on the concrete value, as HIPS autograd and torch:
         # a truth value is piecewise constant, so no derivative is lost.
+        if not self._trace.alive:  # an escaped tracer: as any use of it (EscapedTracerError)
+            return bool(self._trace.lower(self))
         return bool(self.primal())
 
     def __float__(self) -> float:
@@ -347,16 +408,32 @@ class Tensor:
         return np.asarray(self.__array__())
 
     def __array__(self, dtype=None, copy=None) -> np.ndarray:
+        if not self._trace.alive:  # an escaped tracer: as any use of it (EscapedTracerError)
+            return np.asarray(self._trace.lower(self), dtype=dtype)
+        if dtype is not None and np.dtype(dtype).kind in "biu":
+            # (np.int64(x), np.asarray(x, int): integers carry no derivative, nothing is lost)
+            return np.asarray(self.primal(), dtype=dtype)
         if self._trace is not EVAL_TRACE:
             raise TracerConversionError(
                 f"Cannot convert a {type(self).__name__} to a NumPy array: the result would "
                 "lose its derivative. Use autodiff.numpy functions on it, or "
-                "autodiff.stop_gradient / .primal() if a constant is really meant."
+                "autodiff.stop_gradient / .primal() if a constant is really meant. (NumPy does "
+                "not dispatch on a list: np.mean([x, y]) converts the list itself; use "
+                "autodiff.numpy.mean([x, y]), or np.stack([x, y]) first.)"
             )
         v = self._value
         return np.asarray(v, dtype=dtype) if dtype is not None else np.asarray(v)
 
     def __repr__(self) -> str:
+        if not self._trace.alive:  # (its transform has finished: no value to show as its own)
+            try:
+                return repr(self._trace.lower(self))  # (torch's dual tensors become values)
+            except EscapedTracerError:
+                return (
+                    f"<escaped tracer: {type(self).__name__} of a finished "
+                    f"{type(self._trace).__name__} (level {self._trace.level}), "
+                    f"{np.dtype(self.dtype).name}{list(self.shape)}>"
+                )
         body = np.array2string(np.asarray(self.primal()), separator=", ", prefix="tensor(")
         if self._trace is EVAL_TRACE:
             if self._edge is not None:
@@ -367,6 +444,32 @@ class Tensor:
         return f"{type(self).__name__}<level {self._trace.level}>({body})"
 
     __str__ = __repr__
+
+
+# The concrete values NumPy code computes with: a tracer over one of these is NumPy's.
+_NUMPY_VALUES = (np.ndarray, np.generic, bool, int, float, complex)
+
+
+def face_of(x) -> str | None:
+    """Which API a value belongs to: 'torch', 'numpy', or None when that cannot be known.
+
+    A value's face is the type of the concrete value underneath all its levels: a level-0
+    Tensor (made by the torch face's factories) is torch's, a NumPy array or a number is
+    NumPy's, so a tracer of a function transform has the face of what it traces. Results
+    of operations inherit it at no cost: an operation on a level-0 Tensor gives one. A staged
+    value (inside `jit`) has only a shape and a dtype: None.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> face_of(ad.tensor([1.0])), face_of(np.ones(2)), face_of(3.0)
+        ('torch', 'numpy', 'numpy')
+    """
+    v = x
+    while type(v) in TENSOR_TYPES:
+        if v._trace is EVAL_TRACE:
+            return "torch"
+        v = v._value
+    return "numpy" if isinstance(v, _NUMPY_VALUES) else None
 
 
 def _one_element(value) -> Any:

@@ -17,11 +17,19 @@ from numpy import ndarray as _ndarray
 
 from autodiff.core import buffers as _buffers
 from autodiff.core.dtypes import SCALAR_PAIRS
-from autodiff.core.errors import EscapedTracerError
+from autodiff.core.errors import EscapedTracerError, type_str
 
 # Tensor and its subclasses (core/tensor.py registers them): `type(x) in TENSOR_TYPES` is the
 # hot paths' faster `isinstance(x, Tensor)` (a set lookup rather than a walk of x's type's MRO).
 TENSOR_TYPES: set = set()
+
+
+def _type_of(tracer) -> str:
+    """`float32[4,3]`: a tracer's type as errors show it (JAX's short form)."""
+    try:
+        return type_str(tracer)
+    except Exception:  # (a tracer whose shape or dtype cannot be read: name its class)
+        return type(tracer).__name__
 
 
 class Trace:
@@ -39,7 +47,8 @@ class Trace:
     def lower(self, tracer):
         """What a tracer of this trace becomes once the trace is dead."""
         raise EscapedTracerError(
-            f"A tracer from a finished {type(self).__name__} (level {self.level}) was used in a "
+            f"Encountered an unexpected tracer: a tracer of type {_type_of(tracer)} from a "
+            f"finished {type(self).__name__} (level {self.level}) was used in a "
             "new computation. Values computed inside a transform must be returned from the "
             "transformed function, not stored outside it."
         )

@@ -15,8 +15,9 @@ from typing import NamedTuple
 import numpy as np
 
 from autodiff.core.dtypes import dtype_of
+from autodiff.core.graph import share_version
 from autodiff.core.tensor import Tensor
-from autodiff.core.trace import pop_trace, push_trace, state
+from autodiff.core.trace import EVAL_TRACE, pop_trace, push_trace, state
 from autodiff.forward_ad.trace import ForwardTrace, ForwardTracer
 from autodiff.ops.elementwise import astype
 from autodiff.ops.structural import shape_of
@@ -164,5 +165,18 @@ def unpack_dual(tensor, *, level: int | None = None) -> UnpackedDualTensor:
         return UnpackedDualTensor(tensor, None)
     trace = _resolve(level)
     if isinstance(tensor, ForwardTracer) and tensor._trace is trace:
-        return UnpackedDualTensor(tensor._value, tensor._tangent)
+        return UnpackedDualTensor(_alias(tensor._value), tensor._tangent)
     return UnpackedDualTensor(tensor, None)
+
+
+def _alias(primal):
+    """A new tensor object for a dual tensor's primal, sharing its data, graph and version
+    counter (as torch's unpack_dual returns a new view each time); a leaf that requires grad is
+    returned itself (its gradient must reach it)."""
+    if type(primal) is not Tensor or primal._trace is not EVAL_TRACE:
+        return primal
+    if primal._edge is None and primal._requires_grad:
+        return primal
+    alias = Tensor._from(primal._value, primal._edge)
+    share_version(primal, alias)
+    return alias

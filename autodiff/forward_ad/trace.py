@@ -6,13 +6,18 @@ autodiff ops are seen — and differentiated — by every enclosing level.
 
 from __future__ import annotations
 
+import numpy as np
+from numpy import ndarray
+
+from autodiff.core.dtypes import SCALARS
 from autodiff.core.primitive import dispatch
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE, Trace, state
 
 
 class ForwardTracer(Tensor):
-    """A dual number: `_value` is the primal, `_tangent` the tangent (never None)."""
+    """A dual number: `_value` is the primal, `_tangent` the tangent (None only for a torch
+    dual tensor detached in place: a symbolic zero)."""
 
     __slots__ = ("_tangent",)
 
@@ -21,6 +26,39 @@ class ForwardTracer(Tensor):
         self._trace = trace
         self._edge = None
         self._tangent = tangent
+
+    def __repr__(self) -> str:
+        # A torch-style dual tensor prints as torch's: its primal, then `tangent=...`.
+        trace = self._trace
+        if trace.alive and trace.dual and type(self._value) is Tensor:
+            primal = repr(self._value)
+            tangent = self._tangent
+            tangent = repr(tangent if isinstance(tangent, Tensor) else Tensor._from(tangent))
+            return f"{primal[:-1]}, tangent={tangent})"
+        return Tensor.__repr__(self)
+
+    __str__ = __repr__
+
+    def _assign_inplace(self, result):
+        """An in-place operation on a torch-style dual tensor changes it in place, as torch's:
+        the primal as a level-0 tensor's in-place update (its buffer written, its version
+        bumped, or the update recorded), the tangent written into its buffer where it is a
+        view of another tangent (so the dual it was taken from sees the change), else
+        replaced. A function transform's tracer is updated functionally (Tensor's)."""
+        trace = self._trace
+        if not (trace.dual and trace.alive):
+            return Tensor._assign_inplace(self, result)
+        if isinstance(result, ForwardTracer) and result._trace is trace:
+            primal, tangent = result._value, result._tangent
+        else:
+            primal, tangent = result, None
+        mine = self._value
+        if type(mine) is Tensor and mine._trace is EVAL_TRACE:
+            mine._assign_inplace(primal)
+        else:
+            self._value = primal
+        self._tangent = _updated_tangent(self._tangent, tangent)
+        return self
 
 
 class ForwardTrace(Trace):
@@ -87,3 +125,20 @@ def _annotate_level0_node(trace, prim, args, out, t_out) -> None:
     if edge is None or first._trace is not EVAL_TRACE or edge[0].prim is not prim:
         return
     edge[0]._extra().dual = (trace, args, t_out)
+
+
+def _updated_tangent(old, new):
+    """A dual tensor's tangent after an in-place update to `new` (None: zero): written into
+    `old`'s buffer where `old` is a writable view of another tangent (as torch's views), else
+    `new` itself."""
+    target = old._value if type(old) is Tensor and old._trace is EVAL_TRACE else old
+    if type(target) is ndarray and target.base is not None and target.flags.writeable:
+        value = new._value if type(new) is Tensor and new._trace is EVAL_TRACE else new
+        if value is None or (
+            type(value) in (ndarray, *SCALARS) and np.shape(value) == target.shape
+        ):
+            target[...] = 0 if value is None else value
+            if type(old) is Tensor:
+                old._vc += 1
+            return old
+    return new

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import reprlib
 from collections.abc import Callable
 
 import numpy as np
 
 from autodiff.core.dtypes import dtype_of, float0, is_inexact
+from autodiff.core.errors import invalid_value_error
 from autodiff.core.pytree import tree_flatten, tree_map, tree_unflatten
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import new_trace
@@ -14,9 +16,19 @@ from autodiff.forward_ad.trace import ForwardTrace, ForwardTracer
 from autodiff.ops.structural import shape_of
 
 
-def _as_value(x):
-    if isinstance(x, (Tensor, np.ndarray)):
+def is_valid_value(x) -> bool:
+    if isinstance(x, (Tensor, bool, int, float, complex)):
+        return True
+    if isinstance(x, (np.ndarray, np.generic)):
+        return x.dtype.kind in "biufc" or x.dtype == float0
+    return False
+
+
+def _as_value(x, where: str = "an argument"):
+    if isinstance(x, Tensor) or (isinstance(x, np.ndarray) and is_valid_value(x)):
         return x
+    if not is_valid_value(x):
+        raise invalid_value_error(x, f"{where} of jvp")
     return np.asarray(x)
 
 
@@ -30,8 +42,10 @@ def _check_tangent(i: int, primal, tangent):
     p_dt, t_dt = dtype_of(primal), dtype_of(tangent)
     if is_inexact(p_dt) and p_dt != t_dt:
         raise TypeError(
-            f"jvp called with different primal and tangent dtypes: primal {i} has dtype "
-            f"{p_dt.name} and its tangent has dtype {t_dt.name}."
+            "primal and tangent arguments to jvp do not match; dtypes must be equal, or in case "
+            "of int/bool primal dtype the tangent dtype must be float0: jvp called with "
+            f"different primal and tangent dtypes: primal {i} has dtype {p_dt.name} and its "
+            f"tangent has dtype {t_dt.name}."
         )
     if not is_inexact(p_dt) and t_dt != float0:
         raise TypeError(
@@ -56,16 +70,23 @@ def zero_tangent(x):
 
 
 def _split(out, trace, has_aux):
-    """Primal outputs and tangents (zeros where the output does not depend on the inputs)."""
+    """Primal outputs and tangents (zeros where the output does not depend on the inputs;
+    float0 zeros for integer and boolean outputs, as in JAX)."""
     flat, treedef = tree_flatten(out)
     primals, tangents = [], []
-    for o in flat:
+    for k, o in enumerate(flat):
+        if not is_valid_value(o):
+            raise TypeError(
+                f"the function passed to jvp returned {reprlib.repr(o)} of type {type(o)} at "
+                f"output component {k}, which is not a valid JAX type: it must return arrays, "
+                "scalars or Tensors (or pytrees of them)."
+            )
         if isinstance(o, ForwardTracer) and o._trace is trace:
             primals.append(o._value)
-            tangents.append(o._tangent)
+            tangents.append(o._tangent if is_inexact(dtype_of(o)) else zero_tangent(o._value))
         else:
             primals.append(o)
-            tangents.append(np.zeros(shape_of(o), dtype_of(o)))
+            tangents.append(zero_tangent(o))
     return tree_unflatten(treedef, primals), tree_unflatten(treedef, tangents)
 
 
@@ -88,6 +109,8 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
         >>> float(out), float(t)
         (0.0, 2.0)
     """
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {reprlib.repr(fun)}: jvp transforms one.")
     if not isinstance(primals, (tuple, list)) or not isinstance(tangents, (tuple, list)):
         raise TypeError(
             "primal and tangent arguments to jvp must be tuples or lists; found "
@@ -96,12 +119,12 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     p_flat, p_def = tree_flatten(tuple(primals))
     t_flat, t_def = tree_flatten(tuple(tangents))
     if p_def != t_def:
-        raise ValueError(
+        raise TypeError(
             f"primal and tangent arguments to jvp must have the same tree structure; got {p_def} "
             f"and {t_def}."
         )
-    p_flat = [_as_value(p) for p in p_flat]
-    t_flat = [_as_value(t) for t in t_flat]
+    p_flat = [_as_value(p, f"primal {i}") for i, p in enumerate(p_flat)]
+    t_flat = [_as_value(t, f"tangent {i}") for i, t in enumerate(t_flat)]
     for i, (p, t) in enumerate(zip(p_flat, t_flat)):
         _check_tangent(i, p, t)
     with new_trace(ForwardTrace) as trace:
@@ -113,7 +136,8 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
         if has_aux:
             if not (isinstance(result, (tuple, list)) and len(result) == 2):
                 raise TypeError(
-                    "has_aux=True requires the function to return a pair (output, aux)."
+                    "has_aux=True requires the function to return a two-element tuple (output, "
+                    f"aux), but got type {type(result)} with value {reprlib.repr(result)}."
                 )
             result, aux = result
     out, t_out = _split(result, trace, has_aux)

@@ -497,6 +497,303 @@ _LGAMMA_AT_TWO = (  # lgamma(2 + z) / z: (-1)^k (zeta(k) - 1) / k, k = 24..2, th
 )
 
 # Scalar routines called by other kernels: Numba compiles them inline once registered.
+
+
+# ---------------------------------------------------------------------------------------------
+# Exponentially scaled modified Bessel functions i0e, i1e: the power series (positive terms)
+# up to |x| = 30, the asymptotic series of e^-x I_nu(x) beyond (its smallest term there is
+# about e^-60).
+
+_BESSEL_SERIES_BELOW = 30.0
+
+
+def _bessel_ie(nu, x):
+    """e^-|x| I_nu(|x|) for nu in {0, 1} and x >= 0."""
+    if x <= _BESSEL_SERIES_BELOW:
+        half = 0.5 * x
+        q = half * half
+        term = 1.0 if nu == 0.0 else half
+        total = term
+        k = 0.0
+        while True:
+            k += 1.0
+            term *= q / (k * (k + nu))
+            total += term
+            if term <= _MACHEP * total:  # (at x = 0 at once)
+                break
+        return total * math.exp(-x)
+    mu = 4.0 * nu * nu
+    term = 1.0
+    total = 1.0
+    k = 0.0
+    while k < 60.0:
+        k += 1.0
+        odd = 2.0 * k - 1.0
+        term *= -(mu - odd * odd) / (k * 8.0 * x)
+        total += term
+        if abs(term) < _MACHEP * abs(total):
+            break
+    return total / math.sqrt(2.0 * math.pi * x)
+
+
+def _i0e(x):
+    if math.isnan(x):
+        return x
+    if math.isinf(x):
+        return 0.0
+    return _bessel_ie(0.0, abs(x))
+
+
+def _i1e(x):
+    if math.isnan(x):
+        return x
+    if math.isinf(x):
+        return 0.0
+    value = _bessel_ie(1.0, abs(x))
+    return -value if x < 0.0 else value
+
+
+# ---------------------------------------------------------------------------------------------
+# Regularized incomplete gamma functions P(a, x) = gammainc, Q = 1 - P = gammaincc: the series
+# of P below x = a + 1, the continued fraction of Q above (modified Lentz), each evaluated with
+# its derivative in a, so that d/da is as accurate as the value (the derivative in x is the
+# integrand, in autodiff/ops/special.py).
+
+_TINY = 1e-300
+
+
+def _gamma_prefactor(a, x):
+    """x^a e^-x / gamma(a), from logs."""
+    return math.exp(a * math.log(x) - x - _lgamma(a))
+
+
+def _gamma_series(a, x):
+    """(P, dP/da) by the series P = x^a e^-x / gamma(a + 1) * sum x^n / ((a+1)...(a+n))."""
+    term = 1.0
+    dterm = 0.0  # d term / da
+    total = 1.0
+    dtotal = 0.0
+    n = 0.0
+    while n < 10000.0:
+        n += 1.0
+        ratio = x / (a + n)
+        dterm = dterm * ratio - term * ratio / (a + n)
+        term *= ratio
+        total += term
+        dtotal += dterm
+        if term < _MACHEP * total and abs(dterm) <= _MACHEP * abs(dtotal):
+            break
+    front = math.exp(a * math.log(x) - x - _lgamma(a + 1.0))
+    dfront = front * (math.log(x) - _digamma(a + 1.0))
+    return front * total, dfront * total + front * dtotal
+
+
+def _gamma_fraction(a, x):
+    """(Q, dQ/da) by the continued fraction Q = x^a e^-x / gamma(a) / (x + 1 - a - 1(1-a)/(x +
+    3 - a - ...)), differentiated along the modified Lentz iteration."""
+    b = x + 1.0 - a
+    db = -1.0
+    c = 1.0 / _TINY
+    dc = 0.0
+    d = 1.0 / b
+    dd = -db * d * d
+    h = d
+    dh = dd
+    i = 0.0
+    while i < 10000.0:
+        i += 1.0
+        an = -i * (i - a)
+        dan = i
+        b += 2.0
+        # d = 1 / (an d + b), c = b + an / c, h *= c d
+        den = an * d + b
+        dden = dan * d + an * dd + db
+        if abs(den) < _TINY:
+            den = _TINY
+        d = 1.0 / den
+        dd = -dden * d * d
+        cc = b + an / c
+        dcc = db + dan / c - an * dc / (c * c)
+        if abs(cc) < _TINY:
+            cc = _TINY
+        c = cc
+        dc = dcc
+        delta = c * d
+        ddelta = dc * d + c * dd
+        dh = dh * delta + h * ddelta
+        h *= delta
+        if abs(delta - 1.0) < _MACHEP and abs(h * ddelta) <= _MACHEP * abs(dh):
+            break
+    front = _gamma_prefactor(a, x)
+    dfront = front * (math.log(x) - _digamma(a))
+    return front * h, dfront * h + front * dh
+
+
+def _gammainc_parts(a, x):
+    """(P, Q, dP/da) for a > 0, x > 0 finite."""
+    if x < a + 1.0:
+        p, dp = _gamma_series(a, x)
+        return p, 1.0 - p, dp
+    q, dq = _gamma_fraction(a, x)
+    return 1.0 - q, q, -dq
+
+
+def _gammainc_edge(a, x):
+    """P(a, x) where the series do not apply (nan if none: the value is finite then)."""
+    if math.isnan(a) or math.isnan(x) or a < 0.0 or x < 0.0 or (a == 0.0 and x == 0.0):
+        return math.nan
+    if a == 0.0:
+        return 1.0
+    if x == 0.0:
+        return 0.0
+    if x == math.inf:
+        return 1.0
+    if a == math.inf:
+        return 0.0
+    return -1.0  # not an edge
+
+
+def _gammainc(a, x):
+    edge = _gammainc_edge(a, x)
+    if edge != -1.0:
+        return edge
+    return _gammainc_parts(a, x)[0]
+
+
+def _gammaincc(a, x):
+    edge = _gammainc_edge(a, x)
+    if edge != -1.0:
+        return 1.0 - edge
+    return _gammainc_parts(a, x)[1]
+
+
+def _gammainc_da(a, x):
+    """dP(a, x)/da (0 at the edges where P is constant in a, nan where P is)."""
+    edge = _gammainc_edge(a, x)
+    if edge != -1.0:
+        return edge * 0.0
+    return _gammainc_parts(a, x)[2]
+
+
+# ---------------------------------------------------------------------------------------------
+# Regularized incomplete beta function I_x(a, b): its continued fraction (modified Lentz), on
+# whichever of x, 1 - x makes it converge fast (I_x(a, b) = 1 - I_{1-x}(b, a)).
+
+
+def _beta_fraction(a, b, x):
+    qab = a + b
+    qap = a + 1.0
+    qam = a - 1.0
+    c = 1.0
+    d = 1.0 - qab * x / qap
+    if abs(d) < _TINY:
+        d = _TINY
+    d = 1.0 / d
+    h = d
+    m = 0.0
+    while m < 10000.0:
+        m += 1.0
+        m2 = 2.0 * m
+        aa = m * (b - m) * x / ((qam + m2) * (a + m2))
+        d = 1.0 + aa * d
+        if abs(d) < _TINY:
+            d = _TINY
+        c = 1.0 + aa / c
+        if abs(c) < _TINY:
+            c = _TINY
+        d = 1.0 / d
+        h *= d * c
+        aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2))
+        d = 1.0 + aa * d
+        if abs(d) < _TINY:
+            d = _TINY
+        c = 1.0 + aa / c
+        if abs(c) < _TINY:
+            c = _TINY
+        d = 1.0 / d
+        delta = d * c
+        h *= delta
+        if abs(delta - 1.0) < _MACHEP:
+            break
+    return h
+
+
+def _betainc(a, b, x):
+    if math.isnan(a) or math.isnan(b) or math.isnan(x):
+        return math.nan
+    if a < 0.0 or b < 0.0 or (a == 0.0 and b == 0.0) or x < 0.0 or x > 1.0:
+        return math.nan
+    if a == 0.0 or x == 1.0:
+        return 1.0
+    if b == 0.0 or x == 0.0:
+        return 0.0
+    if math.isinf(a) or math.isinf(b):
+        return math.nan
+    log_front = _lgamma(a + b) - _lgamma(a) - _lgamma(b) + a * math.log(x) + b * math.log1p(-x)
+    front = math.exp(log_front)
+    if x < (a + 1.0) / (a + b + 2.0):
+        return front * _beta_fraction(a, b, x) / a
+    return 1.0 - front * _beta_fraction(b, a, 1.0 - x) / b
+
+
+# ---------------------------------------------------------------------------------------------
+# Riemann zeta for every real s (scipy.special.zeta(s) without q): the Hurwitz sum at q = 1
+# for s > 1, the functional equation for s < 0, and Borwein's accelerated alternating series
+# of the Dirichlet eta function on [0, 1).
+
+_BORWEIN_N = 40
+
+
+def _eta_borwein(s):
+    """eta(s) = sum (-1)^k / (k+1)^s, by Borwein's algorithm 2 with n terms:
+    -1/d_n sum_{k<n} (-1)^k (d_k - d_n) / (k+1)^s, d_k = n sum_{i<=k} (n+i-1)! 4^i/((n-i)! (2i)!),
+    the d_k built by term ratios (twice: d_n first)."""
+    n = _BORWEIN_N
+    term = 1.0 / n  # i = 0: (n - 1)! / n!
+    dn = term
+    for i in range(1, n + 1):
+        term *= 4.0 * (n + i - 1) * (n - i + 1) / ((2.0 * i) * (2.0 * i - 1.0))
+        dn += term
+    term = 1.0 / n
+    dk = term
+    total = 0.0
+    for k in range(n):
+        if k > 0:
+            term *= 4.0 * (n + k - 1) * (n - k + 1) / ((2.0 * k) * (2.0 * k - 1.0))
+            dk += term
+        sign = 1.0 if k % 2 == 0 else -1.0
+        total += sign * (dk - dn) / (k + 1.0) ** s
+    return -total / dn
+
+
+def _riemann_zeta(s):
+    if math.isnan(s):
+        return s
+    if s == 1.0:
+        return math.inf
+    if s > 1.0:
+        return _hurwitz_zeta(s, 1.0)
+    if s == -math.inf:
+        return math.nan
+    if s >= -1.0:  # (reflecting from just below 0 would meet the pole at 1)
+        return _eta_borwein(s) / (1.0 - 2.0 ** (1.0 - s))
+    if _is_integer(0.5 * s):  # the trivial zeros
+        return 0.0
+    # zeta(s) = 2^s pi^(s-1) sin(pi s / 2) gamma(1 - s) zeta(1 - s)
+    one_minus = 1.0 - s
+    if one_minus > _MAX_GAMMA_ARG:
+        log_mag = s * math.log(2.0) + (s - 1.0) * math.log(math.pi) + _lgamma(one_minus)
+        sgn = math.sin(0.5 * math.pi * (s % 4.0))
+        return math.copysign(math.inf, sgn) if log_mag > _LOG_MAX else sgn * math.exp(log_mag)
+    return (
+        2.0**s
+        * math.pi ** (s - 1.0)
+        * math.sin(0.5 * math.pi * (s % 4.0))
+        * math.gamma(one_minus)
+        * _hurwitz_zeta(one_minus, 1.0)
+    )
+
+
 _HELPERS = (
     _horner,
     _is_integer,
@@ -507,6 +804,15 @@ _HELPERS = (
     _hurwitz_zeta,
     _cot_derivative,
     _polygamma_series,
+    _bessel_ie,
+    _gamma_prefactor,
+    _gamma_series,
+    _gamma_fraction,
+    _gammainc_parts,
+    _gammainc_edge,
+    _beta_fraction,
+    _eta_borwein,
+    _lgamma,
 )
 _compile_lock = threading.Lock()
 # What a compiled ufunc saves against np.vectorize of the same Python code, for tiering
@@ -536,11 +842,14 @@ class ScalarKernel:
         self.ufunc = None
 
     def result_dtype(self, dtype) -> np.dtype:
-        """The dtype of the result for a last argument of `dtype`: at least float32 (float16,
-        bools and small integers give float32, wider integers float64); complex is refused."""
+        """The dtype of the result for a last argument of `dtype`: floats keep their dtype
+        (float16 too, as JAX; SciPy gives float32), bools and small integers give float32,
+        wider integers float64; complex is refused."""
         dtype = np.dtype(dtype)
         if dtype.kind == "c":
             raise TypeError(f"autodiff.scipy.special.{self.name} does not support complex input")
+        if dtype == np.float16:
+            return dtype
         return np.result_type(dtype, np.float32)
 
     def __call__(self, *args):
@@ -584,3 +893,11 @@ gammaln = ScalarKernel("gammaln", _lgamma)
 gamma = ScalarKernel("gamma", _gamma)
 digamma = ScalarKernel("digamma", _digamma)
 polygamma = ScalarKernel("polygamma", _polygamma, nin=2)
+i0e = ScalarKernel("i0e", _i0e)
+i1e = ScalarKernel("i1e", _i1e)
+gammainc = ScalarKernel("gammainc", _gammainc, nin=2)
+gammaincc = ScalarKernel("gammaincc", _gammaincc, nin=2)
+gammainc_da = ScalarKernel("gammainc_da", _gammainc_da, nin=2)
+betainc = ScalarKernel("betainc", _betainc, nin=3)
+zeta = ScalarKernel("zeta", _hurwitz_zeta, nin=2)
+riemann_zeta = ScalarKernel("riemann_zeta", _riemann_zeta)

@@ -9,26 +9,42 @@ built at import; `__init__.pyi` lists them for editors and type checkers
 
 import numpy as _np
 
-from autodiff.numpy import _creation
+from autodiff.numpy import _creation, _elementwise_namespace, _histograms, _index_tricks
 from autodiff.ops import arrays as _arrays
 from autodiff.ops import elementwise as _elementwise
 from autodiff.ops import index as _index
+from autodiff.ops import mathematical as _mathematical
+from autodiff.ops import polynomials as _polynomials
 from autodiff.ops import products as _products
 from autodiff.ops import reduce as _reduce
 from autodiff.ops import shape as _shape
+from autodiff.ops import statistics as _statistics
 
 FUNCTIONS: dict = {}
-for _family in (_elementwise, _reduce, _shape, _index, _products, _arrays, _creation):
+for _family in (
+    _elementwise,
+    _reduce,
+    _shape,
+    _index,
+    _products,
+    _arrays,
+    _statistics,
+    _mathematical,
+    _polynomials,
+    _histograms,
+    _creation,
+):
     FUNCTIONS.update(_family.FUNCTIONS)
+# (the elementwise functions again, reading lists of Tensors as arrays; where, clip, aliases)
+FUNCTIONS.update(_elementwise_namespace.FUNCTIONS)
 FUNCTIONS.update(
     {
-        "abs": _elementwise.FUNCTIONS["absolute"],
-        "conj": _elementwise.FUNCTIONS["conjugate"],
-        "true_divide": _elementwise.FUNCTIONS["divide"],
-        "mod": _elementwise.FUNCTIONS["remainder"],
-        "pow": _elementwise.FUNCTIONS["power"],
-        "where": _elementwise.where,
-        "clip": _elementwise.clip,
+        "abs": FUNCTIONS["absolute"],
+        "conj": FUNCTIONS["conjugate"],
+        "true_divide": FUNCTIONS["divide"],
+        "mod": FUNCTIONS["remainder"],
+        "pow": FUNCTIONS["power"],
+        "row_stack": _shape.vstack,
         "round": _elementwise.round,
         "around": _elementwise.round,
         "astype": _elementwise.astype,
@@ -37,8 +53,9 @@ FUNCTIONS.update(
 globals().update(FUNCTIONS)
 for _name in _creation.PASSTHROUGH:
     globals()[_name] = getattr(_np, _name)
+r_, c_ = _index_tricks.r_, _index_tricks.c_
 
-# linalg receives numpy.linalg calls on Tensors.
-from autodiff.numpy import linalg  # noqa: E402, F401
+# linalg and fft receive numpy.linalg and numpy.fft calls on Tensors.
+from autodiff.numpy import fft, linalg  # noqa: E402, F401
 
-__all__ = sorted(FUNCTIONS) + list(_creation.PASSTHROUGH)
+__all__ = sorted(FUNCTIONS) + list(_creation.PASSTHROUGH) + ["r_", "c_"]

@@ -6,6 +6,7 @@ every other method, in one table), because the core must not import the op famil
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -16,6 +17,7 @@ from autodiff.core.primitive import reflected_tensor_operator, tensor_operator
 from autodiff.core.pytree import tree_map
 from autodiff.core.tensor import Tensor
 from autodiff.numpy._creation import PASSTHROUGH
+from autodiff.ops import special as special_ops
 from autodiff.ops.elementwise import BINARY
 
 
@@ -104,10 +106,29 @@ def matrix_transpose(self: Tensor) -> Tensor:
     return anp.swapaxes(self, -1, -2)
 
 
+def _scipy_ufunc(ufunc: np.ufunc):
+    """`autodiff.scipy.special`'s function for one of SciPy's special-function ufuncs
+    (`scipy.special.expit(t)`), else None. SciPy is only looked at if it was imported."""
+    special = sys.modules.get("scipy.special")
+    name = ufunc.__name__
+    if special is None:
+        return None
+    if name in _SCIPY_PRIVATE:  # what scipy.special.zeta calls
+        if getattr(getattr(special, "_ufuncs", None), name, None) is not ufunc:
+            return None
+        name = _SCIPY_PRIVATE[name]
+    elif getattr(special, name, None) is not ufunc:
+        return None
+    return special_ops.FUNCTIONS.get(name)
+
+
+_SCIPY_PRIVATE = {"_zeta": "zeta", "_riemann_zeta": "zeta"}
+
+
 def array_ufunc(self: Tensor, ufunc: np.ufunc, method: str, *inputs, **kwargs) -> Any:
     """`numpy.sin(t)` and every other ufunc call on Tensors runs `autodiff.numpy.sin`."""
     name = ufunc.__name__
-    f = anp.FUNCTIONS.get(name)
+    f = anp.FUNCTIONS.get(name) if getattr(np, name, None) is ufunc else _scipy_ufunc(ufunc)
     if method != "__call__" or f is None:
         what = f"numpy.{name}" if method == "__call__" else f"numpy.{name}.{method}"
         raise NotImplementedError(f"autodiff does not support {what} on Tensors")
@@ -126,6 +147,8 @@ def array_function(self: Tensor, func: Callable, types, args: tuple, kwargs: dic
     namespace: Any = anp
     if module.startswith("numpy.linalg"):
         namespace = getattr(anp, "linalg", None)
+    elif module.startswith("numpy.fft"):
+        namespace = getattr(anp, "fft", None)
     elif (
         module != "numpy"
         and not module.startswith("numpy._core")

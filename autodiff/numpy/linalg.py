@@ -1,11 +1,11 @@
 """autodiff.numpy.linalg: `numpy.linalg`'s names and semantics, differentiable and batchable.
 
 The functions of the linear-algebra primitives (inv, solve, det, slogdet, cholesky, eigh,
-eigvalsh, svd, qr, pinv, lstsq) come from `autodiff.ops.linalg`, matmul, tensordot and outer
-from `autodiff.ops.products`; the composites built on them (svdvals, the norms, matrix_power,
-cond, matrix_rank, tensorinv, tensorsolve, multi_dot, matrix_transpose, diagonal, trace) are
-written here, with autodiff ops, so they get every rule for free. `numpy.linalg.X` called on
-a Tensor or tracer dispatches to `FUNCTIONS["X"]`.
+eigvalsh, eig, eigvals, svd, qr, pinv, lstsq) come from `autodiff.ops.linalg`, matmul and
+tensordot from `autodiff.ops.products`; the composites built on them (svdvals, the norms,
+matrix_power, cond, matrix_rank, tensorinv, tensorsolve, multi_dot, matrix_transpose, diagonal,
+trace, outer, vecdot, cross) are written here, with autodiff ops, so they get every rule for
+free. `numpy.linalg.X` called on a Tensor or tracer dispatches to `FUNCTIONS["X"]`.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from autodiff.core.primitive import bind
 from autodiff.ops import elementwise as _ew
 from autodiff.ops import reduce as _reduce
 from autodiff.ops import shape as _shape
+from autodiff.ops.arrays import cross as _cross
 from autodiff.ops.elementwise import astype, stop_gradient, where
 from autodiff.ops.linalg import (
     LinAlgError,
@@ -32,7 +33,9 @@ from autodiff.ops.linalg import (
     _trace,
     cholesky,
     det,
+    eig,
     eigh,
+    eigvals,
     eigvalsh,
     inv,
     inv_p,
@@ -43,7 +46,8 @@ from autodiff.ops.linalg import (
     solve,
     svd,
 )
-from autodiff.ops.products import _array, dot, matmul, outer, tensordot
+from autodiff.ops.products import _array, dot, einsum, matmul, tensordot
+from autodiff.ops.products import outer as _outer
 from autodiff.ops.structural import shape_of
 
 
@@ -441,6 +445,79 @@ def trace(x, /, *, offset: int = 0, dtype=None):
     return _trace(_offset_square(x, operator.index(offset)))
 
 
+def outer(x1, x2, /):
+    """`numpy.linalg.outer`: the outer product of two vectors (1-D only, unlike `numpy.outer`);
+    differentiable.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> outer(np.array([1.0, 2.0]), np.array([3.0, 4.0, 5.0])).shape
+        (2, 3)
+        >>> ad.grad(lambda x: outer(x, np.array([3.0, 4.0])).sum())(np.array([1.0, 2.0]))
+        array([7., 7.])
+    """
+    x1, x2 = _array(x1), _array(x2)
+    if len(shape_of(x1)) != 1 or len(shape_of(x2)) != 1:
+        raise ValueError(
+            "Input arrays must be one-dimensional, but they are "
+            f"x1.ndim={len(shape_of(x1))} and x2.ndim={len(shape_of(x2))}."
+        )
+    return _outer(x1, x2)
+
+
+def vecdot(x1, x2, /, *, axis: int = -1):
+    """`numpy.linalg.vecdot`: `sum(conj(x1) * x2)` along `axis`, the other axes broadcast;
+    differentiable.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> x = np.array([[1.0, 2.0], [3.0, 4.0]])
+        >>> vecdot(x, np.array([1.0, 1.0])).tolist()
+        [3.0, 7.0]
+        >>> ad.grad(lambda x: vecdot(x, x).sum())(x)
+        array([[2., 4.],
+               [6., 8.]])
+    """
+    x1, x2 = _array(x1), _array(x2)
+    moved = []
+    for i, x in enumerate((x1, x2)):
+        nd = len(shape_of(x))
+        if nd == 0:
+            raise ValueError(
+                f"vecdot: Input operand {i} does not have enough dimensions (has 0, gufunc core "
+                "with signature (n),(n)->() requires 1)"
+            )
+        moved.append(_shape.moveaxis(x, normalize_axis_index(axis, nd), -1))
+    n1, n2 = shape_of(moved[0])[-1], shape_of(moved[1])[-1]
+    if n1 != n2:
+        raise ValueError(
+            "vecdot: Input operand 1 has a mismatch in its core dimension 0, with gufunc "
+            f"signature (n),(n)->() (size {n2} is different from {n1})"
+        )
+    return einsum("...i,...i->...", _ew.conj_complex(moved[0]), moved[1])
+
+
+def cross(x1, x2, /, *, axis: int = -1):
+    """`numpy.linalg.cross`: the cross product of 3-vectors along `axis` (3-vectors only, unlike
+    `numpy.cross`); differentiable.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> cross(np.array([1.0, 0.0, 0.0]), np.array([0.0, 1.0, 0.0]))
+        array([0., 0., 1.])
+        >>> ad.grad(lambda x: cross(x, np.array([0.0, 1.0, 0.0]))[2])(np.array([1.0, 0.0, 0.0]))
+        array([1., 0., 0.])
+    """
+    x1, x2 = _array(x1), _array(x2)
+    n1, n2 = shape_of(x1)[axis], shape_of(x2)[axis]
+    if n1 != 3 or n2 != 3:
+        raise ValueError(
+            "Both input arrays must be (arrays of) 3-dimensional vectors, but they are "
+            f"{n1} and {n2} dimensional instead."
+        )
+    return _cross(x1, x2, axis=axis)
+
+
 FUNCTIONS: dict = {
     f.__name__: f
     for f in (
@@ -451,6 +528,8 @@ FUNCTIONS: dict = {
         cholesky,
         eigh,
         eigvalsh,
+        eig,
+        eigvals,
         svd,
         svdvals,
         qr,
@@ -471,6 +550,8 @@ FUNCTIONS: dict = {
         matmul,
         tensordot,
         outer,
+        vecdot,
+        cross,
     )
 }
 

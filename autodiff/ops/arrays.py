@@ -43,7 +43,7 @@ from autodiff.ops import elementwise as ew
 from autodiff.ops import reduce as red
 from autodiff.ops import shape as shp
 from autodiff.ops.elementwise import astype, cotangent_of, stop_gradient, where
-from autodiff.ops.index import getitem, scatter_add
+from autodiff.ops.index import getitem, index_set, scatter_add
 from autodiff.ops.products import einsum
 from autodiff.ops.structural import (
     apply_linear,
@@ -60,6 +60,22 @@ from autodiff.ops.structural import (
 _operand = shp._operand  # arrays, Tensors, and lists holding Tensors as one differentiable value
 # (elementwise.FUNCTIONS has every elementwise function; its module names only those it calls)
 not_equal, isinf, isfinite = (ew.FUNCTIONS[name] for name in ("not_equal", "isinf", "isfinite"))
+
+
+def concrete_values(x, name: str) -> np.ndarray:
+    """The values of `x` as a NumPy array, for a function whose result's shape or type
+    depends on them (`name`): ConcretizationError where they are not known (under vmap or
+    jit)."""
+    if not isinstance(x, Tensor):
+        return np.asarray(x)
+    try:
+        return np.asarray(x.primal())
+    except TypeError:
+        raise ConcretizationError(
+            f"autodiff.numpy.{name}: its result's shape or type depends on the values of its "
+            "argument, which are not known here (under vmap or jit); compute it outside "
+            "the transform."
+        ) from None
 
 
 def _at(axis: int, part) -> tuple:
@@ -250,7 +266,7 @@ searchsorted_p.batch = _searchsorted_batch
 
 def _gather(x, idx, axis: int):
     """`take_along_axis(x, idx, axis)`; `idx` may be traced (by vmap), its size-1 axes broadcast."""
-    return bind(gather_p, x, idx, axis=axis)
+    return bind(gather_p, x, idx, axis=normalize_axis_index(axis, ndim_of(x)))
 
 
 def _scatter_add_along(values, idx, axis: int, shape: tuple):
@@ -1335,6 +1351,590 @@ def polyval(p, x):
     return y
 
 
+# ---------------------------------------------------------------------------------------------
+# Rearrangements NumPy computes from positions alone: NumPy lays out the element ids and
+# the result gathers the values from them (one differentiable take).
+
+
+def _ids(shape: tuple, start: int = 0) -> np.ndarray:
+    return np.arange(start, start + math.prod(shape), dtype=np.intp).reshape(shape)
+
+
+def _gathered(sources: list, layout: np.ndarray):
+    """The elements of `sources` (flattened and joined) at the ids of `layout`."""
+    flat = [shp.ravel(s) for s in sources]
+    joined = flat[0] if len(flat) == 1 else shp.concatenate(flat)
+    return getitem(joined, layout)
+
+
+def insert(arr, obj, values, axis=None):
+    """`numpy.insert`: `values` inserted before the positions `obj`, differentiable in `arr`
+    and `values` (cast to `arr`'s dtype, as NumPy).
+
+    Example:
+        >>> import numpy as np
+        >>> insert(np.array([1.0, 2.0, 3.0]), 1, 9.0)
+        array([1., 9., 2., 3.])
+    """
+    arr, values = _operand(arr), astype(_operand(values), dtype_of(_operand(arr)))
+    shape, vshape = shape_of(arr), shape_of(values)
+    size = math.prod(shape)
+    vids = _ids(vshape, size)
+    layout = np.insert(_ids(shape), obj, vids, axis)
+    return _gathered([arr, values], layout)
+
+
+def delete(arr, obj, axis=None):
+    """`numpy.delete`: `arr` without the entries `obj` (along `axis`), differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> delete(np.array([1.0, 2.0, 3.0]), [0, 2])
+        array([2.])
+    """
+    arr = _operand(arr)
+    return _gathered([arr], np.delete(_ids(shape_of(arr)), obj, axis))
+
+
+def resize(a, new_shape):
+    """`numpy.resize`: `a` repeated (flattened, in order) to fill `new_shape`, differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> resize(np.array([1.0, 2.0, 3.0]), (2, 2))
+        array([[1., 2.],
+               [3., 1.]])
+    """
+    a = _operand(a)
+    layout = np.resize(_ids(shape_of(a)), new_shape)
+    if layout.size == 0:
+        return np.zeros(layout.shape, dtype_of(a))
+    return _gathered([a], layout)
+
+
+def _block_leaves(arrays, leaves: list):
+    """numpy.block's nested lists with each array replaced by its ids (`leaves` collects them)."""
+    if isinstance(arrays, list):
+        return [_block_leaves(a, leaves) for a in arrays]
+    if isinstance(arrays, tuple):
+        raise TypeError(
+            f"{arrays!r} is a tuple. Only lists can be used to arrange blocks, and np.block does "
+            "not allow implicit conversion from tuple to ndarray."
+        )
+    leaf = _operand(arrays)
+    start = sum(math.prod(shape_of(x)) for x in leaves)
+    leaves.append(leaf)
+    return _ids(shape_of(leaf), start)
+
+
+def block(arrays):
+    """`numpy.block`: an array assembled from nested lists of blocks, differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> block([[np.eye(2), np.zeros((2, 1))], [np.ones((1, 2)), 5.0 * np.ones((1, 1))]])
+        array([[1., 0., 0.],
+               [0., 1., 0.],
+               [1., 1., 5.]])
+    """
+    leaves: list = []
+    ids = _block_leaves(arrays, leaves)
+    dtype = np.result_type(*(dtype_of(x) for x in leaves)) if leaves else np.float64
+    layout = np.block(ids)
+    return _gathered([astype(x, dtype) for x in leaves], layout)
+
+
+def diagflat(v, k=0):
+    """`numpy.diagflat`: the flattened `v` on the `k`-th diagonal, differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> diagflat(np.array([[1.0, 2.0]]))
+        array([[1., 0.],
+               [0., 2.]])
+    """
+    return diag(shp.ravel(_operand(v)), k)
+
+
+def select(condlist, choicelist, default=0):
+    """`numpy.select`: from each position, the choice of the first true condition (else
+    `default`), differentiable in the choices and `default`.
+
+    Example:
+        >>> import numpy as np
+        >>> x = np.arange(4.0)
+        >>> select([x < 1, x > 2], [x, x**2], -1.0)
+        array([ 0., -1., -1.,  9.])
+    """
+    if len(condlist) != len(choicelist):
+        raise ValueError("list of cases must be same length as list of conditions")
+    if len(choicelist) == 0:
+        raise ValueError("select with an empty condition list is not possible")
+    choices = [_operand(c) for c in choicelist]
+    default = default if isinstance(default, (int, float, complex)) else _operand(default)
+    dtype = np.result_type(*(dtype_of(c) for c in choices), default)
+    conds = [_operand(c) for c in condlist]
+    for i, c in enumerate(conds):
+        if dtype_of(c) != np.bool_:
+            raise TypeError(f"invalid entry {i} in condlist: should be boolean ndarray")
+    result = (
+        astype(default, dtype)
+        if not isinstance(default, (int, float, complex))
+        else (np.asarray(default, dtype))
+    )
+    for cond, choice in zip(reversed(conds), reversed(choices)):
+        result = where(cond, astype(choice, dtype), result)
+    shape = np.broadcast_shapes(*(shape_of(x) for x in [*conds, *choices, result]))
+    return broadcast_to(result, shape) if shape_of(result) != shape else result
+
+
+def choose(a, choices, out=None, mode="raise"):
+    """`numpy.choose`: from each position, the element of the choice `a` names there,
+    differentiable in the choices (`a` is an integer constant).
+
+    Example:
+        >>> import numpy as np
+        >>> choose(np.array([0, 1, 0]), [np.array([1.0, 2.0, 3.0]), np.array([10.0, 20.0, 30.0])])
+        array([ 1., 20.,  3.])
+    """
+    _no_out("choose", out)
+    a = _operand(a)
+    choices = [
+        _operand(c)
+        for c in (
+            choices if isinstance(choices, (list, tuple)) else list(shp.unstack(_operand(choices)))
+        )
+    ]
+    n = len(choices)
+    if mode == "wrap":
+        a = a % n
+    elif mode == "clip":
+        a = ew.clip(a, 0, n - 1)
+    else:
+        known = a if not isinstance(a, Tensor) else None
+        if known is not None and known.size and (known.min() < 0 or known.max() >= n):
+            raise ValueError("invalid entry in choice array")
+    shape = np.broadcast_shapes(shape_of(a), *(shape_of(c) for c in choices))
+    dtype = np.result_type(*(dtype_of(c) for c in choices))
+    stacked = shp.stack([broadcast_to(astype(c, dtype), shape) for c in choices])
+    idx = shp.expand_dims(broadcast_to(astype(a, np.intp), shape), 0)
+    return shp.squeeze(_gather(stacked, idx, 0), 0)
+
+
+def piecewise(x, condlist, funclist, *args, **kw):
+    """`numpy.piecewise`: each function applied where its condition holds (the last one,
+    given one function more than conditions, where none does); differentiable in `x` and
+    in what the functions compute. The functions see only their elements, as in NumPy.
+
+    Example:
+        >>> import numpy as np
+        >>> piecewise(np.array([-2.0, 3.0]), [np.array([True, False])], [lambda v: -v, 1.0])
+        array([2., 1.])
+    """
+    x = _operand(x)
+    n2 = len(funclist)
+    if (
+        isinstance(condlist, (bool, np.bool_))
+        or not isinstance(condlist, (list, tuple))
+        and (ndim_of(condlist) == 0)
+    ):
+        condlist = [condlist]
+    conds = [np.asarray(concrete_values(c, "piecewise"), bool) for c in condlist]
+    n = len(conds)
+    if n == n2 - 1:
+        conds.append(~np.any(conds, axis=0))
+    elif n != n2:
+        raise ValueError(f"with {n} condition(s), either {n} or {n + 1} functions are expected")
+    y = np.zeros(shape_of(x), dtype_of(x))
+    for cond, func in zip(conds, funclist):
+        cond = np.broadcast_to(cond, shape_of(x))
+        if not callable(func):
+            y = index_set(y, cond, func)
+        elif cond.any():
+            y = index_set(y, cond, func(getitem(x, cond), *args, **kw))
+    return y
+
+
+def compress(condition, a, axis=None, out=None):
+    """`numpy.compress`: the slices of `a` along `axis` where `condition` holds (whose values
+    decide the shape), differentiable in `a`.
+
+    Example:
+        >>> import numpy as np
+        >>> compress([False, True, True], np.array([1.0, 2.0, 3.0]))
+        array([2., 3.])
+    """
+    _no_out("compress", out)
+    a = _operand(a)
+    keep = np.flatnonzero(concrete_values(condition, "compress"))
+    if axis is None:
+        return getitem(shp.ravel(a), keep)
+    axis = normalize_axis_index(axis, ndim_of(a))
+    return getitem(a, _at(axis, keep))
+
+
+def extract(condition, arr):
+    """`numpy.extract`: the elements of the flattened `arr` where the flattened `condition`
+    holds, differentiable in `arr`.
+
+    Example:
+        >>> import numpy as np
+        >>> x = np.arange(4.0)
+        >>> extract(np.array([True, False, True, False]), x)
+        array([0., 2.])
+    """
+    keep = np.flatnonzero(concrete_values(condition, "extract"))
+    return getitem(shp.ravel(_operand(arr)), keep)
+
+
+def _kth_checked(kth, n: int) -> None:
+    kth = np.asarray(kth)
+    if kth.dtype.kind not in "iu":
+        raise TypeError("Partition index must be integer")
+    if kth.size and (kth.max() >= n or kth.min() < -n):
+        raise ValueError(f"kth(={int(kth.max())}) out of bounds ({n})")
+
+
+def partition(a, kth, axis=-1, kind="introselect", order=None):
+    """`numpy.partition`, differentiable: the kth elements are where a sort would put them,
+    smaller ones before and larger ones after. Here every element is in sorted order (a
+    valid partition; NumPy leaves the order within the parts unspecified).
+
+    Example:
+        >>> import numpy as np
+        >>> partition(np.array([3.0, 4.0, 2.0, 1.0]), 2)[2]
+        np.float64(3.0)
+    """
+    if order is not None:
+        raise NotImplementedError("autodiff.numpy.partition does not support order=")
+    a, axis = _flat_axis(_operand(a), axis, scalar_as_vector=False)
+    _kth_checked(kth, shape_of(a)[axis])
+    return sort(a, axis)
+
+
+def argpartition(a, kth, axis=-1, kind="introselect", order=None):
+    """`numpy.argpartition`: the indices that partition `a` (here those of a stable sort),
+    an integer constant.
+
+    Example:
+        >>> import numpy as np
+        >>> int(argpartition(np.array([3.0, 4.0, 2.0, 1.0]), 2)[2])
+        0
+    """
+    if order is not None:
+        raise NotImplementedError("autodiff.numpy.argpartition does not support order=")
+    a = _operand(a)
+    if axis is not None:
+        _kth_checked(kth, shape_of(a)[normalize_axis_index(axis, max(ndim_of(a), 1))])
+    return argsort(a, axis, kind="stable")
+
+
+def sort_complex(a):
+    """`numpy.sort_complex`: sorted by real part, then imaginary part, as complex values;
+    differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> sort_complex(np.array([1.0 + 2j, 1.0 - 1j, 0.5 + 0j]))
+        array([0.5+0.j, 1. -1.j, 1. +2.j])
+    """
+    a = _operand(a)
+    out = sort(a)
+    if not np.issubdtype(dtype_of(out), np.complexfloating):
+        kind = np.dtype(dtype_of(out)).char
+        target = "F" if kind in "bhBH" else ("G" if kind == "g" else "D")
+        out = astype(out, np.dtype(target))
+    return out
+
+
+def lexsort(keys, axis=-1):
+    """`numpy.lexsort`: the indices sorting by the last key, then the one before, ...; an
+    integer constant (vmappable: a chain of stable argsorts).
+
+    Example:
+        >>> import numpy as np
+        >>> lexsort((np.array([1.0, 0.0, 1.0]), np.array([2.0, 1.0, 1.0])))
+        array([1, 2, 0])
+    """
+    keys = [
+        _operand(k)
+        for k in (keys if isinstance(keys, (list, tuple)) else list(shp.unstack(_operand(keys))))
+    ]
+    if not keys:
+        raise TypeError("need sequence of keys with len > 0 in lexsort")
+    shape = np.broadcast_shapes(*(shape_of(k) for k in keys))
+    axis = normalize_axis_index(axis, len(shape)) if shape else 0
+    keys = [broadcast_to(k, shape) for k in keys]
+    order = None
+    for key in keys:
+        sorted_key = key if order is None else _gather(key, order, axis)
+        step = bind(argsort_p, sorted_key, axis=axis, kind="stable", stable=None)
+        order = step if order is None else _gather(order, step, axis)
+    return order
+
+
+def trim_zeros(filt, trim="fb", axis=None):
+    """`numpy.trim_zeros`: `filt` without its leading and/or trailing zeros along `axis`
+    (all axes if None; which its values decide), differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> trim_zeros(np.array([0.0, 1.0, 2.0, 0.0]))
+        array([1., 2.])
+    """
+    filt = _operand(filt)
+    if not isinstance(filt, Tensor):
+        return np.trim_zeros(filt, trim, axis)
+    values = concrete_values(filt, "trim_zeros")
+    nd = values.ndim
+    trimmed = np.trim_zeros(values, trim, axis)  # (NumPy's checks, and the result's shape)
+    axes = range(nd) if axis is None else normalize_axis_tuple(axis, nd)
+    index = [slice(None)] * nd
+    for d in axes:
+        others = tuple(j for j in range(nd) if j != d)
+        hit = np.flatnonzero(np.any(values != 0, axis=others) if others else values != 0)
+        start = int(hit[0]) if hit.size and "f" in trim.lower() else 0
+        index[d] = slice(start, start + trimmed.shape[d])
+    return getitem(filt, tuple(index))
+
+
+def nonzero(a):
+    """`numpy.nonzero`: the indices of the nonzero elements (integer constants, whose number
+    the values decide).
+
+    Example:
+        >>> import numpy as np
+        >>> nonzero(np.array([0.0, 1.5, 0.0, 2.0]))
+        (array([1, 3]),)
+    """
+    return np.nonzero(concrete_values(_operand(a), "nonzero"))
+
+
+def flatnonzero(a):
+    """`numpy.flatnonzero`: the indices of the nonzero elements of the flattened array.
+
+    Example:
+        >>> import numpy as np
+        >>> flatnonzero(np.array([[0.0, 1.0], [2.0, 0.0]]))
+        array([1, 2])
+    """
+    return np.flatnonzero(concrete_values(_operand(a), "flatnonzero"))
+
+
+def argwhere(a):
+    """`numpy.argwhere`: the indices of the nonzero elements, one row each.
+
+    Example:
+        >>> import numpy as np
+        >>> argwhere(np.array([[0.0, 1.0], [2.0, 0.0]]))
+        array([[0, 1],
+               [1, 0]])
+    """
+    return np.argwhere(concrete_values(_operand(a), "argwhere"))
+
+
+def isin(element, test_elements, assume_unique=False, invert=False, *, kind=None):
+    """`numpy.isin`: whether each element equals one of `test_elements` (a boolean
+    constant; vmappable, by comparing every pair).
+
+    Example:
+        >>> import numpy as np
+        >>> isin(np.array([1.0, 2.0, 3.0]), [2.0, 5.0]).tolist()
+        [False, True, False]
+    """
+    element, tests = _operand(element), shp.ravel(_operand(test_elements))
+    pairs = shp.expand_dims(element, -1) == tests
+    found = red.any(pairs, axis=-1)
+    return ~found if invert else found
+
+
+def _indices_from(name: str, indices):
+    def f(arr, k=0):
+        shape = shape_of(_operand(arr))
+        if len(shape) != 2:
+            raise ValueError("input array must be 2-d")
+        return indices(shape[-2], k=k, m=shape[-1])
+
+    f.__name__ = f.__qualname__ = name
+    f.__doc__ = f"""`numpy.{name}`: the indices for an array of `arr`'s shape (constants).
+
+    Example:
+        >>> import numpy as np
+        >>> [i.tolist() for i in {name}(np.ones((2, 2)))]
+        {[i.tolist() for i in indices(2, k=0, m=2)]}
+    """
+    return f
+
+
+tril_indices_from = _indices_from("tril_indices_from", np.tril_indices)
+triu_indices_from = _indices_from("triu_indices_from", np.triu_indices)
+
+
+def diag_indices_from(arr):
+    """`numpy.diag_indices_from`: the indices of the main diagonal (constants).
+
+    Example:
+        >>> import numpy as np
+        >>> diag_indices_from(np.ones((2, 2)))
+        (array([0, 1]), array([0, 1]))
+    """
+    shape = shape_of(_operand(arr))
+    if len(shape) < 2:
+        raise ValueError("input array must be at least 2-d")
+    if len(set(shape)) != 1:
+        raise ValueError("All dimensions of input must be of equal length")
+    return np.diag_indices(shape[0], len(shape))
+
+
+def unique_values(x):
+    """`numpy.unique_values`: the distinct values (a constant).
+
+    Example:
+        >>> import numpy as np
+        >>> unique_values(np.array([2.0, 1.0, 2.0]))
+        array([1., 2.])
+    """
+    return np.unique_values(concrete_values(_operand(x), "unique_values"))
+
+
+def unique_counts(x):
+    """`numpy.unique_counts`: the distinct values and their counts (constants).
+
+    Example:
+        >>> import numpy as np
+        >>> unique_counts(np.array([2.0, 1.0, 2.0])).counts
+        array([1, 2])
+    """
+    return np.unique_counts(concrete_values(_operand(x), "unique_counts"))
+
+
+def unique_inverse(x):
+    """`numpy.unique_inverse`: the distinct values and where each element's is (constants).
+
+    Example:
+        >>> import numpy as np
+        >>> unique_inverse(np.array([2.0, 1.0, 2.0])).inverse_indices
+        array([1, 0, 1])
+    """
+    return np.unique_inverse(concrete_values(_operand(x), "unique_inverse"))
+
+
+def unique_all(x):
+    """`numpy.unique_all`: values, indices, inverse indices and counts (constants).
+
+    Example:
+        >>> import numpy as np
+        >>> unique_all(np.array([2.0, 1.0, 2.0])).indices
+        array([1, 0])
+    """
+    return np.unique_all(concrete_values(_operand(x), "unique_all"))
+
+
+# ---------------------------------------------------------------------------------------------
+# Functions applied along axes.
+
+
+def apply_along_axis(func1d, axis, arr, *args, **kwargs):
+    """`numpy.apply_along_axis`: `func1d` of each 1-d slice along `axis`, its results
+    stacked where that axis was (differentiable through `func1d`; one call per slice).
+
+    Example:
+        >>> import numpy as np, autodiff.numpy as anp
+        >>> apply_along_axis(lambda v: anp.sum(v ** 2), 1, np.array([[1.0, 2.0], [3.0, 4.0]]))
+        array([ 5., 25.])
+    """
+    arr = _operand(arr)
+    nd = ndim_of(arr)
+    axis = normalize_axis_index(axis, nd)
+    moved = shp.moveaxis(arr, axis, -1)
+    outer = shape_of(moved)[:-1]
+    if math.prod(outer) == 0:
+        raise ValueError("Cannot apply_along_axis when any iteration dimensions are 0")
+    rows = shp.reshape(moved, (-1, shape_of(moved)[-1]))
+    results = [
+        _operand(func1d(getitem(rows, i), *args, **kwargs)) for i in range(shape_of(rows)[0])
+    ]
+    out = shp.stack(results)
+    res_shape = shape_of(out)[1:]
+    out = shp.reshape(out, outer + res_shape)
+    # the function's axes go where `axis` was
+    n_res = len(res_shape)
+    order = (
+        list(range(axis))
+        + list(range(len(outer), len(outer) + n_res))
+        + list(range(axis, len(outer)))
+    )
+    return shp.transpose(out, order) if order != list(range(len(order))) else out
+
+
+def apply_over_axes(func, a, axes):
+    """`numpy.apply_over_axes`: `func(a, axis)` for each axis in turn, keeping the reduced
+    axes (differentiable through `func`).
+
+    Example:
+        >>> import numpy as np, autodiff.numpy as anp
+        >>> apply_over_axes(anp.sum, np.arange(6.0).reshape(2, 3), [0, 1])
+        array([[15.]])
+    """
+    val = _operand(a)
+    n = ndim_of(val)
+    if np.ndim(axes) == 0:
+        axes = (axes,)
+    for axis in axes:
+        if axis < 0:
+            axis = n + axis
+        res = func(val, axis)
+        if ndim_of(res) == ndim_of(val):
+            val = res
+        else:
+            res = shp.expand_dims(res, axis)
+            if ndim_of(res) == ndim_of(val):
+                val = res
+            else:
+                raise ValueError("function is not returning an array of the correct shape")
+    return val
+
+
+# ---------------------------------------------------------------------------------------------
+# The array API's vector products (NumPy 2's gufuncs).
+
+
+def vecdot(x1, x2, /, *, axis=-1):
+    """`numpy.vecdot`: sum(conj(x1) * x2) along `axis` (broadcasting the rest), differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> vecdot(np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([1.0, 1.0]))
+        array([3., 7.])
+    """
+    x1, x2 = _operand(x1), _operand(x2)
+    return red.sum(ew.conj(x1) * x2, axis=axis)
+
+
+def matvec(x1, x2, /):
+    """`numpy.matvec`: matrix times vector over the last axes (broadcasting), differentiable.
+
+    Example:
+        >>> import numpy as np
+        >>> matvec(np.array([[1.0, 2.0], [3.0, 4.0]]), np.array([1.0, 1.0]))
+        array([3., 7.])
+    """
+    x1, x2 = _operand(x1), _operand(x2)
+    return einsum("...ij,...j->...i", x1, x2)
+
+
+def vecmat(x1, x2, /):
+    """`numpy.vecmat`: conj(vector) times matrix over the last axes (broadcasting).
+
+    Example:
+        >>> import numpy as np
+        >>> vecmat(np.array([1.0, 1.0]), np.array([[1.0, 2.0], [3.0, 4.0]]))
+        array([4., 6.])
+    """
+    x1, x2 = _operand(x1), _operand(x2)
+    return einsum("...j,...ji->...i", ew.conj(x1), x2)
+
+
 FUNCTIONS = {
     f.__name__: f
     for f in (
@@ -1366,5 +1966,36 @@ FUNCTIONS = {
         meshgrid,
         vander,
         polyval,
+        insert,
+        delete,
+        resize,
+        block,
+        diagflat,
+        select,
+        choose,
+        piecewise,
+        compress,
+        extract,
+        partition,
+        argpartition,
+        sort_complex,
+        lexsort,
+        trim_zeros,
+        nonzero,
+        flatnonzero,
+        argwhere,
+        isin,
+        tril_indices_from,
+        triu_indices_from,
+        diag_indices_from,
+        unique_values,
+        unique_counts,
+        unique_inverse,
+        unique_all,
+        apply_along_axis,
+        apply_over_axes,
+        vecdot,
+        matvec,
+        vecmat,
     )
 }

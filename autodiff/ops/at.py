@@ -4,9 +4,10 @@
 (repeats accumulate, like `np.add.at`). `multiply`, `min` and `max` are the primitives
 here, `np.multiply.at`, `np.minimum.at` and `np.maximum.at` (repeats combine), batched
 like `index_set`. Values are cast to `x`'s dtype and broadcast to `x[index]`'s shape;
-indices may vary under vmap. Out-of-bounds indices raise IndexError as in NumPy (JAX's
-`mode=` choices are not supported). Tensors have `.at`; a raw NumPy array cannot get it:
-wrap it with `autodiff.tensor`, or call `at(x)` or the functions directly.
+indices may vary under vmap (slices with vmapped bounds update the block they span).
+Out-of-bounds indices raise IndexError as in NumPy (JAX's `mode=` choices are not
+supported). Tensors have `.at`; a raw NumPy array cannot get it: wrap it with
+`autodiff.tensor`, or call `at(x)` or the functions directly.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from autodiff.core.dtypes import dtype_of
 from autodiff.core.primitive import Primitive, bind
 from autodiff.ops.elementwise import add, astype, equal, greater, where
 from autodiff.ops.index import (
+    TracedSliceBounds,
     conform_value,
+    dynamic_parts,
     fill_index,
     filled,
     gather,
@@ -26,8 +29,10 @@ from autodiff.ops.index import (
     index_set,
     scatter,
     selection_shape,
+    slice_block,
     split_index,
     update_batch_rule,
+    update_block,
 )
 from autodiff.ops.structural import shape_of
 
@@ -172,9 +177,19 @@ class _IndexUpdateRef:
     def __repr__(self):
         return f"_IndexUpdateRef({self.array!r}, {self.index!r})"
 
+    def _in_block(self, update):
+        """`update` (a function of an `_IndexUpdateRef`) applied where the index has slices
+        with traced bounds: to the block they span, written back (`x[i:i + 3]` under vmap)."""
+        starts, sizes, rest = dynamic_parts(self.array, self.index)
+        block = update(_IndexUpdateRef(slice_block(self.array, starts, sizes), rest))
+        return update_block(self.array, block, starts)
+
     def _apply(self, prim: Primitive, values):
         shape = shape_of(self.array)
-        index, arrays = split_index(shape, self.index)
+        try:
+            index, arrays = split_index(shape, self.index)
+        except TracedSliceBounds:
+            return self._in_block(lambda ref: ref._apply(prim, values))
         values = conform_value(values, self.array, selection_shape(shape, index, arrays))
         return bind(prim, self.array, values, *arrays, index=index)
 
@@ -193,7 +208,10 @@ class _IndexUpdateRef:
         _check_options(mode)
         x = self.array
         shape = shape_of(x)
-        index, arrays = split_index(shape, self.index)
+        try:
+            index, arrays = split_index(shape, self.index)
+        except TracedSliceBounds:
+            return self._in_block(lambda ref: ref.add(values))
         values = conform_value(values, x, selection_shape(shape, index, arrays))
         return add(x, scatter(values, shape, index, arrays))
 

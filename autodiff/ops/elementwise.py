@@ -656,8 +656,10 @@ def conj_complex(x):
     """`conj(x)` for complex values, `x` itself otherwise.
 
     Rules follow the bilinear (JAX) convention: each vjp is the plain transpose of
-    its jvp. User-facing reverse mode follows PyTorch's conjugate convention, which
-    for any real-linear map is `conj(vjp(conj(ct)))`: the API boundary applies this.
+    its jvp, and so do the functional transforms (grad, vjp, jacrev, custom_vjp). The
+    torch face (`.grad`, autograd.grad, hooks, Function.backward) follows PyTorch's
+    conjugate convention, which for any real-linear map is `conj(vjp(conj(ct)))`: its
+    API boundary applies this.
     """
     dt = getattr(x, "dtype", None)
     if dt is not None and dt.kind == "c":

@@ -1,34 +1,45 @@
 """Linear algebra primitives: inv, solve, triangular solve, adjugate, det, slogdet, cholesky, eigh,
-svd, qr, pinv, lstsq and expm, with their rules, and the `numpy.linalg` functions that bind them.
+svd, eig, qr, pinv, lstsq and expm, with their rules, and the `numpy.linalg` functions that bind
+them.
 
 Every primitive acts on the last two axes and maps over the leading ("stack") axes, with
 NumPy's broadcasting between operands, exactly as `numpy.linalg` does; impls are NumPy
 (`numpy.linalg` itself where NumPy has the function), so values equal NumPy's, and so do
-result dtypes (`linalg_dtype`). The composites built on them (norm, matrix_power, cond, ...)
-are in `autodiff/numpy/linalg.py`, SciPy's functions (solve_triangular, cho_solve, expm, ...)
-in `autodiff/scipy/linalg.py`; products (matmul, einsum, ...) in `products.py`.
+result dtypes (`linalg_dtype`; `eig` is always complex). The composites built on them (norm,
+matrix_power, cond, ...) are in `autodiff/numpy/linalg.py`, SciPy's functions
+(solve_triangular, cho_solve, expm, ...) in `autodiff/scipy/linalg.py`; products (matmul,
+einsum, ...) in `products.py`.
 
 Derivative rules are the standard ones (Giles 2008, "Collected matrix derivative
 results"; Murray 2016 for Cholesky; Townsend 2016 for the SVD; Walter and Lehmann 2018
-for QR) written with autodiff ops, so they differentiate again and batch. Conventions:
+for QR) written with autodiff ops, so they differentiate again and batch. Complex values
+follow the JAX convention: each vjp is the plain transpose of its jvp, under the pairing
+`Re sum(g * t)`. Conventions:
 
-- `cholesky` and `eigh` read one triangle of their input, but their derivatives treat the
-  input as symmetric: a perturbation `dA` acts through `(dA + dA.T) / 2`, and gradients
-  are symmetric (as in JAX and PyTorch). For a symmetric function of parameters (a
-  kernel matrix, `X @ X.T`) this is exactly the chain rule.
-- `eigh` and `svd` derivatives need distinct eigenvalues / singular values: the terms
+- `eigh` (and `svd(hermitian=True)`) differentiate what NumPy computes: LAPACK reads one
+  triangle and the real part of the diagonal, so the other triangle gets a zero gradient
+  (JAX symmetrizes instead). `cholesky` reads one triangle too, but its derivative treats
+  the input as symmetric: a perturbation `dA` acts through `(dA + dA.T) / 2`, and gradients
+  are symmetric (as in JAX and PyTorch); for a symmetric function of parameters (a kernel
+  matrix, `X @ X.T`) either is exactly the chain rule.
+- `eigh`, `svd` and `eig` derivatives need distinct eigenvalues / singular values: the terms
   `1 / (w_j - w_i)` are infinite at a degeneracy (functions invariant under rotations
-  of the degenerate subspace, such as `sum(eigvalsh(a))`, are fine through `eigvalsh`).
-  Rectangular `svd` also needs nonzero singular values; `pinv` and `lstsq` need a
-  locally constant rank.
+  of the degenerate subspace, such as `sum(eigvalsh(a))`, are fine through `eigvalsh`;
+  `eig`'s derivatives are NaN at an eigenvalue repeated exactly). Rectangular `svd` also
+  needs nonzero singular values; `pinv` and `lstsq` need a locally constant rank.
+- Singular vectors and the eigenvectors of `eigh` are defined up to a sign (a phase, for
+  complex matrices) each: real ones follow LAPACK's signs, which are locally constant;
+  complex ones get the derivative with no phase change, meaningful for phase-invariant
+  functions. `eig`'s eigenvectors are differentiated through LAPACK's normalization (unit
+  norm, largest entry real), so their derivative is that of NumPy's.
 - `det`'s first and second derivatives (the adjugate and its derivative, from an SVD that
   inverts nothing) are exact at every matrix, singular ones included; the third and higher
   differentiate the SVD, so need a rank of n - 1 at least. `slogdet`'s derivative is infinite
   or NaN at a singular matrix, where log|det| is -inf, as JAX's.
-- Derivatives of `cholesky`, `eigh`, `svd`, `qr`, `slogdet`, `pinv` and `lstsq` are for
-  real inputs; complex inputs get values but a NotImplementedError when differentiated.
-  `inv`, `solve`, `det`, the triangular solve and `expm` are holomorphic and follow the
-  JAX convention for complex values (the vjp is the plain transpose of the jvp).
+- Derivatives of `cholesky`, `qr`, `slogdet`, `pinv` and `lstsq` are for real inputs; complex
+  inputs get values but a NotImplementedError when differentiated. `inv`, `solve`, `det`,
+  the triangular solve and `expm` are holomorphic; `eigh`, `svd` and `eig` take complex
+  inputs.
 """
 
 from __future__ import annotations
@@ -591,7 +602,31 @@ cholesky_p.abstract_eval = _square_abstract_eval
 cholesky_p.batch = _leading_batch(cholesky_p)
 
 # ---------------------------------------------------------------------------------------------
-# eigh: with M = V^T dA V, dw = diag(M), dV = V (F * M), F_ij = 1 / (w_j - w_i).
+# The Hermitian matrix numpy.linalg reads from one triangle (eigh, eigvalsh, svd(hermitian=True)):
+# LAPACK reads the strict lower (upper) triangle and the real part of the diagonal, and takes
+# the rest as their conjugate transpose. This map R is real-linear, so the derivative of what
+# NumPy computes at A is the Hermitian rule applied to R(dA): the other triangle (and the
+# imaginary part of the diagonal) gets a zero gradient.
+
+
+def _read_triangle(x, lower: bool):
+    """R(x): the Hermitian matrix LAPACK reads from `x`'s lower (upper) triangle."""
+    strict = _triangle(x, lower, strict=True)
+    return strict + _mH(strict) + _diag_embed(_ew.real(_diagonal(x)))
+
+
+def _read_triangle_transpose(x, lower: bool):
+    """The transpose of `_read_triangle` (under the pairing Re sum(g * t)): a cotangent of the
+    Hermitian matrix, folded into the triangle read."""
+    return _triangle(x + _mH(x), lower, strict=True) + _diag_embed(_ew.real(_diagonal(x)))
+
+
+# ---------------------------------------------------------------------------------------------
+# eigh of H = R(A): with M = V^H dH V, dw = Re diag(M), dV = V (F * M), F_ij = 1 / (w_j - w_i)
+# (real). For complex H each eigenvector is defined up to a phase only: this dV is the one with
+# Im diag(V^H dV) = 0, so functions invariant under those phases (|V|, V diag(f(w)) V^H, ...)
+# have exact derivatives, not the phases LAPACK picks. The vjp is the transpose: with
+# K = diag(gw) + F * (V^T gV), gA = R^T(conj(V) K V^T).
 # `vectors=False` is eigvalsh (its own LAPACK call); its rules compute the vectors.
 
 eigh_p = Primitive("eigh", multiple_results=True)
@@ -604,27 +639,28 @@ def _eigh_jvp(primals, tangents, *, out, UPLO, vectors):
     (a,), (da,) = primals, tangents
     if da is None:
         return (None,) * len(out)
-    _real_only("eigh", a)
+    dh = _read_triangle(da, UPLO == "L")
     if not vectors:
         _, v = bind(eigh_p, a, UPLO=UPLO, vectors=True)
-        return (einsum("...ji,...jk,...ki->...i", v, da, v),)
+        return (_ew.real(einsum("...ji,...jk,...ki->...i", _ew.conj_complex(v), dh, v)),)
     w, v = out
-    m = _mT(v) @ _sym(da) @ v
-    return _diagonal(m), v @ (_inverse_gaps(w) * m)
+    m = _mH(v) @ dh @ v
+    return _ew.real(_diagonal(m)), tangent_in_dtype_of(v @ (_inverse_gaps(w) * m), v)
 
 
 def _eigh_vjp(g, a, *, out, UPLO, vectors):
-    _real_only("eigh", a)
     if not vectors:
         _, v = bind(eigh_p, a, UPLO=UPLO, vectors=True)
-        return ((v * _rows(g[0])) @ _mT(v),)
-    (w, v), (gw, gv) = out, g
-    inner = None if gw is None else _diag_embed(gw)
-    if gv is not None:
-        inner = add_terms(inner, _inverse_gaps(w) * (_mT(v) @ gv))
-    if inner is None:
+        gw, gv = g[0], None
+    else:
+        (w, v), (gw, gv) = out, g
+    if gw is None and gv is None:
         return (None,)
-    return (_sym(v @ inner @ _mT(v)),)
+    k = None if gw is None else _diag_embed(gw)
+    if gv is not None:
+        k = add_terms(k, _inverse_gaps(w) * (_mT(v) @ gv))
+    ga = _read_triangle_transpose(_ew.conj_complex(v) @ k @ _mT(v), UPLO == "L")
+    return (cotangent_of(ga, a),)
 
 
 eigh_p.jvp = _eigh_jvp
@@ -641,10 +677,20 @@ def _eigh_abstract_eval(a, *, UPLO, vectors):
 eigh_p.abstract_eval = _eigh_abstract_eval
 
 # ---------------------------------------------------------------------------------------------
-# svd (reduced, k = min(m, n)): with dP = U^T dA V, D = diag(s), F_ij = 1 / (s_j^2 - s_i^2),
-#   ds = diag(dP),  dU = U (F * (dP D + D dP^T)) [+ (I - U U^T) dA V D^-1 if m > n],
-#   dV = V (F * (D dP + dP^T D)) [+ (I - V V^T) dA^T U D^-1 if n > m].
-# `compute_uv=False` is its own LAPACK call; its rules compute U and V.
+# svd, reduced (k = min(m, n)): with P = U^H dA V, F_ij = 1 / (s_j^2 - s_i^2) (0 on the diagonal)
+# and S = diag(s),
+#   ds = Re diag(P),  dU = U (F * (P S + S P^H) + i Im diag(P) / S) [+ (I - U U^H) dA V / S, m > n],
+#   dV = V (F * (S P + P^H S)) [+ (I - V V^H) dA^H U / S if n > m],  dVh = dV^H
+# (Townsend 2016; the phase term is for complex A, whose singular vectors are defined up to a
+# common phase per pair: this is the choice with Im diag(V^H dV) = 0, as JAX's, so functions
+# invariant under those phases have exact derivatives). The vjp is its transpose.
+#
+# full_matrices=True with m != n: U (or Vh) has m - n (n - m) extra columns (rows), an arbitrary
+# orthonormal basis of the complement. Their derivative is that of the basis moved as little as
+# possible (parallel transport: dU2 = -U1 dU1^H U2, so U2^H dU2 = 0): functions of the extra
+# columns that do not depend on the basis chosen (U2 U2^H, |U2^H x|^2) have exact derivatives.
+# `compute_uv=False` is its own LAPACK call; its rules compute U and V. `hermitian=True` reads one
+# triangle (it is eigh): its rules apply to R(dA).
 
 svd_p = Primitive("svd", multiple_results=True)
 
@@ -659,65 +705,105 @@ def _svd_uv(a, hermitian):
     return bind(svd_p, a, full_matrices=False, compute_uv=True, hermitian=hermitian)
 
 
-def _check_svd_derivative(a, full_matrices: bool) -> None:
-    _real_only("svd", a)
-    m, n = shape_of(a)[-2:]
-    if full_matrices and m != n:
-        raise NotImplementedError(
-            "The derivative of svd with full_matrices=True is only defined for square "
-            "matrices (the extra singular vectors are not unique): use full_matrices=False"
-        )
+def _is_complex(x) -> bool:
+    return np.issubdtype(dtype_of(x), np.complexfloating)
+
+
+def _reciprocal_or_zero(s):
+    """1 / s, and 0 where s == 0 (the phase term at a zero singular value, as JAX's)."""
+    zero = s == 0
+    return where(zero, 0.0, 1.0 / where(zero, 1.0, s))
+
+
+def _svd_reduced_jvp(u, s, vh, da):
+    m, n = shape_of(u)[-2], shape_of(vh)[-1]
+    v = _mH(vh)
+    p = _mH(u) @ da @ v
+    s_row, s_col = _rows(s), _cols(s)
+    f = _inverse_gaps(s * s)
+    ps, sp = p * s_row, s_col * p
+    du = u @ (f * (ps + _mH(ps)))
+    if _is_complex(p):
+        du = du + u * _rows(1j * _ew.imag(_diagonal(p)) * _reciprocal_or_zero(s))
+    dv = v @ (f * (sp + _mH(sp)))
+    if m > n:
+        da_v = da @ v
+        du = du + (da_v - u @ (_mH(u) @ da_v)) / s_row
+    if n > m:
+        da_u = _mH(da) @ u
+        dv = dv + (da_u - v @ (vh @ da_u)) / s_row
+    return tangent_in_dtype_of(du, u), _ew.real(_diagonal(p)), tangent_in_dtype_of(_mH(dv), vh)
+
+
+def _svd_reduced_vjp(u, s, vh, gu, gs, gvh):
+    m, n = shape_of(u)[-2], shape_of(vh)[-1]
+    u_conj, vh_conj = _ew.conj_complex(u), _ew.conj_complex(vh)
+    s_row, s_col = _rows(s), _cols(s)
+    f = _inverse_gaps(s * s)
+    inner = None if gs is None else _diag_embed(gs)
+    if gu is not None:
+        ut_gu = _mT(u) @ gu
+        b = f * ut_gu
+        inner = add_terms(inner, (b + _mH(b)) * s_row)
+        if _is_complex(ut_gu):
+            phase = 1j * _ew.imag(_diagonal(ut_gu)) * _reciprocal_or_zero(s)
+            inner = add_terms(inner, _diag_embed(phase))
+    if gvh is not None:
+        c = f * (vh_conj @ _mH(gvh))
+        inner = add_terms(inner, s_col * (c + _mH(c)))
+    ga = None if inner is None else u_conj @ inner @ vh_conj
+    if m > n and gu is not None:
+        ga = add_terms(ga, ((gu - u_conj @ (_mT(u) @ gu)) / s_row) @ vh_conj)
+    if n > m and gvh is not None:
+        ga = add_terms(ga, (u_conj / s_row) @ (gvh - (gvh @ _mT(vh)) @ vh_conj))
+    return ga
 
 
 def _svd_jvp(primals, tangents, *, out, full_matrices, compute_uv, hermitian):
     (a,), (da,) = primals, tangents
     if da is None:
         return (None,) * len(out)
-    _check_svd_derivative(a, full_matrices and compute_uv)
+    if hermitian:
+        da = _read_triangle(da, True)
     if not compute_uv:
         u, _, vh = _svd_uv(a, hermitian)
-        return (_diagonal(_mT(u) @ da @ _mT(vh)),)
+        ds = einsum("...ji,...jk,...ik->...i", _ew.conj_complex(u), da, _ew.conj_complex(vh))
+        return (_ew.real(ds),)
     u, s, vh = out
     m, n = shape_of(a)[-2:]
-    v = _mT(vh)
-    dp = _mT(u) @ da @ v
-    s_row, s_col = _rows(s), _cols(s)
-    f = _inverse_gaps(s * s)
-    du = u @ (f * (dp * s_row + s_col * _mT(dp)))
-    dv = v @ (f * (s_col * dp + _mT(dp) * s_row))
+    k = min(m, n)
+    if not full_matrices or m == n:
+        return _svd_reduced_jvp(u, s, vh, da)
+    u1, vh1 = u[..., :k], vh[..., :k, :]
+    du1, ds, dvh1 = _svd_reduced_jvp(u1, s, vh1, da)
     if m > n:
-        da_v = da @ v
-        du = du + (da_v - u @ (_mT(u) @ da_v)) / s_row
-    if n > m:
-        da_u = _mT(da) @ u
-        dv = dv + (da_u - v @ (vh @ da_u)) / s_row
-    return du, _diagonal(dp), _mT(dv)
+        du2 = -(u1 @ (_mH(du1) @ u[..., k:]))
+        return _shape.concatenate([du1, du2], axis=-1), ds, dvh1
+    dvh2 = -((vh[..., k:, :] @ _mH(dvh1)) @ vh1)
+    return du1, ds, _shape.concatenate([dvh1, dvh2], axis=-2)
 
 
 def _svd_vjp(g, a, *, out, full_matrices, compute_uv, hermitian):
-    if not compute_uv or (g[0] is None and g[2] is None):  # singular values only
-        _real_only("svd", a)
-        k = min(shape_of(a)[-2:])
-        u, vh = _svd_uv(a, hermitian)[::2] if not compute_uv else (out[0], out[2])
-        return ((u[..., :k] * _rows(g[-2 if compute_uv else 0])) @ vh[..., :k, :],)
-    _check_svd_derivative(a, full_matrices)
-    (u, s, vh), (gu, gs, gvh) = out, g
     m, n = shape_of(a)[-2:]
-    s_row, s_col = _rows(s), _cols(s)
-    f = _inverse_gaps(s * s)
-    inner = None if gs is None else _diag_embed(gs)
-    if gu is not None:
-        j = f * (_mT(u) @ gu)
-        inner = add_terms(inner, (j + _mT(j)) * s_row)
-    if gvh is not None:
-        k = f * (vh @ _mT(gvh))
-        inner = add_terms(inner, s_col * (k + _mT(k)))
-    ga = None if inner is None else u @ inner @ vh
-    if m > n and gu is not None:
-        ga = add_terms(ga, ((gu - u @ (_mT(u) @ gu)) / s_row) @ vh)
-    if n > m and gvh is not None:
-        ga = add_terms(ga, (u / s_row) @ (gvh - (gvh @ _mT(vh)) @ vh))
-    return (ga,)
+    k = min(m, n)
+    if compute_uv:
+        (u, s, vh), (gu, gs, gvh) = out, g
+    else:
+        (u, s, vh), gs, gu, gvh = _svd_uv(a, hermitian), g[0], None, None
+    u1, vh1 = u[..., :k], vh[..., :k, :]
+    if gu is None and gvh is None:  # singular values only: U diag(gs) Vh, conjugated
+        ga = None if gs is None else (_ew.conj_complex(u1) * _rows(gs)) @ _ew.conj_complex(vh1)
+    else:
+        if full_matrices and m > n and gu is not None:
+            u2, gu2 = u[..., k:], gu[..., k:]
+            gu = gu[..., :k] - _ew.conj_complex(u2) @ _mH(gu2) @ _ew.conj_complex(u1)
+        if full_matrices and n > m and gvh is not None:
+            vh2, gvh2 = vh[..., k:, :], gvh[..., k:, :]
+            gvh = gvh[..., :k, :] - _ew.conj_complex(vh1) @ _mH(gvh2) @ _ew.conj_complex(vh2)
+        ga = _svd_reduced_vjp(u1, s, vh1, gu, gs, gvh)
+    if ga is not None and hermitian:
+        ga = _read_triangle_transpose(ga, True)
+    return (cotangent_of(ga, a),)
 
 
 svd_p.impl = _svd_impl
@@ -737,6 +823,108 @@ def _svd_abstract_eval(a, *, full_matrices, compute_uv, hermitian):
 
 
 svd_p.abstract_eval = _svd_abstract_eval
+
+# ---------------------------------------------------------------------------------------------
+# eig (general square matrices): eigenvalues w and unit eigenvectors V, always complex (NumPy
+# returns real arrays when every eigenvalue of a real matrix is real: a dtype that depends on
+# the values, which a staged or batched function cannot have). With P = V^-1 dA V and
+# F_ij = 1 / (w_j - w_i) (0 on the diagonal):
+#   dw = diag(P),  dV = U + V diag(c),  U = V (F * P),
+# where c fixes what the eigenvalue equation leaves free as LAPACK's geev does: each v_j has
+# unit norm and its largest entry (index k_j) real, so
+#   c_j = -Re(v_j^H u_j) - i Im(u_{k_j j}) / v_{k_j j}
+# (as JAX's eig; Giles 2008 for the rest). This is the derivative of the eigenvectors NumPy
+# returns, away from ties in |v_j|. The vjp is its transpose. At an eigenvalue repeated exactly
+# the derivative does not exist: the eigenvalue's derivative is NaN, and so are the eigenvectors'
+# (1 / 0 in F). Near a repetition derivatives are large, as they are.
+
+EigResult = namedtuple("EigResult", ["eigenvalues", "eigenvectors"])
+
+eig_p = Primitive("eig", multiple_results=True)
+
+
+def _complex_dtype(dtype) -> np.dtype:
+    return np.result_type(linalg_dtype(dtype), np.complex64)
+
+
+def _eig_impl(a, *, vectors):
+    dtype = _complex_dtype(np.asarray(a).dtype)
+    if not vectors:
+        return (np.linalg.eigvals(a).astype(dtype, copy=False),)
+    w, v = np.linalg.eig(a)
+    return w.astype(dtype, copy=False), v.astype(dtype, copy=False)
+
+
+def _repeated(w):
+    """True where an eigenvalue equals another one exactly."""
+    off = ~np.eye(shape_of(w)[-1], dtype=bool)
+    return _reduce.any(_ew.FUNCTIONS["logical_and"](_cols(w) == _rows(w), off), axis=-1)
+
+
+def _nan_like(x):
+    """NaNs of `x`'s shape and dtype, a constant (no derivative to turn NaN in its turn)."""
+    return stop_gradient(x) * np.nan
+
+
+def _largest_entries(v):
+    """The mask of the entry of largest modulus of each column (the first of ties, as geev's)."""
+    n = shape_of(v)[-2]
+    k = _reduce.argmax(_abs2(v), axis=-2, keepdims=True)
+    return k == np.arange(n)[:, None]
+
+
+def _eig_jvp(primals, tangents, *, out, vectors):
+    (a,), (da,) = primals, tangents
+    if da is None:
+        return (None,) * len(out)
+    w, v = out if vectors else bind(eig_p, a, vectors=True)
+    da = tangent_in_dtype_of(da, w)
+    if not vectors:
+        dw = einsum("...ij,...ji->...i", solve(v, da), v)
+        return (where(_repeated(w), _nan_like(dw), dw),)
+    p = solve(v, da @ v)
+    dw = _diagonal(p)
+    dw = where(_repeated(w), _nan_like(dw), dw)
+    u = v @ (_inverse_gaps(w) * p)
+    mask = _largest_entries(v)
+    norm_term = _ew.real(_reduce.sum(_ew.conj(v) * u, axis=-2))
+    v_k = _ew.real(_reduce.sum(where(mask, v, 0.0), axis=-2))
+    phase_term = _ew.imag(_reduce.sum(where(mask, u, 0.0), axis=-2)) / v_k
+    return dw, u - v * _rows(norm_term + 1j * phase_term)
+
+
+def _eig_vjp(g, a, *, out, vectors):
+    (w, v), (gw, gv) = (out, g) if vectors else (bind(eig_p, a, vectors=True), (g[0], None))
+    if gw is None and gv is None:
+        return (None,)
+    gp = None
+    if gw is not None:  # NaN at a repeated eigenvalue whose derivative is asked for
+        asked = _ew.FUNCTIONS["logical_and"](_repeated(w), gw != 0)
+        gp = _diag_embed(where(asked, _nan_like(gw), gw))
+    if gv is not None:
+        t = _reduce.sum(gv * v, axis=-2)
+        mask = _largest_entries(v)
+        v_k = _ew.real(_reduce.sum(where(mask, v, 0.0), axis=-2))
+        gu = gv - _ew.conj(v) * _rows(_ew.real(t)) - 1j * where(mask, _rows(_ew.imag(t) / v_k), 0.0)
+        gp = add_terms(gp, _inverse_gaps(w) * (_mT(v) @ gu))
+    ga = solve(_mT(v), gp @ _mT(v))
+    return (cotangent_of(ga if _is_complex(a) else _ew.real(ga), a),)
+
+
+eig_p.impl = _eig_impl
+eig_p.jvp = _eig_jvp
+eig_p.vjp = _eig_vjp
+eig_p.batch = _leading_batch(eig_p)
+
+
+def _eig_abstract_eval(a, *, vectors):
+    _matrix_dims(a.shape)
+    dtype = _complex_dtype(a.dtype)
+    w = result_aval(a.shape[:-1], dtype, a)
+    return (w, result_aval(a.shape, dtype, a)) if vectors else (w,)
+
+
+eig_p.abstract_eval = _eig_abstract_eval
 
 # ---------------------------------------------------------------------------------------------
 # qr (reduced). For m >= n, with B = dA R^-1, C = Q^T B and W = tril(C, -1) - tril(C, -1)^T
@@ -1148,16 +1336,24 @@ def cholesky(a, /, *, upper: bool = False):
 
 
 def eigh(a, UPLO: str = "L"):
-    """`numpy.linalg.eigh`: `(eigenvalues, eigenvectors)` of a symmetric matrix, differentiable.
+    """`numpy.linalg.eigh`: `(eigenvalues, eigenvectors)` of a symmetric (Hermitian) matrix,
+    differentiable, real or complex.
 
-    Derivatives treat `a` as symmetric and need distinct eigenvalues: the eigenvector
-    derivative has terms `1 / (w_j - w_i)`, infinite (or NaN) at a degeneracy.
+    Like NumPy, it reads the lower triangle of `a` (the upper one with `UPLO="U"`) and the real
+    part of its diagonal; the derivative is that of what it computes, so the other triangle (and
+    the diagonal's imaginary part) gets a zero gradient, and the gradient of a symmetric `a` is
+    triangular. (JAX symmetrizes the input, `(a + a^H) / 2`: its values differ from NumPy's for
+    a non-symmetric `a`, and its gradients are symmetric. The two agree on every function of a
+    matrix built symmetric, such as `x @ x.T`.) Derivatives need distinct eigenvalues: the
+    eigenvector derivative has terms `1 / (w_j - w_i)`, infinite (or NaN) at a degeneracy.
+    Complex eigenvectors are defined up to a phase each: only functions that do not depend on
+    those phases (`abs(v)`, `v @ diag(f(w)) @ v^H`, ...) have meaningful derivatives.
 
     Example:
         >>> import numpy as np, autodiff as ad
         >>> ad.grad(lambda a: eigh(a).eigenvalues[1])(np.array([[2.0, 1.0], [1.0, 2.0]]))
-        array([[0.5, 0.5],
-               [0.5, 0.5]])
+        array([[0.5, 0. ],
+               [1. , 0.5]])
     """
     a = _array(a)
     _check_matrix(a)
@@ -1165,20 +1361,62 @@ def eigh(a, UPLO: str = "L"):
 
 
 def eigvalsh(a, UPLO: str = "L"):
-    """`numpy.linalg.eigvalsh`, differentiable (distinct eigenvalues, as for `eigh`).
+    """`numpy.linalg.eigvalsh`, differentiable: reads one triangle, as `eigh` (whose notes
+    apply).
 
     Example:
         >>> import numpy as np, autodiff as ad
         >>> a = np.array([[2.0, 1.0], [1.0, 2.0]])
         >>> eigvalsh(a).tolist()
         [1.0, 3.0]
-        >>> ad.grad(lambda a: eigvalsh(a)[-1])(a)  # v v^T for the top eigenvector v
-        array([[0.5, 0.5],
-               [0.5, 0.5]])
+        >>> ad.grad(lambda a: eigvalsh(a, UPLO="U")[-1])(a)  # v v^T, folded into the upper triangle
+        array([[0.5, 1. ],
+               [0. , 0.5]])
     """
     a = _array(a)
     _check_matrix(a)
     return bind(eigh_p, a, UPLO=_uplo(UPLO), vectors=False)[0]
+
+
+def eig(a):
+    """`numpy.linalg.eig`: `(eigenvalues, eigenvectors)` of a general square matrix,
+    differentiable (distinct eigenvalues).
+
+    Results are always complex, as JAX's: NumPy returns real arrays when every eigenvalue of a
+    real `a` is real, a dtype that depends on the values (take `.real` for those). The
+    eigenvectors are NumPy's (unit norm, largest entry real) and so are their derivatives. At
+    an eigenvalue repeated exactly the derivatives are NaN (they do not exist there); near one
+    they are large.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> a = np.array([[2.0, 1.0], [0.0, 3.0]])
+        >>> eig(a).eigenvalues
+        array([2.+0.j, 3.+0.j])
+        >>> ad.grad(lambda a: eig(a).eigenvalues[1].real)(a)  # u v^T / (u^T v), left u, right v
+        array([[0., 1.],
+               [0., 1.]])
+    """
+    a = _array(a)
+    _check_matrix(a)
+    return EigResult(*bind(eig_p, a, vectors=True))
+
+
+def eigvals(a):
+    """`numpy.linalg.eigvals`, differentiable (distinct eigenvalues): always complex, as `eig`
+    (whose notes apply).
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> eigvals(np.array([[0.0, 1.0], [-1.0, 0.0]]))
+        array([0.+1.j, 0.-1.j])
+        >>> ad.grad(lambda a: eigvals(a).real.sum())(np.array([[2.0, 1.0], [0.0, 3.0]]))
+        array([[1., 0.],
+               [0., 1.]])
+    """
+    a = _array(a)
+    _check_matrix(a)
+    return bind(eig_p, a, vectors=False)[0]
 
 
 def _uplo(UPLO) -> str:
@@ -1189,12 +1427,17 @@ def _uplo(UPLO) -> str:
 
 
 def svd(a, full_matrices: bool = True, compute_uv: bool = True, hermitian: bool = False):
-    """`numpy.linalg.svd`: `(U, S, Vh)`, or `S` with `compute_uv=False`; differentiable.
+    """`numpy.linalg.svd`: `(U, S, Vh)`, or `S` with `compute_uv=False`; differentiable, real
+    or complex.
 
-    Derivatives need distinct singular values (and nonzero ones for non-square `a`).
-    With `full_matrices=True` (NumPy's default) and a non-square `a`, U or Vh has extra
-    arbitrary columns: reverse mode differentiates `S` only and forward mode raises
-    NotImplementedError (use `full_matrices=False`).
+    Derivatives need distinct singular values (and nonzero ones for non-square `a`). Singular
+    vectors are defined up to a sign (a phase, for complex `a`) per pair: real ones follow
+    NumPy's, complex ones are meaningful through phase-invariant functions only (`abs(U)`,
+    `U @ diag(f(S)) @ Vh`, ...). With `full_matrices=True` (NumPy's default) and a non-square
+    `a`, U or Vh has extra columns (rows), an arbitrary basis of the complement: their
+    derivative moves that basis as little as possible, which is exact for the functions that
+    do not depend on the basis chosen (`U2 @ U2^H`). `hermitian=True` reads the lower triangle
+    of `a`, as NumPy (and `eigh`) does.
 
     Example:
         >>> import numpy as np, autodiff as ad

@@ -32,6 +32,7 @@ from autodiff.core.abstract import array_result_type, result_aval, ufunc_result_
 from autodiff.core.dtypes import dtype_of
 from autodiff.core.primitive import Primitive, bind
 from autodiff.core.tensor import Tensor
+from autodiff.ops import shape as _shape
 from autodiff.ops.elementwise import add, astype, conj, multiply_p, unbroadcast
 from autodiff.ops.structural import (
     broadcast_to,
@@ -45,8 +46,9 @@ from autodiff.ops.structural import (
 
 
 def _array(x):
-    """Lists and Python or NumPy scalars become arrays (NumPy's products do the same)."""
-    return x if isinstance(x, (Tensor, np.ndarray)) else np.asarray(x)
+    """Lists and Python or NumPy scalars become arrays (NumPy's products do the same); a list
+    holding Tensors is stacked into one differentiable array."""
+    return x if isinstance(x, (Tensor, np.ndarray)) else _shape._operand(x)
 
 
 def _differentiable(x) -> bool:

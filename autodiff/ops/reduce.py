@@ -17,8 +17,9 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from autodiff.core.abstract import ShapedArray, accumulation_dtype, shaped_like
 from autodiff.core.dtypes import dtype_of, is_inexact
+from autodiff.core.graph import name_node
 from autodiff.core.primitive import Primitive, bind
-from autodiff.ops import elementwise
+from autodiff.ops import elementwise, shape
 from autodiff.ops.elementwise import astype, equal_p, logical_and_p, logical_not_p, logical_or_p
 from autodiff.ops.structural import (
     axis_in_batched,
@@ -85,6 +86,12 @@ def _without_identity_abstract_eval(name: str, rule):
 def _reduce(p, a, axis, keepdims):
     """`p` over NumPy's `axis` (None, an int or a tuple of them) of `a`."""
     return bind(p, a, axes=normalize_axes(axis, len(shape_of(a))), keepdims=bool(keepdims))
+
+
+def listed_operand(a):
+    """A list or tuple (holding Tensors, perhaps) as one array, as NumPy reads it: stacked,
+    and differentiable in the Tensors; anything else as it is."""
+    return shape.array(a) if type(a) is list or type(a) is tuple else a
 
 
 def _reject(fname: str, **unsupported) -> None:
@@ -348,6 +355,7 @@ def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=
         array([4., 6.])
     """
     _reject("sum", out=out)
+    a = listed_operand(a)
     if dtype is not None:
         a = astype(a, dtype)
     if where is not True:
@@ -367,6 +375,7 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
         array([0., 6., 0.])
     """
     _reject("prod", out=out)
+    a = listed_operand(a)
     if dtype is not None:
         a = astype(a, dtype)
     if where is not True:
@@ -378,9 +387,24 @@ def prod(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where
 
 
 def _extremum_fn(p, name: str, doc_name: str):
+    ufunc = np.maximum if name.endswith("max") else np.minimum
+
     def f(a, axis=None, out=None, keepdims=False, initial=None, where=True):
-        _reject(name, out=out, initial=initial, where=None if where is True else where)
-        return _reduce(p, a, axis, keepdims)
+        _reject(name, out=out)
+        a = listed_operand(a)
+        if where is not True:  # the masked-out elements count as `initial`
+            if initial is None:
+                raise ValueError(
+                    f"reduction operation '{ufunc.__name__}' does not have an identity, so "
+                    "to use a where mask one has to specify 'initial'"
+                )
+            a = elementwise.where(where, a, np.asarray(initial, dtype_of(a)))
+        result = _reduce(p, a, axis, keepdims)
+        if initial is not None:
+            result = elementwise.FUNCTIONS[ufunc.__name__](
+                result, np.asarray(initial, dtype_of(result))
+            )
+        return result
 
     f.__name__ = f.__qualname__ = name
     rows = [4.0, 3.0] if name.endswith("max") else [1.0, 2.0]
@@ -434,6 +458,7 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         array([1.5, 4. ])
     """
     _reject("mean", out=out)
+    a = listed_operand(a)
     result_dtype = np.dtype(dtype) if dtype is not None else None
     if dtype is None and dtype_of(a) == np.float16:
         dtype = np.float32  # NumPy accumulates float16 in float32
@@ -450,8 +475,8 @@ def mean(a, axis=None, dtype=None, out=None, keepdims=False, *, where=True):
         count = reduce_sum(broadcast_to(astype(where, x.dtype), shape), axes, keepdims)
     result = bind(reduce_sum_p, x, axes=axes, keepdims=keepdims) / count
     if result_dtype is not None:
-        result = astype(result, result_dtype)
-    return result
+        return astype(result, result_dtype)
+    return name_node(result, "MeanBackward0")  # (torch's name of the torch face's node)
 
 
 def _variance(a, axis, dtype, ddof, keepdims, where, mean, correction):
@@ -462,7 +487,7 @@ def _variance(a, axis, dtype, ddof, keepdims, where, mean, correction):
         if ddof != 0:
             raise ValueError("ddof and correction can't be provided simultaneously.")
         ddof = correction
-    x = _as_float(a, dtype)
+    x = _as_float(listed_operand(a), dtype)
     shape = shape_of(x)
     axes = normalize_axes(axis, len(shape))
     count = _group_size(shape, axes)
@@ -514,10 +539,23 @@ var = _spread_fn(
         np.float64(1.6666666666666667)
     """,
 )
+
+
+def sqrt_with_zero_derivative(v):
+    """sqrt(v) for a variance `v`, with a zero derivative where `v` is 0: a spread of 0 is
+    the minimum of the standard deviation (of one value, a constant), where torch and HIPS
+    autograd also give 0 (JAX gives NaN)."""
+    zero = bind(equal_p, v, 0)
+    if isinstance(zero, (np.ndarray, np.generic)) and not zero.any():  # known: no guard needed
+        return elementwise.sqrt(v)
+    return elementwise.where(zero, 0, elementwise.sqrt(elementwise.where(zero, 1, v)))
+
+
 std = _spread_fn(
     "std",
-    elementwise.sqrt,
-    """`numpy.std`, differentiable; like sqrt, its derivative is infinite/NaN where var is 0.
+    sqrt_with_zero_derivative,
+    """`numpy.std`, differentiable; where the spread is 0 its derivative is 0 (as torch and
+    HIPS autograd; JAX gives NaN).
 
     Example:
         >>> import numpy as np
@@ -536,6 +574,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
         np.float64(2.75)
     """
     keepdims = bool(keepdims)
+    a = listed_operand(a)
     if weights is None:
         avg = mean(a, axis, keepdims=keepdims)
         if not returned:
@@ -543,6 +582,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
         shape, avg_shape = shape_of(a), shape_of(avg)
         scale = dtype_of(avg).type(math.prod(shape) / builtins.max(math.prod(avg_shape), 1))
         return avg, np.full(avg_shape, scale) if avg_shape else scale
+    weights = listed_operand(weights)
     shape, w_shape = shape_of(a), shape_of(weights)
     axes = normalize_axes(axis, len(shape))
     extra = (np.float64,) if not is_inexact(dtype_of(a)) else ()
@@ -570,6 +610,7 @@ def average(a, axis=None, weights=None, returned=False, *, keepdims=False):
 def _arg_fn(p, name: str):
     def f(a, axis=None, out=None, *, keepdims=False):
         _reject(name, out=out)
+        a = listed_operand(a)
         if axis is not None:
             axis = normalize_axis_index(axis, len(shape_of(a)))
         return bind(p, a, axis=axis, keepdims=bool(keepdims))
@@ -596,6 +637,7 @@ def _truth_fn(p, name: str, masked_as_neutral):
 
     def f(a, axis=None, out=None, keepdims=False, *, where=True):
         _reject(name, out=out)
+        a = listed_operand(a)
         if where is not True:
             a = masked_as_neutral(a, where)
         return _reduce(p, a, axis, keepdims)
@@ -626,7 +668,7 @@ def count_nonzero(a, axis=None, *, keepdims=False):
         >>> int(count_nonzero(np.array([0.0, 1.5, 0.0, -2.0])))
         2
     """
-    return _reduce(count_nonzero_p, a, axis, keepdims)
+    return _reduce(count_nonzero_p, listed_operand(a), axis, keepdims)
 
 
 FUNCTIONS = {

@@ -6,7 +6,7 @@ May import core, kernels, ops, and forward_ad.trace (for the engine's dual-level
 from autodiff.core.graph import Node
 from autodiff.reverse.engine import backward_pass
 from autodiff.reverse.graph import ReverseTrace, ReverseTracer
-from autodiff.reverse.transforms import grad, linearize, value_and_grad, vjp
+from autodiff.reverse.transforms import grad, linear_transpose, linearize, value_and_grad, vjp
 
 __all__ = [
     "Node",
@@ -14,6 +14,7 @@ __all__ = [
     "ReverseTracer",
     "backward_pass",
     "grad",
+    "linear_transpose",
     "linearize",
     "value_and_grad",
     "vjp",

@@ -35,6 +35,7 @@ from __future__ import annotations
 import re
 import threading
 import warnings
+import weakref
 from contextlib import contextmanager
 from operator import attrgetter
 
@@ -47,7 +48,17 @@ from numpy import ndarray
 
 from autodiff.core import buffers
 from autodiff.core.dtypes import SCALARS
-from autodiff.core.graph import MANY, ONE, RELEASED, Packed, edge_node, edge_pair
+from autodiff.core.graph import (
+    KEEPS_SHAPES,
+    MANY,
+    ONE,
+    RELEASED,
+    Node,
+    Packed,
+    edge_node,
+    edge_pair,
+    keep_shapes,
+)
 from autodiff.core.primitive import NO_PARAMS
 from autodiff.core.tensor import TENSOR_TYPES, Tensor
 from autodiff.core.trace import state
@@ -187,7 +198,7 @@ class _Plan:
             )
 
 
-def _needs(parents: tuple, kept: set | None) -> tuple:
+def node_needs(parents: tuple, kept: set | None = None) -> tuple:
     """Which of a node's inputs need a cotangent (a rule's `needs`): those with an edge into a
     node the pass runs. As with torch's `should_compute_output`, a branch that
     autograd.grad(inputs=...) pruned gets no cotangent at all (for a matmul: one product
@@ -210,7 +221,7 @@ def apply_rule(node, ct, kept=None):
     if out is None:  # (released with its primals)
         raise RuntimeError(RELEASED_MESSAGE)
     if node.versions is not None:
-        _check_versions(node)
+        check_versions(node)
     rule = prim.fast.vjp
     if rule is not None and node.raw and type(ct) not in TENSOR_TYPES:
         if type(ct) is Lazy or (type(ct) is ndarray and ct.size >= RECYCLE_MIN_SIZE):
@@ -220,7 +231,7 @@ def apply_rule(node, ct, kept=None):
                 ct = fused.evaluate(ct, 1)
         params = node.params
         if prim.vjp_takes_needs:
-            return rule(ct, out, *node.primals, needs=_needs(node.parents, kept), **params)
+            return rule(ct, out, *node.primals, needs=node_needs(node.parents, kept), **params)
         if params is not NO_PARAMS:
             return rule(ct, out, *node.primals, **params)
         p1 = node.p1  # (positional calls from the slots: no tuple of arguments, see Node)
@@ -233,7 +244,7 @@ def apply_rule(node, ct, kept=None):
         ct = fused.evaluate(ct, 1)
     rule = prim.vjp or prim.rule("vjp")
     if prim.vjp_takes_needs:
-        return rule(ct, *node.primals, out=out, needs=_needs(node.parents, kept), **node.params)
+        return rule(ct, *node.primals, out=out, needs=node_needs(node.parents, kept), **node.params)
     return rule(ct, *node.primals, out=out, **node.params)
 
 
@@ -355,6 +366,8 @@ def backward_pass(
             for node in plan.order:
                 if node.prim is None:
                     run.leaf(node)
+        else:
+            sinks.finish()
     finally:
         st.grad_enabled = grad_enabled
         if sinks is not None:
@@ -449,8 +462,15 @@ def _walk(plan: _Plan, run: _Runner) -> None:  # noqa: C901 (the hot loop: see b
                     _recycle(node, ct)
                 ct = None
             if not retain:
-                node.x0 = RELEASED  # (node.release(), inline)
-                node.x1 = node.out = None
+                if node.versions is None or (
+                    (prim.saves_inputs or prim.saves_output) and type(node) is Node
+                ):
+                    node.x0 = RELEASED  # (node.release(), inline)
+                    node.x1 = node.out = None
+                elif type(node) is Node and KEEPS_SHAPES.get(prim):
+                    keep_shapes(node)  # (node.release(), inline: torch's saves no tensor)
+                else:
+                    node.release()
         if deps:
             run.count_down(node)
 
@@ -459,7 +479,8 @@ def _recycle(node, ct) -> None:
     """Pool the large arrays only this pass holds: a node's cotangent and its residuals."""
     buffers.give_if_unshared(ct, 2)  # (`ct`, and the caller's)
     ct = None
-    buffers.release_node(node)
+    if not node.keeps_shapes():
+        buffers.release_node(node)
 
 
 def reference_backward_pass(roots, root_cts, *, retain_graph: bool = False) -> dict:
@@ -483,7 +504,7 @@ def reference_backward_pass(roots, root_cts, *, retain_graph: bool = False) -> d
             raise RuntimeError(RELEASED_MESSAGE)
         params = dict(node.params)
         if node.prim.vjp_takes_needs:
-            params["needs"] = _needs(node.parents, None)
+            params["needs"] = node_needs(node.parents, None)
         in_cts = node.prim.rule("vjp")(ct, *primals, out=node.out, **params)
         for edge, in_ct in zip(node.parents, in_cts):
             if edge is not None and in_ct is not None:
@@ -542,6 +563,9 @@ class Sinks:
 
     def begin(self, order: list) -> None:
         """The pass starts; `order` holds the nodes it may run."""
+
+    def finish(self) -> None:
+        """Every node of the pass has run (it ends normally; `end` follows)."""
 
     def end(self) -> None:
         """The pass ends (normally or not)."""
@@ -656,11 +680,12 @@ class _Runner:
             and not (extra is not None and extra.post_hooks)
             and buffers.unshared(grad, 3 if grad is ct else 1)  # (`grad`; `ct` here and in leaf)
         )
-        _accumulate_grad(tensor, grad, self.create_graph, owned)
+        accumulate_grad(tensor, grad, self.create_graph, owned)
         grad = None
         if extra is not None and extra.post_accumulate_hooks:
             for hook in list(extra.post_accumulate_hooks):
-                hook(tensor)
+                if hook(tensor) is not None:
+                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
 
     # ---- interior nodes ----
     def node(self, node) -> None:
@@ -681,7 +706,7 @@ class _Runner:
         if node.primals is None:
             raise RuntimeError(RELEASED_MESSAGE)
         parents = node.parents
-        primals, out = self._residuals(node, node.primals, parents)
+        primals, out = node_residuals(node, self.create_graph)
         in_cts = self._run_rule(node, ct, primals, out)
         if extra is not None and extra.post_hooks:
             in_cts = self._post_hooks(node, in_cts, ct if multi else [ct])
@@ -710,7 +735,7 @@ class _Runner:
         rule = prim.vjp or prim.rule("vjp")
         try:
             if prim.vjp_takes_needs:
-                needs = _needs(node.parents, self.plan.kept)
+                needs = node_needs(node.parents, self.plan.kept)
                 in_cts = rule(ct, *primals, out=out, needs=needs, **node.params)
             else:
                 in_cts = rule(ct, *primals, out=out, **node.params)
@@ -727,28 +752,6 @@ class _Runner:
             raise
         return in_cts
 
-    def _residuals(self, node, primals: tuple, parents: tuple):
-        """The rule's arguments from the node's saved `primals` (its `parents` are the edges
-        they had) and output."""
-        out = node.out
-        if node.versions is None:  # functional-trace node: residuals are lower-level values
-            return primals, out
-        _check_versions(node)
-        create = self.create_graph
-        if isinstance(out, Packed):  # a saved output (see record)
-            out = out.unpack(out.packed)
-            out = out._value if isinstance(out, Tensor) else out
-        values = [_saved_input(p, edge, create) for p, edge in zip(primals, parents)]
-        if create:
-            if node.prim.multiple_results:
-                out = tuple(Tensor._from(o, (node, i)) for i, o in enumerate(out))
-            else:
-                out = Tensor._from(out, (node, 0))
-            dual = node.extra.dual if node.extra is not None else None
-            if dual is not None and dual[0].alive:
-                values, out = _dual_residuals(dual, values, out, node.prim.multiple_results)
-        return values, out
-
     def _tensor_pre_hooks(self, node, grads: list) -> list:
         """Tensor hooks, then retain_grad (which sees their result), as torch runs them."""
         extra = node.extra
@@ -762,7 +765,7 @@ class _Runner:
             for index, ref in extra.retains.items():
                 tensor = ref()
                 if tensor is not None and grads[index] is not None:
-                    _accumulate_grad(tensor, conj_complex(grads[index]), self.create_graph)
+                    accumulate_grad(tensor, conj_complex(grads[index]), self.create_graph)
         return grads
 
     def _tensor_hook(self, hook, grad):
@@ -803,12 +806,53 @@ class _Runner:
                 sinks.captured[edge] = conj_complex(g)
             tensor = sinks.accumulate_into.get(edge)
             if tensor is not None and g is not None:
-                _accumulate_grad(tensor, conj_complex(g), self.create_graph)
+                accumulate_grad(tensor, conj_complex(g), self.create_graph)
 
     def _unwrap(self, g):
         if isinstance(g, Tensor) and not self.create_graph and g._trace is not None:
             return g._value if g._edge is None and not g._requires_grad else g.detach()._value
         return g
+
+
+def node_residuals(node, create: bool) -> tuple:
+    """`(primals, out)`: a node's rule arguments from its saved values (unpacked, version
+    checked); with `create`, a level-0 node's as Tensors linked to the graph they had, so that
+    the rule is recorded (`create_graph`). Raises torch's error once they were freed."""
+    primals, out = node.primals, node.out
+    if primals is None or out is None:
+        raise RuntimeError(RELEASED_MESSAGE)
+    if node.versions is None:  # functional-trace node: residuals are lower-level values
+        return primals, out
+    check_versions(node)
+    if isinstance(out, Packed):  # a saved output (see record)
+        out = _unpack(out)
+        out = out._value if isinstance(out, Tensor) else out
+    elif type(out) is tuple and any(isinstance(o, Packed) for o in out):
+        out = tuple(_saved_input(o, None, False) for o in out)
+    values = [_saved_input(p, edge, create) for p, edge in zip(primals, node.parents)]
+    if create:
+        if node.prim.multiple_results:
+            out = tuple(Tensor._from(o, (node, i)) for i, o in enumerate(out))
+        else:
+            out = Tensor._from(out, (node, 0))
+        dual = node.extra.dual if node.extra is not None else None
+        if dual is not None and dual[0].alive:
+            values, out = _dual_residuals(dual, values, out, node.prim.multiple_results)
+    return values, out
+
+
+def _unpack(packed: Packed):
+    """A saved value's unpack hook applied (torch's check: it gives a Tensor; here a NumPy
+    array, a Tensor's value, is accepted too)."""
+    value = packed.unpack(packed.packed)
+    if type(value) is ndarray:
+        return Tensor._from(value)
+    if not isinstance(value, Tensor):
+        raise TypeError(
+            "Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
+            f"{type(value).__name__}"
+        )
+    return value
 
 
 def _saved_input(p, edge, create: bool):
@@ -818,9 +862,7 @@ def _saved_input(p, edge, create: bool):
     if isinstance(p, Packed):
         # The unpack hook's value, with the graph the saved input had: a pack hook runs with
         # grad mode off.
-        p = p.unpack(p.packed)
-        if isinstance(p, Tensor):
-            p = p._value
+        p = _unpack(p)._value
     if create and edge is not None:
         p = Tensor._from(p, edge_pair(edge))
     return p
@@ -856,7 +898,7 @@ def _as_tensor(g):
     return Tensor._from(np.asarray(g))
 
 
-def _accumulate_grad(tensor, ct, create_graph: bool, owned: bool = False) -> None:
+def accumulate_grad(tensor, ct, create_graph: bool, owned: bool = False) -> None:
     """torch's AccumulateGrad: the first gradient is stored, later ones are added in place.
     `owned`: `ct` is an array nothing else refers to, which the first `.grad` may take."""
     if isinstance(ct, Tensor) and not create_graph:
@@ -890,11 +932,32 @@ def _accumulate_grad_locked(tensor, ct, create_graph: bool, owned: bool = False)
         current._vc += 1
 
 
-def _check_versions(node) -> None:
-    for saved in node.versions:
+# Tensors that had a graph and were detached in place (Tensor.detach_): a node that saved one
+# raises when it runs, as torch's. id -> weakref (a Tensor's `==` is elementwise, so no
+# WeakSet); empty unless detach_ was used.
+DETACHED: dict = {}
+
+
+def mark_detached(tensor) -> None:
+    """Remember that `tensor` was detached in place (see DETACHED)."""
+    key = id(tensor)
+    DETACHED[key] = weakref.ref(tensor, lambda _, key=key: DETACHED.pop(key, None))
+
+
+def check_versions(node, entries=None) -> None:
+    """torch's error if a tensor `node` saved (its `versions`, or `entries` of them) has been
+    modified in place since."""
+    if entries is None:
+        entries = node.versions
+    for saved in entries:
         if saved is None:
             continue
         tensor, version = saved
+        if DETACHED and id(tensor) in DETACHED and tensor._edge is None:
+            raise RuntimeError(
+                "Trying to use a saved tensor that has been detached in-place, i.e. with "
+                ".detach_().This is not supported, please use out-of-place `.detach()` instead"
+            )
         if tensor._vc != version:
             producer = ""
             if tensor._edge is not None:  # torch names the op: "Mul" for MulBackward0

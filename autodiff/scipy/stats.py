@@ -12,16 +12,19 @@ import math
 
 import numpy as np
 
+from autodiff.core.tensor import Tensor
 from autodiff.ops.arrays import diagonal
 from autodiff.ops.elementwise import FUNCTIONS as ELEMENTWISE
-from autodiff.ops.linalg import cholesky
+from autodiff.ops.elementwise import where
+from autodiff.ops.linalg import cholesky, eigh
 from autodiff.ops.reduce import sum as _sum
 from autodiff.ops.shape import reshape, squeeze, transpose
 from autodiff.ops.special import _as_float, log_ndtr, ndtr, ndtri
 from autodiff.ops.structural import shape_of
+from autodiff.scipy import _distributions
 from autodiff.scipy.linalg import solve_triangular
 
-__all__ = ["norm", "multivariate_normal"]
+__all__ = ["norm", "multivariate_normal", "chi2", "gamma", "beta", "t", "poisson", "dirichlet"]
 
 _LOG_SQRT_2PI = 0.9189385332046728
 _LOG_2PI = 1.8378770664093453
@@ -108,9 +111,8 @@ class _MultivariateNormal:
     """
 
     def logpdf(self, x, mean=None, cov=1, allow_singular=False):
-        """`scipy.stats.multivariate_normal.logpdf`."""
-        if allow_singular:
-            raise NotImplementedError("autodiff.scipy.stats.multivariate_normal: allow_singular")
+        """`scipy.stats.multivariate_normal.logpdf`; with `allow_singular`, SciPy's density
+        on the support of a singular `cov` (its pseudo-inverse and pseudo-determinant)."""
         cov = _as_float(cov)
         cov_shape = shape_of(cov)
         if mean is not None:
@@ -124,7 +126,9 @@ class _MultivariateNormal:
         elif len(shape_of(x)) == 1:
             x = reshape(x, (shape_of(x)[0], 1) if dim == 1 else (1, dim))
         dev = x if mean is None else x - mean
-        if len(cov_shape) == 0:
+        if allow_singular and len(cov_shape) == 2:
+            maha, logdet, dim = _pseudo_inverse_terms(dev, cov)
+        elif len(cov_shape) == 0:
             maha = _sum(dev * dev, axis=-1) / cov
             logdet = dim * _log(cov)
         elif len(cov_shape) == 1:
@@ -140,6 +144,34 @@ class _MultivariateNormal:
         """`scipy.stats.multivariate_normal.pdf`."""
         return ELEMENTWISE["exp"](self.logpdf(x, mean, cov, allow_singular))
 
+    def entropy(self, mean=None, cov=1):
+        """`scipy.stats.multivariate_normal.entropy`: 0.5 log det(2 pi e cov)."""
+        cov = _as_float(cov)
+        cov_shape = shape_of(cov)
+        if len(cov_shape) == 2:
+            dim = cov_shape[0]
+            logdet = 2.0 * _sum(ELEMENTWISE["log"](diagonal(cholesky(cov))))
+        elif len(cov_shape) == 1:
+            dim, logdet = cov_shape[0], _sum(_log(cov))
+        else:
+            dim = shape_of(mean)[-1] if mean is not None and shape_of(mean) else 1
+            logdet = dim * _log(cov)
+        return 0.5 * (dim * (1.0 + _LOG_2PI) + logdet)
+
+
+def _pseudo_inverse_terms(dev, cov):
+    """(dev^T cov^+ dev, log pseudo-det cov, rank): SciPy's `_PSD` of a possibly singular
+    covariance, from its eigendecomposition (eigenvalues below SciPy's cutoff count as 0)."""
+    s, u = eigh(cov)
+    values = s.primal() if isinstance(s, Tensor) else np.asarray(s)
+    cond = {"f": 1e3, "d": 1e6}[np.dtype(values.dtype).char.lower()] * np.finfo(values.dtype).eps
+    keep = values > cond * np.max(np.abs(values))
+    s_kept = where(keep, s, 1.0)
+    logdet = _sum(where(keep, ELEMENTWISE["log"](s_kept), 0.0))
+    scaled = u * ELEMENTWISE["sqrt"](where(keep, 1.0 / s_kept, 0.0))
+    maha = _sum(ELEMENTWISE["square"](dev @ scaled), axis=-1)
+    return maha, logdet, int(keep.sum())
+
 
 def _cholesky_terms(dev, cov):
     """(dev^T cov^-1 dev over the last axis, log det cov) from cov = L L^T."""
@@ -154,3 +186,7 @@ def _cholesky_terms(dev, cov):
 
 norm = _Norm()
 multivariate_normal = _MultivariateNormal()
+chi2, gamma, beta, t, poisson, dirichlet = (
+    _distributions.DISTRIBUTIONS[name]
+    for name in ("chi2", "gamma", "beta", "t", "poisson", "dirichlet")
+)

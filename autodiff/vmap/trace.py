@@ -48,11 +48,12 @@ def _shape(v) -> tuple:
 class BatchTrace(Trace):
     """Applies each primitive's batch rule."""
 
-    __slots__ = ("axis_size",)
+    __slots__ = ("axis_size", "axis_name")
 
-    def __init__(self, level: int, axis_size: int):
+    def __init__(self, level: int, axis_size: int, axis_name=None):
         super().__init__(level)
         self.axis_size = axis_size
+        self.axis_name = axis_name  # (vmap's axis_name: None for an unnamed axis)
 
     def process(self, prim, args, params):
         values = []

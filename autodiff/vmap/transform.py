@@ -1,68 +1,216 @@
-"""The vmap transform: map a function over an axis of its inputs with batch rules, not a loop."""
+"""The vmap transform: map a function over an axis of its inputs with batch rules, not a loop.
+
+Arguments are JAX's: `in_axes` is an int, None or a tuple with one entry (a pytree prefix)
+per positional argument; keyword arguments are always mapped along their axis 0;
+`out_axes` is a prefix of the output. Errors are JAX's types and words ("vmap got
+inconsistent sizes for array axes to be mapped", "vmap in_axes specification must be a
+tree prefix of the corresponding value", ...), naming arguments by their parameter names.
+"""
 
 from __future__ import annotations
 
+import collections
+import inspect
+import reprlib
 from collections.abc import Callable
-from functools import wraps
+from functools import partial, wraps
 
 import numpy as np
 
-from autodiff.core.pytree import tree_flatten, tree_unflatten
+from autodiff.core.errors import invalid_value_error, type_str
+from autodiff.core.pytree import (
+    keystr,
+    prefix_errors,
+    tree_flatten,
+    tree_flatten_with_path,
+    tree_unflatten,
+)
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import new_trace
+from autodiff.distributed import has_dask_array, map_batch, vmap_dask
 from autodiff.ops.shape import FUNCTIONS as shape_ops
 from autodiff.ops.structural import shape_of
 from autodiff.vmap.trace import BatchTrace, BatchTracer, move_batch_axis
 
 
-def _prefix_leaves(prefix, tree, what: str) -> list:
-    """Broadcast a pytree prefix (`in_axes`/`out_axes`) to the leaves of `tree`."""
-    if prefix is None or isinstance(prefix, (int, np.integer)):
-        return [prefix] * len(tree_flatten(tree)[0])
-    if isinstance(prefix, (tuple, list)) and isinstance(tree, (tuple, list)):
-        if len(prefix) != len(tree):
-            raise ValueError(
-                f"vmap {what} specification must be a tree prefix of the corresponding value, got "
-                f"a {type(prefix).__name__} of length {len(prefix)} for a value with {len(tree)} "
-                "entries."
-            )
-        return [ax for p, t in zip(prefix, tree) for ax in _prefix_leaves(p, t, what)]
-    if isinstance(prefix, dict) and isinstance(tree, dict):
-        if set(prefix) != set(tree):
-            raise ValueError(
-                f"vmap {what} specification keys {sorted(prefix)} do not match the value's keys "
-                f"{sorted(tree)}."
-            )
-        return [
-            ax for k in sorted(tree, key=str) for ax in _prefix_leaves(prefix[k], tree[k], what)
-        ]
-    leaves_p, def_p = tree_flatten(prefix)
-    leaves_t, def_t = tree_flatten(tree)
-    if def_p != def_t:
-        raise ValueError(
-            f"vmap {what} specification must be a tree prefix of the corresponding value, got "
-            f"{def_p} for {def_t}."
+def _is_axis(a) -> bool:
+    return a is None or (isinstance(a, (int, np.integer)) and not isinstance(a, (bool, np.bool_)))
+
+
+def _is_none(x) -> bool:
+    return x is None
+
+
+def _check_axes_spec(in_axes, out_axes) -> tuple:
+    """in_axes and out_axes validated as JAX does at `vmap(...)` time (TypeError)."""
+    if isinstance(in_axes, list):  # (JAX canonicalizes a list to a tuple)
+        in_axes = tuple(in_axes)
+    if not (_is_axis(in_axes) or type(in_axes) is tuple):
+        raise TypeError(
+            "vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
+            f"positional arguments passed to the function, but got {in_axes}."
         )
-    return leaves_p
+    for name, spec in (("in_axes", in_axes), ("out_axes", out_axes)):
+        if not all(_is_axis(a) for a in tree_flatten(spec, is_leaf=_is_none)[0]):
+            raise TypeError(
+                f"vmap {name} must be an int, None, or (nested) container with those types as "
+                f"leaves, but got {spec}."
+            )
+    return in_axes
+
+
+def broadcast_prefix(prefix, tree, name: str, report=None) -> list:
+    """The axis of each leaf of `tree`, from the pytree prefix `prefix` (whose None entries
+    are leaves); ValueError in JAX's words when it is not a prefix (its details computed on
+    `report`, a (prefix, tree) pair, when given)."""
+    axes, axes_def = tree_flatten(prefix, is_leaf=_is_none)
+    try:
+        subtrees = axes_def.flatten_up_to(tree)
+    except ValueError:
+        p, t = report if report is not None else (prefix, tree)
+        errors = prefix_errors(p, t, name, is_leaf=_is_none)
+        details = "\n  ".join(errors) if errors else f"{axes_def} for {tree_flatten(tree)[1]}"
+        raise ValueError(
+            f"{name} specification must be a tree prefix of the corresponding value;\n"
+            f"  Mismatch details ({max(len(errors), 1)} found):\n  {details}"
+        ) from None
+    out = []
+    for a, sub in zip(axes, subtrees):
+        out.extend([a] * len(tree_flatten(sub)[0]))
+    return out
+
+
+def _describe_leaves(fun, args, kwargs) -> list[str]:
+    """JAX's names of the leaves of (args, kwargs): `argument x`, `argument b[0]`,
+    `args[2]` (beyond the named parameters), `kwargs['a3']`."""
+    try:
+        params = list(inspect.signature(fun).bind(*args, **kwargs).signature.parameters)
+    except (TypeError, ValueError):
+        params = None
+    names = []
+    for path, _ in tree_flatten_with_path((args, kwargs))[0]:
+        top, rest = path[0].idx, path[1:]
+        if top == 1:
+            names.append(f"kwargs{keystr(rest)}")
+            continue
+        i = rest[0].idx
+        if params is None or i >= len(params):
+            names.append(f"args{keystr(rest)}")
+        else:
+            names.append(f"argument {params[i]}{keystr(rest[1:])}")
+    return names
+
+
+def _size_error(names, values, axes, sizes, axis_size) -> ValueError:
+    """JAX's "inconsistent sizes" error, most common size first."""
+    counts = collections.Counter(s for s in sizes if s is not None).most_common()
+
+    def first(size):
+        i = next(k for k, s in enumerate(sizes) if s == size)
+        return f"axis {axes[i]} of {names[i]} of type {type_str(values[i])}"
+
+    lines = []
+    if axis_size is not None:
+        lines.append(f"  * the `axis_size` argument was {axis_size};")
+    for rank, (size, count) in enumerate(counts):
+        if count == 1:
+            lines.append(f"  * one axis had size {size}: {first(size)};")
+        else:
+            which = "most" if rank == 0 else "some"
+            lines.append(f"  * {which} axes ({count} of them) had size {size}, e.g. {first(size)};")
+    msg = "vmap got inconsistent sizes for array axes to be mapped:\n" + "\n".join(lines)
+    return ValueError(msg[:-1])
+
+
+def _mapped_axes(fun, fname, args, kwargs, leaves, axes, axis_size):
+    """The normalized axis of each leaf (None: unmapped) and the common mapped size; Python
+    scalars among the mapped leaves become arrays in `leaves`. Errors in JAX's words."""
+    names = None
+    norm_axes, sizes = [], []
+    for i, (x, ax) in enumerate(zip(leaves, axes)):
+        if ax is None:
+            norm_axes.append(None)
+            sizes.append(None)
+            continue
+        if not isinstance(x, (Tensor, np.ndarray)):
+            if not isinstance(x, (bool, int, float, complex, np.generic)):
+                names = names or _describe_leaves(fun, args, kwargs)
+                raise invalid_value_error(x, f"{names[i]} (mapped along axis {ax})")
+            x = leaves[i] = np.asarray(x)
+        shape = tuple(shape_of(x))
+        if not -len(shape) <= ax < len(shape):
+            names = names or _describe_leaves(fun, args, kwargs)
+            raise ValueError(
+                f"vmap was requested to map its argument along axis {ax}, which implies that "
+                f"its rank should be at least {ax + 1 if ax >= 0 else -ax}, but is only "
+                f"{len(shape)} (its shape is {shape}): {names[i]} of {fname}."
+            )
+        norm_axes.append(int(ax) % len(shape))
+        sizes.append(shape[int(ax) % len(shape)])
+    distinct = {s for s in sizes if s is not None}
+    if axis_size is not None:
+        distinct.add(axis_size)
+    if not distinct:
+        raise ValueError(
+            "vmap must have at least one non-None value in in_axes or axis_size must be "
+            f"specified (the mapped size of {fname} is otherwise unknown)."
+        )
+    if len(distinct) > 1:
+        names = names or _describe_leaves(fun, args, kwargs)
+        raise _size_error(names, leaves, norm_axes, sizes, axis_size)
+    return norm_axes, distinct.pop()
+
+
+def _check_tuple_length(in_axes, args, kwargs) -> None:
+    """A tuple in_axes has one entry per positional argument (ValueError in JAX's words)."""
+    if isinstance(in_axes, tuple) and len(in_axes) != len(args):
+        msg = (
+            "vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
+            f"positional arguments passed to the function, but got len(in_axes)="
+            f"{len(in_axes)}, len(args)={len(args)}."
+        )
+        if kwargs:
+            msg += (
+                f" Note that the function was called with keyword arguments {list(kwargs)},"
+                " which the entries of a tuple in_axes never correspond to: keyword "
+                "arguments are always mapped along their leading axis (axis 0). If that is "
+                "the intended mapping, make in_axes correspond to the positional arguments "
+                "only; otherwise pass the arguments positionally, or bind unmapped keyword "
+                "arguments with functools.partial before applying vmap."
+            )
+        raise ValueError(msg)
 
 
 def vmap(
     fun: Callable,
     in_axes=0,
     out_axes=0,
+    axis_name=None,
     axis_size: int | None = None,
+    spmd_axis_name=None,
     chunk_size: int | None = None,
+    executor=None,
+    progress=False,
 ) -> Callable:
     """Vectorise `fun` over an axis of its arguments.
 
     Arguments:
         fun: a function of arrays / pytrees of arrays.
         in_axes: for each positional argument, the axis to map (an int, negative allowed) or
-            None to broadcast it; an int applies to all; any pytree prefix of the arguments.
+            None to broadcast it; an int applies to all; a tuple with one pytree prefix per
+            positional argument. Keyword arguments are mapped along their axis 0.
         out_axes: where the mapped axis goes in each output (int, None for outputs that do
             not depend on the mapped inputs, or a pytree prefix).
+        axis_name: a name for the mapped axis (JAX's; it appears in error messages).
         axis_size: the mapped size, needed only when no argument is mapped.
+        spmd_axis_name: JAX's device-sharding annotation; refused (one CPU device here).
         chunk_size: process the batch in chunks of this size to bound memory.
+        executor: run each chunk as a task of a `dask.distributed.Client` or a
+            `concurrent.futures.Executor` (see the guide "Scaling out with Dask").
+        progress: True for a progress bar over the chunks, or a callable `(done, total)`.
+
+    Over a `dask.array.Array` mapped along its chunked axis, the result is a Dask array
+    built blockwise (nothing is computed until asked).
 
     Example:
         >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
@@ -70,42 +218,37 @@ def vmap(
         >>> dot(np.ones((3, 2)), np.array([1.0, 2.0]))
         array([3., 3., 3.])
     """
+    if not callable(fun):
+        raise TypeError(f"Expected a callable value, got {reprlib.repr(fun)}: vmap maps one.")
+    if spmd_axis_name is not None:
+        raise ValueError(
+            f"vmap(spmd_axis_name={spmd_axis_name!r}) shards the mapped axis over a device mesh; "
+            "autodiff runs on one CPU device and has no meshes. Remove spmd_axis_name: the "
+            "result is the same without it."
+        )
+    in_axes = _check_axes_spec(in_axes, out_axes)
+    fname = getattr(fun, "__name__", type(fun).__name__)
+    named = f" (axis_name={axis_name})" if axis_name is not None else ""
+    # What a task runs on its chunk (autodiff/distributed): this vmap without scale-out.
+    plain = partial(vmap, fun, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name)
 
     @wraps(fun)
-    def vmapped(*args):
-        if isinstance(in_axes, list):
-            axes_spec = tuple(in_axes)
-        else:
-            axes_spec = in_axes
-        if isinstance(axes_spec, tuple) and len(axes_spec) != len(args):
-            raise ValueError(
-                f"vmap in_axes must be an int, None, or a tuple of entries corresponding to the "
-                f"positional arguments passed to the function, but got "
-                f"len(in_axes)={len(axes_spec)}, "
-                f"len(args)={len(args)}"
+    def vmapped(*args, **kwargs):
+        _check_tuple_length(in_axes, args, kwargs)
+        tree = (args, kwargs)
+        leaves, treedef = tree_flatten(tree)
+        axes = broadcast_prefix((in_axes, 0), tree, "vmap in_axes", report=(in_axes, args))
+        if executor is not None or progress or has_dask_array(leaves):
+            scale = {"executor": executor, "progress": progress, "axis_size": axis_size}
+            return _scale_out(
+                plain, fname, (args, kwargs), leaves, treedef, axes, chunk_size, scale
             )
-        leaves, treedef = tree_flatten(args)
-        axes = _prefix_leaves(axes_spec, args, "in_axes")
-        leaves = [
-            x if isinstance(x, (Tensor, np.ndarray)) or ax is None else np.asarray(x)
-            for x, ax in zip(leaves, axes)
-        ]
-        norm_axes = []
-        sizes = []
-        for i, (x, ax) in enumerate(zip(leaves, axes)):
-            if ax is None:
-                norm_axes.append(None)
-                continue
-            nd = len(shape_of(x))
-            if not -nd <= ax < nd:
-                raise ValueError(
-                    f"vmap was requested to map its argument along axis {ax}, which implies that "
-                    f"its rank should be at least {ax + 1 if ax >= 0 else -ax}, but is only {nd} "
-                    f"(its shape is {tuple(shape_of(x))}) for {_describe_leaf(args, i)}."
-                )
-            norm_axes.append(ax % nd)
-            sizes.append((_describe_leaf(args, i), ax, shape_of(x)[ax % nd]))
-        size = _common_size(sizes, axis_size)
+        if not leaves and axis_size is None:
+            raise ValueError(
+                "vmap wrapped function must be passed at least one argument containing an array "
+                f"or axis_size must be specified, got empty *args={args} and **kwargs={kwargs}"
+            )
+        norm_axes, size = _mapped_axes(fun, fname, args, kwargs, leaves, axes, axis_size)
         if chunk_size is not None and size > chunk_size:
             chunks = (
                 vmapped_once(
@@ -120,21 +263,32 @@ def vmap(
         return vmapped_once(leaves, treedef, norm_axes, size)
 
     def vmapped_once(leaves, treedef, norm_axes, size):
-        with new_trace(BatchTrace, size) as trace:
+        with new_trace(BatchTrace, size, axis_name) as trace:
             wrapped = [
                 x if ax is None else BatchTracer(x, trace, ax) for x, ax in zip(leaves, norm_axes)
             ]
-            out = fun(*tree_unflatten(treedef, wrapped))
+            call_args, call_kwargs = tree_unflatten(treedef, wrapped)
+            out = fun(*call_args, **call_kwargs)
         out_leaves, out_def = tree_flatten(out)
-        o_axes = _prefix_leaves(out_axes, out, "out_axes")
+        for o in out_leaves:
+            if not isinstance(o, (Tensor, np.ndarray, bool, int, float, complex, np.generic)):
+                raise TypeError(
+                    f"Output from batched function {reprlib.repr(o)} with type {type(o)} is not "
+                    f"a valid JAX type: {fname} must return arrays, scalars or Tensors (or "
+                    "pytrees of them) under vmap."
+                )
+        o_axes = broadcast_prefix(out_axes, out, "vmap out_axes")
+        paths = None
         results = []
-        for o, ax in zip(out_leaves, o_axes):
+        for k, (o, ax) in enumerate(zip(out_leaves, o_axes)):
             batched = isinstance(o, BatchTracer) and o._trace is trace
             if ax is None:
                 if batched:
+                    paths = paths or [p for p, _ in tree_flatten_with_path(out)[0]]
                     raise ValueError(
-                        "vmap has mapped output but out_axes is None: an output that depends on a "
-                        "mapped input must have an out_axes."
+                        f"at vmap out_axes{keystr(paths[k])}, got axis spec None but output was "
+                        f"batched on axis {o._bdim}: vmap has mapped output{named} but out_axes "
+                        "is None. An output that depends on a mapped input needs an out_axes."
                     )
                 results.append(o)
                 continue
@@ -145,43 +299,41 @@ def vmap(
             )
             ndim = len(shape_of(value)) + (0 if batched else 1)
             if not -ndim <= ax < ndim:
+                paths = paths or [p for p, _ in tree_flatten_with_path(out)[0]]
                 raise ValueError(
-                    f"vmap out_axes={ax} is out of range for an output of rank {ndim - 1}."
+                    f"axis {ax} is out of bounds for an output of rank {ndim} with its mapped "
+                    f"axis (vmap out_axes{keystr(paths[k])}={ax}; the output of {fname} has rank "
+                    f"{ndim - 1})."
                 )
             results.append(move_batch_axis(value, o._bdim if batched else None, ax % ndim, size))
         return tree_unflatten(out_def, results)
 
+    doc = (
+        f"Vectorized version of {fname}. Takes similar arguments as {fname} but with additional "
+        f"array axes over which {fname} is mapped."
+    )
+    if fun.__doc__:
+        doc += "\n\nOriginal documentation:\n\n" + fun.__doc__
+    vmapped.__doc__ = doc
     return vmapped
 
 
-def _describe_leaf(args, leaf_index: int) -> str:
-    """'argument 1' or 'argument 1 (leaf 2 of its pytree)' for a flat leaf index."""
-    for pos, arg in enumerate(args):
-        n = len(tree_flatten(arg)[0])
-        if leaf_index < n:
-            simple = n == 1 and tree_flatten(arg)[0][0] is arg
-            return (
-                f"argument {pos}" if simple else f"argument {pos} (leaf {leaf_index} of its pytree)"
-            )
-        leaf_index -= n
-    return f"leaf {leaf_index}"
-
-
-def _common_size(sizes, axis_size):
-    if not sizes:
-        if axis_size is None:
-            raise ValueError(
-                "vmap must have at least one non-None value in in_axes, or axis_size set."
-            )
-        return axis_size
-    distinct = {s for _, _, s in sizes}
-    if axis_size is not None:
-        distinct.add(axis_size)
-    if len(distinct) > 1:
-        lines = "\n".join(f"  {name} has size {s} along axis {ax}" for name, ax, s in sizes)
-        extra = f"\n  axis_size is {axis_size}" if axis_size is not None else ""
-        raise ValueError(f"vmap got inconsistent sizes for the mapped axes:\n{lines}{extra}")
-    return distinct.pop()
+def _scale_out(plain, fname, call, leaves, treedef, axes, chunk_size, scale):
+    """vmap with `executor=`/`progress=`, or over Dask arrays: autodiff/distributed runs the
+    chunks (`plain` makes this vmap without them; `call` is `(args, kwargs)`)."""
+    fun, out_axes, axis_size = plain.args[0], plain.keywords["out_axes"], scale.pop("axis_size")
+    if has_dask_array(leaves):
+        return vmap_dask(plain, leaves, treedef, axes, out_axes, chunk_size, fname=fname, **scale)
+    args, kwargs = call
+    if not leaves and axis_size is None:
+        raise ValueError(
+            "vmap wrapped function must be passed at least one argument containing an array "
+            f"or axis_size must be specified, got empty *args={args} and **kwargs={kwargs}"
+        )
+    norm, size = _mapped_axes(fun, fname, args, kwargs, leaves, axes, axis_size)
+    return map_batch(
+        plain, _join_chunks, leaves, treedef, norm, size, chunk_size, out_axes, **scale
+    )
 
 
 def _slice_leaves(leaves, axes, start: int, length: int) -> list:
@@ -206,7 +358,7 @@ def _join_chunks(chunks, out_axes, size: int):
             out_def = treedef
             axes = [
                 None if a is None else a % len(shape_of(f))
-                for a, f in zip(_prefix_leaves(out_axes, chunk, "out_axes"), flat)
+                for a, f in zip(broadcast_prefix(out_axes, chunk, "vmap out_axes"), flat)
             ]
             joined = [_new_result(f, a, size) for f, a in zip(flat, axes)]
         length = None

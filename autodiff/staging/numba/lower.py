@@ -74,6 +74,15 @@ def cast(expr: str, have, want) -> str:
     return f"{dtype_name(want)}({expr})"
 
 
+def _float_source(value: float) -> str:
+    """A float as source text (nan and the infinities by name: their reprs are not Python)."""
+    if math.isnan(value):
+        return "np.nan"
+    if math.isinf(value):
+        return "-np.inf" if value < 0 else "np.inf"
+    return repr(value)
+
+
 def literal(value, dtype) -> str:
     """A Python scalar as a constant of `dtype`."""
     dtype = np.dtype(dtype)
@@ -81,13 +90,12 @@ def literal(value, dtype) -> str:
         return repr(bool(value))
     if dtype.kind == "c":
         value = complex(value)
-        return f"{dtype_name(dtype)}(complex({value.real!r}, {value.imag!r}))"
+        parts = (_float_source(value.real), _float_source(value.imag))
+        return f"{dtype_name(dtype)}(complex({parts[0]}, {parts[1]}))"
     if dtype.kind == "f":
         value = float(value)
-        if math.isnan(value):
-            return f"{dtype_name(dtype)}(np.nan)"
-        if math.isinf(value):
-            return f"{dtype_name(dtype)}({'-' if value < 0 else ''}np.inf)"
+        if math.isnan(value) or math.isinf(value):
+            return f"{dtype_name(dtype)}({_float_source(value)})"
         # (a float64 is Numba's type of a float literal: no call to type, ~30% less compile)
         return repr(value) if dtype == np.float64 else f"{dtype_name(dtype)}({value!r})"
     if dtype == np.int64 and abs(int(value)) < 2**62:  # (likewise an int64)
@@ -325,7 +333,7 @@ def _identity(eqn, operands, index):
     return [cast(op.read(broadcast_access(op.aval.shape, index)), op.aval.dtype, _out_dtype(eqn))]
 
 
-for _name in ("copy", "stop_gradient", "broadcast_to"):
+for _name in ("copy", "stop_gradient", "broadcast_to", "checkpoint_name"):
     ELEMENTWISE[_name] = Elementwise(_identity)
 
 

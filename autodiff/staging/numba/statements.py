@@ -205,6 +205,75 @@ def _write_cond(writer, eqn) -> None:
         writer.env[var] = name
 
 
+# ---- dynamic slices: a block at starts clamped at run time ----
+
+
+def _clamped_starts(writer, starts: list, shape: tuple, sizes: tuple) -> list:
+    names = []
+    for s, n, k in zip(starts, shape, sizes):
+        name = writer.names.new("s")
+        writer.line(f"{name} = min(max(int({writer.value(s)}), 0), {n - k})")
+        names.append(name)
+    return names
+
+
+def _block(starts: list, sizes: tuple) -> str:
+    return ", ".join(f"{s}:{s} + {k}" for s, k in zip(starts, sizes))
+
+
+def _write_dynamic_slice(writer, eqn) -> None:
+    x, *starts = eqn.inputs
+    sizes = eqn.params["sizes"]
+    name = writer.names.new("d")
+    writer.env[eqn.outputs[0]] = name
+    if not sizes:  # (a 0-d operand: the block is the operand)
+        writer.line(f"{name} = {writer.value(x)}")
+        return
+    clamped = _clamped_starts(writer, starts, x.aval.shape, sizes)
+    writer.line(f"{name} = {writer.value(x)}[{_block(clamped, sizes)}].copy()")
+
+
+def _write_dynamic_update_slice(writer, eqn) -> None:
+    x, update, *starts = eqn.inputs
+    sizes = update.aval.shape
+    name = writer.names.new("d")
+    writer.env[eqn.outputs[0]] = name
+    if not sizes:  # (0-d: the update replaces the operand)
+        writer.line(f"{name} = {cast(writer.value(update), update.aval.dtype, x.aval.dtype)}")
+        return
+    clamped = _clamped_starts(writer, starts, x.aval.shape, sizes)
+    writer.line(f"{name} = {writer.value(x)}.copy()")
+    writer.line(f"{name}[{_block(clamped, sizes)}] = {writer.value(update)}")
+
+
+# ---- checkpointing: the staged function inline; identities ----
+
+
+def _remat_check(eqn) -> bool:
+    return graph_lowerable(eqn.params["graph"], STATEMENTS)
+
+
+def _write_remat(writer, eqn) -> None:
+    results = writer.graph(eqn.params["graph"], [writer.value(x) for x in eqn.inputs])
+    for var, value in zip(eqn.outputs, results):
+        name = writer.names.new("r")
+        writer.line(f"{name} = {value}")
+        writer.env[var] = name
+
+
+def _write_aliases(writer, eqn) -> None:
+    """Outputs that are the first inputs, as they are (an optimization barrier, a value saved
+    by a checkpoint)."""
+    for var, x in zip(eqn.outputs, eqn.inputs):
+        name = writer.names.new("a")
+        writer.line(f"{name} = {writer.value(x)}")
+        writer.env[var] = name
+
+
+def _always(eqn) -> bool:
+    return True
+
+
 STATEMENTS: dict = {
     "matmul": (_product_check, _write_product),
     "dot": (_product_check, _write_product),
@@ -212,6 +281,11 @@ STATEMENTS: dict = {
     "scan": (_scan_check, _write_scan),
     "while": (_while_check, _write_while),
     "cond": (_cond_check, _write_cond),
+    "dynamic_slice": (_always, _write_dynamic_slice),
+    "dynamic_update_slice": (_always, _write_dynamic_update_slice),
+    "remat": (_remat_check, _write_remat),
+    "remat_saved": (_always, _write_aliases),
+    "optimization_barrier": (_always, _write_aliases),
 }
 
 __all__ = ["STATEMENTS"]
