@@ -42,10 +42,10 @@ from autodiff.core.graph import (
 )
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import state
-from autodiff.ops.elementwise import conj_complex, divide_p, multiply_p
-from autodiff.ops.products import dot_p, matmul_p
+from autodiff.ops.elementwise import conj_complex
 from autodiff.reverse.engine import (
     RELEASED_MESSAGE,
+    SAVED_FOR_PARTNERS,
     accumulate_grad,
     check_versions,
     node_needs,
@@ -69,24 +69,6 @@ _INPUT_NAMES = {
 }
 
 
-def _which_saved(readers: tuple) -> dict:
-    """For a binary primitive whose input i is read by the gradients of the inputs in
-    `readers[i]`: (does x need a gradient, does y) -> (save x, save y)."""
-    return {
-        (rx, ry): tuple(any((rx, ry)[j] for j in readers[i]) for i in range(2))
-        for rx in (False, True)
-        for ry in (False, True)
-    }
-
-
-# Products whose inputs torch saves only for the gradients that read them (`w * x` with `x`
-# needing no gradient saves `x` only): primitive -> `_which_saved` table.
-SAVED_FOR_PARTNERS = {
-    multiply_p: _which_saved(((1,), (0,))),
-    matmul_p: _which_saved(((1,), (0,))),
-    dot_p: _which_saved(((1,), (0,))),
-    divide_p: _which_saved(((1,), (0, 1))),
-}
 # Nodes whose torch counterpart saves tensors although this primitive's rule reads only
 # shapes (an index tensor), and the reverse (only sizes).
 _SAVES_TENSORS = frozenset({"IndexBackward0"})
@@ -445,12 +427,12 @@ def _saved_value(node, slot):
     value = primals[i]
     if isinstance(value, Packed):
         return _linked(_unpacked(value), node.parents[i])
+    if not _is_saved(node, i):
+        return None  # (not saved: no gradient reads it, as torch's undefined saved variable)
     saved = node.versions[i] if node.versions is not None else None
     if saved is not None:
         check_versions(node, (saved,))
         return saved[0]  # the tensor itself, as torch unpacks an input it saved
-    if not _is_saved(node, i):
-        return None  # (not saved: no gradient reads it, as torch's undefined saved variable)
     if isinstance(value, (np.ndarray, np.generic)):
         return Tensor._from(np.asarray(value))
     return value

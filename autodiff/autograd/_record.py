@@ -13,12 +13,13 @@ import threading
 import traceback
 import weakref
 
-from autodiff.autograd._nodes import SAVED_FOR_PARTNERS, pack
+from autodiff.autograd._nodes import pack
 from autodiff.autograd._state import autograd_state, next_sequence_number
 from autodiff.core.graph import Node, new_node
 from autodiff.core.primitive import NO_PARAMS
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import set_level0_recorder
+from autodiff.reverse.engine import SAVED_FOR_PARTNERS
 
 _ACCUMULATOR_LOCK = threading.Lock()
 
@@ -66,6 +67,8 @@ def record(prim, args: tuple, params: dict, out):
     parents = []
     versions = []
     if hooks is not None and prim in SAVED_FOR_PARTNERS:
+        # (a product saves only the inputs its gradients read, as torch: those alone are
+        # packed; the engine version-checks those alone, see check_versions)
         return _record_product_with_hooks(prim, args, params, out, hooks)
     for a in args:
         if isinstance(a, Tensor):
@@ -83,15 +86,6 @@ def record(prim, args: tuple, params: dict, out):
             parents.append(None)
             versions.append(None)
             primals.append(a)
-    # Of a product's inputs, as torch, only those the other's gradient reads are saved (`w * x`
-    # with x needing no gradient saves x only: w may then change in place before the
-    # backward pass): not version-checked (nor packed: see _record_product_with_hooks).
-    if saves and len(parents) == 2 and prim in SAVED_FOR_PARTNERS:
-        needed = SAVED_FOR_PARTNERS[prim][parents[0] is not None, parents[1] is not None]
-        if not needed[0]:
-            versions[0] = None
-        if not needed[1]:
-            versions[1] = None
     st.seq = seq = st.seq + 1  # (next_sequence_number, inline: once per recorded op)
     node = Node()  # (new_node, inline; it takes its torch class when seen: autograd/_nodes.py)
     node.prim = prim

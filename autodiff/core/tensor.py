@@ -305,6 +305,17 @@ class Tensor:
                 f"type {self.dtype.name}"
             )
         if recording:
+            mine = self._value
+            if isinstance(mine, np.ndarray) and mine.base is not None and self._edge is not None:
+                # (torch writes through to the base, a CopySlices node; autodiff does not track
+                # views, so the base would keep its value and its gradient would be wrong)
+                raise RuntimeError(
+                    "An in-place operation on a view of another tensor (a slice, narrow, "
+                    "view, transpose, ...) is not supported while gradients are recorded: "
+                    "autodiff does not track views, so the base tensor would not see the "
+                    "change and its gradient would be wrong. Write to the base instead "
+                    "(`x[idx] = ...`), or use the out-of-place form (`y = y * 2`)."
+                )
             self._value = np.asarray(value, dtype=self.dtype)
             old, self._edge = self._edge, result._edge
             if old is not None:  # retain_grad() follows the tensor to its new value (torch)

@@ -715,7 +715,7 @@ riemann_zeta_p.batch = unary_batch_rule(riemann_zeta_p)
 
 
 def i0e(x):
-    """`scipy.special.i0e`: the exponentially scaled modified Bessel function exp(-|x|) I0(x);
+    """`scipy.special.i0e`: the exponentially scaled modified Bessel function exp(-abs(x)) I0(x);
     i0e' = i1e - sign(x) i0e.
 
     Example:
@@ -727,7 +727,7 @@ def i0e(x):
 
 
 def i1e(x):
-    """`scipy.special.i1e`: exp(-|x|) I1(x); i1e' = i0e - i1e (sign(x) + 1/x), 1/2 at 0.
+    """`scipy.special.i1e`: exp(-abs(x)) I1(x); i1e' = i0e - i1e (sign(x) + 1/x), 1/2 at 0.
 
     Example:
         >>> import autodiff as ad
@@ -738,7 +738,7 @@ def i1e(x):
 
 
 def i0(x):
-    """`scipy.special.i0`: the modified Bessel function I0 = i0e(x) exp(|x|).
+    """`scipy.special.i0`: the modified Bessel function I0 = i0e(x) exp(abs(x)).
 
     Example:
         >>> round(float(i0(1.0)), 12)
@@ -748,7 +748,7 @@ def i0(x):
 
 
 def i1(x):
-    """`scipy.special.i1`: the modified Bessel function I1 = i1e(x) exp(|x|).
+    """`scipy.special.i1`: the modified Bessel function I1 = i1e(x) exp(abs(x)).
 
     Example:
         >>> round(float(i1(1.0)), 12)

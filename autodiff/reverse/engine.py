@@ -64,7 +64,8 @@ from autodiff.core.tensor import TENSOR_TYPES, Tensor
 from autodiff.core.trace import state
 from autodiff.kernels import fused
 from autodiff.kernels.fused import Lazy
-from autodiff.ops.elementwise import add, conj_complex
+from autodiff.ops.elementwise import add, conj_complex, divide_p, multiply_p
+from autodiff.ops.products import dot_p, matmul_p
 
 RELEASED_MESSAGE = (
     "Trying to backward through the graph a second time (or directly access saved tensors "
@@ -932,6 +933,27 @@ def _accumulate_grad_locked(tensor, ct, create_graph: bool, owned: bool = False)
         current._vc += 1
 
 
+def _which_saved(readers: tuple) -> dict:
+    """For a binary primitive whose input i is read by the gradients of the inputs in
+    `readers[i]`: (does x need a gradient, does y) -> (is x saved, is y)."""
+    return {
+        (rx, ry): tuple(any((rx, ry)[j] for j in readers[i]) for i in range(2))
+        for rx in (False, True)
+        for ry in (False, True)
+    }
+
+
+# Products whose torch nodes save an input only for the gradients that read it (`w * x` with
+# `x` needing no gradient saves `x` only, so `w` may change in place before the backward
+# pass): primitive -> `_which_saved` table. The torch face packs (saved-tensor hooks) and
+# version-checks (`check_versions`) only what is saved.
+SAVED_FOR_PARTNERS = {
+    multiply_p: _which_saved(((1,), (0,))),
+    matmul_p: _which_saved(((1,), (0,))),
+    dot_p: _which_saved(((1,), (0,))),
+    divide_p: _which_saved(((1,), (0, 1))),
+}
+
 # Tensors that had a graph and were detached in place (Tensor.detach_): a node that saved one
 # raises when it runs, as torch's. id -> weakref (a Tensor's `==` is elementwise, so no
 # WeakSet); empty unless detach_ was used.
@@ -949,6 +971,11 @@ def check_versions(node, entries=None) -> None:
     modified in place since."""
     if entries is None:
         entries = node.versions
+        table = SAVED_FOR_PARTNERS.get(node.prim)
+        if table is not None:  # (a product: only the inputs its gradients read)
+            p0, p1 = node.parents
+            saved0, saved1 = table[p0 is not None, p1 is not None]
+            entries = (entries[0] if saved0 else None, entries[1] if saved1 else None)
     for saved in entries:
         if saved is None:
             continue
