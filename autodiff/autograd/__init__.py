@@ -11,7 +11,7 @@ from autodiff.autograd import (
     graph,
 )
 from autodiff.autograd._backward import backward, grad
-from autodiff.autograd._nodes import SavedTensor
+from autodiff.autograd._nodes import SavedTensor  # noqa: F401  (documented in autograd.graph)
 from autodiff.autograd.anomaly_mode import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,
@@ -65,7 +65,6 @@ __all__ = [
     "detect_anomaly",
     "enable_grad",
     "GradcheckError",
-    "SavedTensor",
     "Variable",
     "forward_ad",
     "functional",

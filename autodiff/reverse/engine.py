@@ -972,10 +972,10 @@ def check_versions(node, entries=None) -> None:
     if entries is None:
         entries = node.versions
         table = SAVED_FOR_PARTNERS.get(node.prim)
-        if table is not None:  # (a product: only the inputs its gradients read)
-            p0, p1 = node.parents
-            saved0, saved1 = table[p0 is not None, p1 is not None]
-            entries = (entries[0] if saved0 else None, entries[1] if saved1 else None)
+        if table is not None:  # (a product, of two inputs: only those its gradients read)
+            saved0, saved1 = table[node.p0 is not None, node.p1 is not None]
+            if not (saved0 and saved1):
+                entries = (entries[0] if saved0 else None, entries[1] if saved1 else None)
     for saved in entries:
         if saved is None:
             continue

@@ -385,7 +385,7 @@ def grad(
 
     Gradients have the structure of the differentiated arguments. Nest freely:
     `grad(grad(f))` is the second derivative. Complex inputs of a real `fun` get JAX's
-    gradient (for |z|^2 it is 2 conj(z); `.grad` on the torch face is its conjugate).
+    gradient (for abs(z)**2 it is 2 conj(z); `.grad` on the torch face is its conjugate).
 
     Example:
         >>> import autodiff as ad, autodiff.numpy as anp
