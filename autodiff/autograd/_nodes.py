@@ -408,7 +408,7 @@ def _is_saved(node, i: int) -> bool:
     if table is None:
         return True
     p0, p1 = node.parents
-    return table[p0 is not None, p1 is not None][i]
+    return table[(p0 is not None) + 2 * (p1 is not None)][i]
 
 
 def _saved_value(node, slot):

@@ -115,8 +115,8 @@ def _record_product_with_hooks(prim, args: tuple, params: dict, out, hooks: tupl
     are saved, so only those are packed (torch's pack hook sees them alone)."""
     x, y = args
     needed = SAVED_FOR_PARTNERS[prim][
-        isinstance(x, Tensor) and (x._edge is not None or x._requires_grad),
-        isinstance(y, Tensor) and (y._edge is not None or y._requires_grad),
+        (isinstance(x, Tensor) and (x._edge is not None or x._requires_grad))
+        + 2 * (isinstance(y, Tensor) and (y._edge is not None or y._requires_grad))
     ]
     st = autograd_state()
     saved = st.saved_tensors_hooks

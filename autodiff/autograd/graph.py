@@ -88,7 +88,8 @@ def get_gradient_edge(tensor: Tensor) -> GradientEdge:
             "It is not possible to get the gradient edge for a Tensor that does not require "
             "gradients"
         )
-    return GradientEdge(*gradient_edge(tensor))
+    node, index = gradient_edge(tensor)
+    return GradientEdge(_core_graph.observed(node), index)
 
 
 def increment_version(tensor: Tensor) -> None:

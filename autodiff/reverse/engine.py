@@ -933,14 +933,14 @@ def _accumulate_grad_locked(tensor, ct, create_graph: bool, owned: bool = False)
         current._vc += 1
 
 
-def _which_saved(readers: tuple) -> dict:
+def _which_saved(readers: tuple) -> tuple:
     """For a binary primitive whose input i is read by the gradients of the inputs in
-    `readers[i]`: (does x need a gradient, does y) -> (is x saved, is y)."""
-    return {
-        (rx, ry): tuple(any((rx, ry)[j] for j in readers[i]) for i in range(2))
-        for rx in (False, True)
+    `readers[i]`: indexed by `(x needs a gradient) + 2 * (y needs one)`, (is x saved, is y)."""
+    return tuple(
+        tuple(any((rx, ry)[j] for j in readers[i]) for i in range(2))
         for ry in (False, True)
-    }
+        for rx in (False, True)
+    )
 
 
 # Products whose torch nodes save an input only for the gradients that read it (`w * x` with
@@ -973,7 +973,7 @@ def check_versions(node, entries=None) -> None:
         entries = node.versions
         table = SAVED_FOR_PARTNERS.get(node.prim)
         if table is not None:  # (a product, of two inputs: only those its gradients read)
-            saved0, saved1 = table[node.p0 is not None, node.p1 is not None]
+            saved0, saved1 = table[(node.p0 is not None) + 2 * (node.p1 is not None)]
             if not (saved0 and saved1):
                 entries = (entries[0] if saved0 else None, entries[1] if saved1 else None)
     for saved in entries:
