@@ -12,28 +12,13 @@ import warnings
 
 import numpy as np
 import pytest
+from torch_oracle import both, leaf
 
 import autodiff as ad
 from autodiff import autograd
 from autodiff.autograd import Function, Variable
 from autodiff.autograd import forward_ad as fwAD
 from autodiff.autograd.function import InplaceFunction, once_differentiable
-
-
-def leaf(*values):
-    return ad.tensor(np.array(values, dtype=float), requires_grad=True)
-
-
-def both(fn):
-    """`fn(torch_module)` for autodiff and, when installed, real torch: the two results."""
-    ours = fn(ad)
-    torch = pytest.importorskip("torch")
-    torch.set_default_dtype(torch.float64)
-    try:
-        return ours, fn(torch)
-    finally:
-        torch.set_default_dtype(torch.float32)
-
 
 # ---------------------------------------------------------------------------------------------
 # Variable
