@@ -69,13 +69,16 @@ import numpy as np
 import autodiff.numpy as anp
 import autodiff.scipy.special as _special
 from autodiff import torch_dtypes
+from autodiff.core import views as _views
 from autodiff.core.errors import TracerConversionError
+from autodiff.core.primitive import bind as _bind
 from autodiff.core.sizes import Size
 from autodiff.core.tensor import Tensor, face_of
 from autodiff.core.trace import EVAL_TRACE, state
 from autodiff.numpy import _tensor_methods as _ndarray
 from autodiff.ops.at import at as _at
 from autodiff.ops.elementwise import stop_gradient
+from autodiff.ops.structural import reshape_p as _reshape_p
 
 # =============================================================================================
 # torch's types: device, Generator, return types, storages
@@ -338,6 +341,10 @@ def _array(x):
         v = x._value
         return v if type(v) is np.ndarray else np.asarray(v)
     return np.asarray(x)
+
+
+def _grad_mode() -> bool:
+    return state().grad_enabled
 
 
 def wrap_dim(d, ndim: int) -> int:
@@ -942,7 +949,15 @@ def view(self: Tensor, *shape) -> Tensor:
                 "view size is not compatible with input tensor's size and stride (at least one "
                 "dimension spans across two contiguous subspaces). Use .reshape(...) instead."
             ) from None
-    return anp.reshape(self, _infer_shape(shape, self.size))
+    return _new_view(self, _infer_shape(shape, self.size))
+
+
+def _new_view(self: Tensor, shape: tuple) -> Tensor:
+    """`self` in `shape` as a new tensor (a view of self's memory at level 0, as torch's
+    `view`, even for its own shape; autodiff.numpy.reshape returns `self` then)."""
+    if isinstance(self, Tensor) and tuple(shape) == self.shape:
+        return _bind(_reshape_p, self, shape=tuple(shape), order="C")
+    return anp.reshape(self, shape)
 
 
 def _infer_shape(shape, numel: int) -> tuple:
@@ -984,7 +999,7 @@ def reshape(self: Tensor, *shape, order: str = "C") -> Tensor:
     shape = _dims_arg(shape)
     if order != "C":
         return anp.reshape(self, shape, order=order)
-    return anp.reshape(self, _infer_shape(shape, self.size) if -1 in shape else shape)
+    return _new_view(self, _infer_shape(shape, self.size) if -1 in shape else shape)
 
 
 def reshape_as(self: Tensor, other) -> Tensor:
@@ -1027,7 +1042,7 @@ def expand(self: Tensor, *sizes) -> Tensor:
         target.append(n)
     target = tuple(target)
     if target == shape:
-        return anp.reshape(self, shape)  # (a view, as torch's: a node of its own)
+        return _new_view(self, shape)  # (a view, as torch's: a node of its own)
     return anp.broadcast_to(self, target)
 
 
@@ -1246,7 +1261,19 @@ def as_strided(self: Tensor, size, stride, storage_offset: int | None = None) ->
             f"require a storage of {builtins.int(index.max()) + 1} elements, but this tensor "
             f"has {numel}"
         )
-    return anp.take(anp.ravel(self), index)
+    out = anp.take(anp.ravel(self), index)
+    value = _array(self)
+    if value is not None and value.flags.c_contiguous and type(out) is Tensor:
+        item = value.itemsize
+        strided = np.ndarray(
+            size,
+            value.dtype,
+            buffer=value,
+            offset=offset * item if index.size else 0,
+            strides=tuple(s * item for s in stride),
+        )
+        out = _views.as_view_of(out, self, strided, "AsStridedBackward0", _grad_mode())
+    return out
 
 
 def contiguous(self: Tensor, memory_format=None) -> Tensor:
@@ -1687,7 +1714,14 @@ def torch_diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1, 
     dim1 = kwargs.pop("axis1", dim1)
     dim2 = kwargs.pop("axis2", dim2)
     _no_extra("diagonal", kwargs)
-    return anp.diagonal(self, offset, wrap_dim(dim1, self.ndim), wrap_dim(dim2, self.ndim))
+    d1, d2 = wrap_dim(dim1, self.ndim), wrap_dim(dim2, self.ndim)
+    out = anp.diagonal(self, offset, d1, d2)
+    value = _array(self)
+    if value is not None and type(out) is Tensor:  # (a view of self's memory, as torch's)
+        out = _views.as_view_of(
+            out, self, np.diagonal(value, offset, d1, d2), "DiagonalBackward0", _grad_mode()
+        )
+    return out
 
 
 def sum_to_size(self: Tensor, *size) -> Tensor:

@@ -47,7 +47,7 @@ import autodiff.numpy as anp  # noqa: E402
 CELLS = 2000
 SWEEPS = 16
 R = 0.5  # dt / dx^2
-CHUNK = 50  # Jacobian rows per task: 40 tasks
+CHUNK = 100  # Jacobian rows per task: 20 tasks of ~0.1 s (Dask advises tasks of 100 ms or more)
 BUSY = 0.9  # below this CPU share, a run was slowed by other processes (marked "~")
 _ZERO = np.zeros(1)
 
@@ -129,16 +129,16 @@ def _cpu(client) -> float:
     return sum(client.run(time.process_time).values())
 
 
-def jacobian_benchmark(repeat: int, cells: int, dask_defaults: bool) -> None:
+def jacobian_benchmark(repeat: int, cells: int, dask_defaults: bool, chunk: int = CHUNK) -> None:
     x = initial_state(cells)
-    jac = ad.jacrev(implicit_euler_step, chunk_size=CHUNK)
+    jac = ad.jacrev(implicit_euler_step, chunk_size=chunk)
     local = jac(x)  # (warm-up, and the reference)
     clusters = {n: _cluster(n, dask_defaults) for n in (1, 2)}
     try:
         names = {"local": (None, 1), "1 worker": (clusters[1][1], 1)}
         names["2 workers"] = (clusters[2][1], 2)
         calls = {
-            name: ad.jacrev(implicit_euler_step, chunk_size=CHUNK, executor=client)
+            name: ad.jacrev(implicit_euler_step, chunk_size=chunk, executor=client)
             for name, (client, _) in names.items()
         }
         exact = {}
@@ -156,7 +156,7 @@ def jacobian_benchmark(repeat: int, cells: int, dask_defaults: bool) -> None:
                     exact[name] &= np.array_equal(out, local)
         print(
             f"jacrev of an implicit-Euler step, {cells} cells: a {cells} x {cells} Jacobian, "
-            f"chunk_size={CHUNK} ({-(-cells // CHUNK)} tasks), best of {repeat} (spread = "
+            f"chunk_size={chunk} ({-(-cells // chunk)} tasks), best of {repeat} (spread = "
             "max / min; CPU share of the best run: CPU time of the process or of the workers "
             f"over wall time x workers, '~' below {BUSY:.0%}: the machine was busy)"
         )
@@ -242,6 +242,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="a 500-cell Jacobian, 2 rounds")
     parser.add_argument("--repeat", type=int, default=5, help="timed rounds (default 5)")
+    parser.add_argument("--chunk", type=int, default=CHUNK, help=f"rows per task ({CHUNK})")
     parser.add_argument(
         "--memory", action="store_true", help="the 10^6 x 100 memory run (instead of the rest)"
     )
@@ -259,7 +260,7 @@ def main(argv=None) -> None:
     elif args.quick:
         jacobian_benchmark(2, 500, args.dask_defaults)
     else:
-        jacobian_benchmark(args.repeat, CELLS, args.dask_defaults)
+        jacobian_benchmark(args.repeat, CELLS, args.dask_defaults, args.chunk)
 
 
 if __name__ == "__main__":

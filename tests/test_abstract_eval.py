@@ -19,6 +19,7 @@ import pytest
 import autodiff as ad
 import autodiff.numpy as anp
 from autodiff.autograd import function
+from autodiff.autograd._views import copy_slices_p
 from autodiff.core.abstract import ShapedArray, aval_of
 from autodiff.core.errors import ConcretizationError
 from autodiff.core.primitive import all_primitives, bind
@@ -240,6 +241,16 @@ def _indexing():
         # Dynamic slices: starts of any integer type (Python ints weak), clamped.
         yield _bind(index.dynamic_slice_p, x, 1, np.int32(-1), np.uint8(5), sizes=(2, 3, 1))
         yield _bind(index.dynamic_update_slice_p, x, x[:2, 1:3], 2, 0, np.int64(1))
+        # the torch face's CopySlices (an in-place write into a view): of the whole tensor,
+        # and of the elements at `positions`
+        positions = np.array([[1, 3], [0, 5]])
+        mask = np.zeros(x.size, bool)
+        mask[positions.ravel()] = True
+        shape = x.shape
+        yield _bind(copy_slices_p, x, x, positions=None, mask=None, shape=shape)
+        part = _values(positions.shape, dtype)
+        mask = mask.reshape(shape)
+        yield _bind(copy_slices_p, x, part, positions=positions, mask=mask, shape=shape)
 
 
 def _array_functions():

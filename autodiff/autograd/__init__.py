@@ -6,6 +6,7 @@ Runs on the same core and engine as the functional transforms.
 # (_record first: it makes level 0 record the torch face's graph, core/trace.py)
 from autodiff.autograd import (
     _record,  # noqa: F401
+    _views,  # noqa: F401  (in-place operations on views: CopySlices)
     forward_ad,
     functional,
     graph,
@@ -33,6 +34,9 @@ from autodiff.autograd.grad_mode import (
     set_multithreading_enabled,
 )
 from autodiff.autograd.gradcheck import GradcheckError, gradcheck, gradgradcheck
+from autodiff.autograd.graph import (
+    _unsafe_preserve_version_counter as _unsafe_preserve_version_counter,
+)
 from autodiff.autograd.variable import Variable
 
 

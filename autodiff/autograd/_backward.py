@@ -2,29 +2,41 @@
 
 from __future__ import annotations
 
+import heapq
+import itertools
 import math
+import sys
+import threading
 import warnings
+from collections.abc import Mapping
 
 import numpy as np
 
+from autodiff import torch_dtypes as _dtypes
 from autodiff.autograd._record import gradient_edge
 from autodiff.autograd._state import autograd_state
 from autodiff.autograd.graph import GradientEdge
+from autodiff.core import trace as _trace
+from autodiff.core.graph import edge_node, observed
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE
 from autodiff.ops.elementwise import conj_complex
+from autodiff.reverse import engine as _engine
 from autodiff.reverse.engine import Sinks, backward_pass
 from autodiff.vmap import vmap
+
+_TASK_IDS = itertools.count()  # torch's graph task ids: one counter for the process
 
 
 class TorchPass(Sinks):
     """A torch-style backward pass: the engine's sinks, with this thread's anomaly mode, and
     the pass made known to hooks while it runs (`register_multi_grad_hook` asks which pass
     runs and which nodes it runs; `queue_callback` adds to its callbacks, run once every node
-    has). As torch's graph task, it runs with its own copy of the saved-tensor hooks stack:
-    what its hooks push or pop there does not outlive it."""
+    has; torch._C's `_current_graph_task_*`, `_will_engine_execute_node` and
+    `_current_autograd_node` read it). As torch's graph task, it runs with its own copy of
+    the saved-tensor hooks stack: what its hooks push or pop there does not outlive it."""
 
-    __slots__ = ("saved", "callbacks", "hooks_stack")
+    __slots__ = ("saved", "callbacks", "hooks_stack", "id", "plan", "run", "roots")
 
     def __init__(self, **sinks):
         st = autograd_state()
@@ -32,18 +44,26 @@ class TorchPass(Sinks):
         self.saved = None
         self.callbacks: list = []
         self.hooks_stack = None
+        self.id = -1
+        self.plan = self.run = self.roots = None
 
-    def begin(self, order: list) -> None:
+    def sequence_number(self) -> int:
+        return autograd_state().seq
+
+    def begin(self, plan, run, roots) -> None:
         st = autograd_state()
+        self.id = next(_TASK_IDS)
+        self.plan, self.run, self.roots = plan, run, roots
         self.saved = st.pass_nodes
         st.backward_pass_id += 1
-        st.pass_nodes = set(order)
+        st.pass_nodes = set(plan.order)
         st.passes.append(self)
         self.hooks_stack = st.saved_tensors_hooks
         st.saved_tensors_hooks = list(self.hooks_stack)
 
     def finish(self) -> None:
         # Callbacks run in the order queued, also those a callback queues.
+        self.run.current = None
         callbacks = self.callbacks
         while callbacks:
             callbacks.pop(0)()
@@ -56,6 +76,68 @@ class TorchPass(Sinks):
             st.passes.pop()
         if self.hooks_stack is not None:
             st.saved_tensors_hooks = self.hooks_stack
+        self.plan = self.run = self.roots = None  # (the graph is not kept alive by the pass)
+
+    # ---- what torch._C's introspection functions read ----
+    def execution_order(self) -> list:
+        """The nodes this pass runs, in the order it runs them (torch's prediction from the
+        graph: it lists them all, whether or not a gradient reaches them): ready nodes by
+        decreasing sequence number, a leaf as soon as its last consumer has run."""
+        nodes = self.plan.order  # (after pruning: the nodes the pass runs)
+        members = set(nodes)
+        deps: dict = {}
+        for node in nodes:
+            for edge in node.parents:
+                if edge is not None:
+                    parent = edge_node(edge)
+                    if parent in members:
+                        deps[parent] = deps.get(parent, 0) + 1
+        heap: list = []
+        tie = itertools.count()
+
+        def push(node):
+            key = math.inf if node.prim is None else node.seq  # (leaves first, as torch's)
+            heapq.heappush(heap, (-key, next(tie), node))
+
+        pushed = set()
+        for edge in self.roots:
+            node = edge_node(edge)
+            if node in members and node not in pushed and not deps.get(node):
+                pushed.add(node)
+                push(node)
+        out = []
+        while heap:
+            node = heapq.heappop(heap)[2]
+            out.append(observed(node))
+            for edge in node.parents:
+                if edge is None:
+                    continue
+                parent = edge_node(edge)
+                if parent not in members:
+                    continue
+                deps[parent] -= 1
+                if deps[parent] == 0:
+                    push(parent)
+        return out
+
+    def will_execute(self, node) -> bool:
+        """Whether this pass runs `node` (torch's `_will_engine_execute_node`)."""
+        if node not in autograd_state().pass_nodes:
+            return False
+        if self.plan.kept is not None and not any(e for e in node.parents if e is not None):
+            # A leaf captured by autograd.grad: torch's exec info does not say.
+            if any(edge[0] is node for edge in self.capture):
+                raise RuntimeError(
+                    "A leaf node was passed to _will_engine_execute_node but we are currently "
+                    "running autograd.grad(). This is currently not supported."
+                )
+        return True
+
+
+def current_pass() -> TorchPass | None:
+    """The innermost torch-style backward pass running in this thread, if any."""
+    passes = autograd_state().passes
+    return passes[-1] if passes else None
 
 
 def queue_callback(callback) -> None:
@@ -113,7 +195,10 @@ def _seeds(outputs: tuple, grad_outputs, create_graph: bool, batched: bool = Fal
         if g is None:
             if math.prod(out_shape) != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            seeds.append(np.ones(out_shape, out_dtype))
+            g = np.ones(out_shape, out_dtype)
+            # (a recorded pass computes with Tensors, as torch's: what its rules save of the
+            # seed is saved as a tensor, through the saved-tensor hooks in use)
+            seeds.append(Tensor._from(g) if create_graph and not batched else g)
             continue
         g_dtype = g.dtype if isinstance(g, Tensor) else np.asarray(g).dtype
         if (g_dtype.kind == "c") != (np.dtype(out_dtype).kind == "c"):
@@ -141,6 +226,8 @@ def _seeds(outputs: tuple, grad_outputs, create_graph: bool, batched: bool = Fal
             g = g if create_graph or g._trace is not EVAL_TRACE else g._value
         else:
             g = np.asarray(g, dtype=out_dtype)
+            if create_graph and not batched:
+                g = Tensor._from(g)
         seeds.append(conj_complex(g))  # the engine's convention (see reverse/engine.py)
     return seeds
 
@@ -227,7 +314,10 @@ def backward(
         sinks = TorchPass(accumulate_into=into, targets=targets)
     else:
         sinks = TorchPass(accumulate_all_leaves=True)
-    backward_pass(
+    if create_graph:
+        # (torch's TORCH_WARN_ONCE: from one place, so Python's default filter shows it once)
+        warnings.warn(_CREATE_GRAPH_WARNING, UserWarning, stacklevel=1)
+    _run_pass(
         [_root_edge(o) for o in outputs],
         seeds,
         retain_graph=retain_graph,
@@ -271,11 +361,19 @@ def grad(
             stacklevel=2,
         )
     outputs = tuple(_level0(t) for t in _as_tuple(outputs))
+    keys = None
+    if type(inputs) is dict:  # (torch's: the gradients come back in a dict of its keys)
+        keys, inputs = tuple(inputs), tuple(inputs.values())
+    elif isinstance(inputs, Mapping):
+        raise TypeError(
+            f"`inputs` argument to `grad()` must be a dict, not {type(inputs).__name__}. "
+            "Other Mapping types are not supported."
+        )
     edges = _input_edges(inputs, "grad")
     if retain_graph is None:
         retain_graph = create_graph
     if is_grads_batched:
-        return _batched_grad(
+        results = _batched_grad(
             outputs,
             edges,
             grad_outputs,
@@ -284,15 +382,17 @@ def grad(
             allow_unused,
             materialize_grads,
         )
-    seeds = _seeds(outputs, grad_outputs, create_graph)
-    return _run_grad(
-        outputs, edges, seeds, retain_graph, create_graph, allow_unused, materialize_grads
-    )
+    else:
+        seeds = _seeds(outputs, grad_outputs, create_graph)
+        results = _run_grad(
+            outputs, edges, seeds, retain_graph, create_graph, allow_unused, materialize_grads
+        )
+    return results if keys is None else dict(zip(keys, results))
 
 
 def _run_grad(outputs, edges, seeds, retain_graph, create_graph, allow_unused, materialize):
     sinks = TorchPass(capture=[e for e, _ in edges])
-    backward_pass(
+    _run_pass(
         [_root_edge(o) for o in outputs],
         seeds,
         retain_graph=retain_graph,
@@ -310,13 +410,86 @@ def _run_grad(outputs, edges, seeds, retain_graph, create_graph, allow_unused, m
                     "graph. Set allow_unused=True if this is the desired behavior."
                 )
             if materialize:
-                shape, dtype = _edge_shape_dtype(edge, t)
-                g = np.zeros(shape, dtype)
-            else:
-                results.append(None)
+                if t is None:
+                    raise RuntimeError(
+                        "materialize_grads cannot be used when the given input is a GradientEdge"
+                    )
+                # (as torch's zeros_like(input, requires_grad=create_graph))
+                g = Tensor._from(np.zeros(t.shape, t.dtype))
+                if create_graph:
+                    g.requires_grad_()
+                results.append(g)
                 continue
+            results.append(None)
+            continue
         results.append(g if isinstance(g, Tensor) else Tensor._from(np.asarray(g)))
     return tuple(results)
+
+
+_CREATE_GRAPH_WARNING = (
+    "Using backward() with create_graph=True will create a reference cycle between the "
+    "parameter and its gradient which can cause a memory leak. We recommend using autograd.grad "
+    "when creating the graph to avoid this. If you have to use this function, make sure to "
+    "reset the .grad fields of your parameters to None after use to break the cycle and avoid "
+    "the leak."
+)
+
+# Reentrant backward passes (a backward pass started by a node of another: a custom
+# Function's backward, checkpointing) nest on the Python stack. As torch's engine hands a
+# deeply nested one to a worker thread, one started this deep in the stack runs on a new
+# thread (a fresh stack) that carries on with this thread's state, while this one waits.
+REENTRANT_STACK_DEPTH = 200
+
+
+def _run_pass(roots, seeds, **kwargs) -> None:
+    """`backward_pass`, on a fresh thread when it is nested deep in the stack."""
+    if autograd_state().passes and _stack_depth(REENTRANT_STACK_DEPTH) >= REENTRANT_STACK_DEPTH:
+        _on_fresh_stack(backward_pass, roots, seeds, **kwargs)
+    else:
+        backward_pass(roots, seeds, **kwargs)
+
+
+def _stack_depth(limit: int) -> int:
+    """The number of frames on this thread's stack (counted up to `limit`)."""
+    frame = sys._getframe(1)
+    depth = 0
+    while frame is not None and depth < limit:
+        frame = frame.f_back
+        depth += 1
+    return depth
+
+
+def _thread_states() -> list:
+    """This thread's state objects a pass reads (modes, trace stack, torch-face state)."""
+    return [_trace._state, autograd_state(), _engine._choice, _dtypes._default]
+
+
+def _on_fresh_stack(fn, *args, **kwargs):
+    """`fn(*args, **kwargs)` on a new thread that takes over this thread's state (grad modes,
+    trace stack, the backward passes running, ...) and hands it back when done, while this
+    thread waits: as if it ran here, on a fresh stack."""
+    states = _thread_states()
+    snapshot = [dict(vars(s)) for s in states]
+    outcome: dict = {}
+
+    def work():
+        for s, values in zip(states, snapshot):
+            vars(s).update(values)
+        try:
+            outcome["value"] = fn(*args, **kwargs)
+        except BaseException as error:  # (re-raised in the waiting thread)
+            outcome["error"] = error
+        finally:
+            outcome["state"] = [dict(vars(s)) for s in states]
+
+    worker = threading.Thread(target=work, name="autodiff-reentrant-backward")
+    worker.start()
+    worker.join()
+    for s, values in zip(states, outcome["state"]):
+        vars(s).update(values)
+    if "error" in outcome:
+        raise outcome.pop("error")
+    return outcome.get("value")
 
 
 def _edge_shape_dtype(edge, tensor):

@@ -281,10 +281,12 @@ def _classify(node) -> None:
     """Give a level-0 node its torch class, when user code first sees it (core's `observed`)."""
     if node.prim is None:
         node.__class__ = AccumulateGrad
-    elif node.extra is not None and node.extra.name is not None:  # (core's name_node)
+        return
+    if node.extra is not None and node.extra.name is not None:  # (core's name_node)
         node.__class__ = class_named(node.extra.name)
     else:
         node.__class__ = node_class(node.prim, node.params)
+    _bind_params(node)
 
 
 def rename(result, name: str):
@@ -293,7 +295,85 @@ def rename(result, name: str):
     edge = getattr(result, "_edge", None)
     if type(edge) is tuple and edge[0].versions is not None:
         edge[0].__class__ = class_named(name)
+        _bind_params(edge[0])
     return result
+
+
+# The non-tensor arguments a node saves, as torch's node names them (`_saved_dim`,
+# `_saved_keepdim`, ...): primitive parameter -> torch's argument name.
+_PARAM_NAMES = {
+    "axis": "dim",
+    "axes": "dim",
+    "dim": "dim",
+    "keepdims": "keepdim",
+    "keepdim": "keepdim",
+    "p": "p",
+    "eps": "eps",
+    "rounding_mode": "rounding_mode",
+    "mode": "mode",
+    "correction": "correction",
+    "unbiased": "unbiased",
+    "diagonal": "diagonal",
+    "dim1": "dim1",
+    "dim2": "dim2",
+    "chunks": "chunks",
+    "split_size": "split_size",
+    "split_sizes": "split_sizes",
+    "repeats": "repeats",
+    "alpha": "alpha",
+    "beta": "beta",
+    "negative_slope": "negative_slope",
+    "threshold": "threshold",
+    "value": "value",
+    "min": "min",
+    "max": "max",
+    "approximate": "approximate",
+}
+_BOUND: set = set()  # (class, parameter names) already given their properties
+
+
+def _bind_params(node) -> None:
+    """Give the node's class a `_saved_<name>` property for each parameter of the node that
+    torch's node saves by that name (made once per class and set of parameters; a node of the
+    class without that parameter raises AttributeError, so `hasattr` tells)."""
+    params = node.params
+    if not params or type(params) is not dict:
+        return
+    cls = type(node)
+    key = (cls, tuple(params))
+    if key in _BOUND:
+        return
+    with _LOCK:
+        for param in params:
+            torch_name = _PARAM_NAMES.get(param)
+            if torch_name is None or hasattr(cls, f"_saved_{torch_name}"):
+                continue
+            setattr(cls, f"_saved_{torch_name}", _param_property(torch_name))
+        _BOUND.add(key)
+
+
+def _param_property(torch_name: str) -> property:
+    params_of = [p for p, t in _PARAM_NAMES.items() if t == torch_name]
+
+    def get(node):
+        params = node.params
+        for param in params_of:
+            if type(params) is dict and param in params:
+                return _as_python(params[param])
+        raise AttributeError(
+            f"'{type(node).__name__}' object has no attribute '_saved_{torch_name}'"
+        )
+
+    return property(get, doc=f"The `{torch_name}` argument the node saved (as torch's node).")
+
+
+def _as_python(value):
+    """A saved argument as torch's bindings return it: Python numbers, tuples of them."""
+    if isinstance(value, np.generic):
+        return value.item()
+    if isinstance(value, (tuple, list)):
+        return tuple(_as_python(v) for v in value)
+    return value
 
 
 # ---------------------------------------------------------------------------------------------
@@ -597,6 +677,57 @@ class SavedTensor:
 
     def __repr__(self):
         return f"<autodiff.autograd.graph.SavedTensor object at {hex(id(self))}>"
+
+
+class _LooseSavedTensor(SavedTensor):
+    """A SavedTensor of no node (`torch._C._autograd._make_saved_tensor`): the value saved as a
+    node saves it, through the saved-tensor hooks in use, checked against in-place changes."""
+
+    __slots__ = ("_value", "_version", "_edge", "_is_output")
+
+    @classmethod
+    def _make(cls, tensor: Tensor, is_output: bool, hooks, edge) -> _LooseSavedTensor:
+        """`tensor` (whose gradient edge is `edge`) saved through `hooks` (a (pack, unpack)
+        pair, or None)."""
+        saved = object.__new__(cls)
+        saved._node = None
+        saved._slot = None
+        saved._is_output = bool(is_output)
+        saved._edge = edge
+        saved._version = version_of(tensor)
+        saved._value = tensor if hooks is None else pack(hooks[0], hooks[1], tensor)
+        return saved
+
+    def _stored(self):
+        return self._value
+
+    def unpack(self):
+        """The saved value (the unpack hook's result, with the saved tensor's graph)."""
+        value = self._value
+        if isinstance(value, Packed):
+            return _linked(_unpacked(value), self._edge)
+        check_versions(None, ((value, self._version),))
+        if self._is_output and self._edge is not None:
+            return Tensor._from(value._value, edge_pair(self._edge))
+        return value
+
+    @property
+    def data(self):
+        """The packed object when hooks are set, else the saved tensor."""
+        value = self._value
+        return value.packed if isinstance(value, Packed) else value
+
+    def register_hooks(self, *args, **kwargs) -> None:
+        """Save this value as `pack_hook(tensor)`, read back as `unpack_hook(packed)`."""
+        if kwargs or len(args) != 2 or not all(callable(a) for a in args):
+            return SavedTensor.register_hooks(self, *args, **kwargs)  # (torch's TypeError)
+        if isinstance(self._value, Packed):
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor whose hooks have already been set. "
+                "Hint: only one pair of hooks is allowed at a time."
+            )
+        self._value = pack(args[0], args[1], self.unpack())
+        return None
 
 
 def pack(pack_hook, unpack_hook, tensor: Tensor) -> Packed:

@@ -20,6 +20,7 @@ class AutogradState(threading.local):
         self.pass_nodes: frozenset | set = frozenset()  # the nodes that pass will run
         self.passes: list = []  # the torch-style backward passes running, innermost last
         self.view_replay = False  # (_force_original_view_tracking's mode)
+        self.multithreading = True  # (set_multithreading_enabled's mode)
 
 
 _state = AutogradState()

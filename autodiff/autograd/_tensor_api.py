@@ -199,6 +199,7 @@ def _rebuild(cls, value, requires_grad: bool, state, grad=None) -> Tensor:
     t._grad = grad
     t._vc = 0
     t._accumulator = None
+    t._view = None
     if state:
         t.__dict__.update(state)
     return t

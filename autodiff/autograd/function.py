@@ -19,6 +19,7 @@ from __future__ import annotations
 import copy
 import functools
 import inspect
+import sys
 import warnings
 import weakref
 from typing import Any, NamedTuple
@@ -34,13 +35,12 @@ from autodiff.autograd._nodes import (
 )
 from autodiff.autograd.grad_mode import no_grad
 from autodiff.autograd.graph import Node as GraphNode
-from autodiff.core.abstract import same_aval
 from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.graph import Packed, version_of
 from autodiff.core.primitive import Primitive, bind
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE, state
-from autodiff.forward_ad.trace import ForwardTrace
+from autodiff.forward_ad.trace import ForwardTrace, ForwardTracer
 from autodiff.numpy import moveaxis
 from autodiff.numpy import sum as sum_
 from autodiff.ops.elementwise import astype, conj_complex
@@ -110,7 +110,12 @@ class FunctionCtx:
         self._ad_resetup = False
         self._ad_args = None  # the apply call's arguments, while it runs (forward sees them)
         self._ad_originals: dict = {}  # saved level-0 inputs: i -> the Tensor itself
-        self._ad_node = None  # weakref to the level-0 node (saved_tensors outside the rules)
+        # the level-0 node (saved_tensors outside the rules): a weakref until a rule hands this
+        # ctx to user code, then the node itself
+        self._ad_node = None
+        self._ad_cleared = False  # saved_tensors was read (clear_saved_tensors_on_access)
+        self._ad_accessed = False  # saved_tensors was read in the rule running
+        self._ad_current_refs = None  # the refs of the rule running (backward's or jvp's)
 
     # ---- the torch ctx API ----
     def save_for_backward(self, *tensors) -> None:
@@ -142,14 +147,45 @@ class FunctionCtx:
         Inputs come back as the very tensors that were saved, as in torch. Outside the rules
         (from the node, `y.grad_fn.saved_tensors`) they are read from the graph, with torch's
         error once a backward pass has freed it."""
-        if self._ad_saved is not None:
-            return self._ad_saved
         if self._ad_refs is None:  # (during forward or setup_context)
             return tuple(self.to_save)
-        node = self._ad_node() if self._ad_node is not None else None
-        if node is None:
+        if self._ad_saved is None:
+            node = self._ad_node_alive()
+            if node is None:
+                raise RuntimeError(RELEASED_MESSAGE)
+            return self._ad_saved_of(node)
+        self._ad_check_cleared()
+        if self._ad_accessed:
+            saved = self._ad_unpack_again()
+        else:
+            saved = self._ad_saved
+            self._ad_accessed = True
+        self._ad_clear_on_access()
+        return saved
+
+    def _ad_unpack_again(self) -> tuple:
+        """A backward's second read of saved_tensors: as in torch, each read unpacks the
+        values saved through saved-tensor hooks again (the first read, those the engine
+        unpacked for the rule); the others are as read before."""
+        node = self._ad_node_alive()
+        first = self._ad_saved
+        if self._ad_current_refs is not self._ad_refs or node is None:
+            return first
+        primals, out = node.primals, node.out
+        if primals is None or out is None:
             raise RuntimeError(RELEASED_MESSAGE)
-        return self._ad_saved_of(node)
+        saved = []
+        for r, v in zip(self._ad_refs, first):
+            linked = isinstance(v, Tensor) and v._edge is not None
+            if r is not None and r[0] == "in" and isinstance(primals[r[1]], Packed):
+                v = unpack_saved(primals[r[1]], node.parents[r[1]] if linked else None)
+            elif r is not None and r[0] == "out" and isinstance(out[r[1]], Packed):
+                value = unpack_saved(out[r[1]], None)._value
+                v = Tensor._from(value, (node, r[1]) if linked else None)
+            elif r is not None and r[0] == "const" and isinstance(r[1], Packed):
+                v = unpack_saved(r[1], None)
+            saved.append(v)
+        return tuple(saved)
 
     @property
     def saved_variables(self) -> tuple:
@@ -164,8 +200,39 @@ class FunctionCtx:
         """Whether the Function saved a tensor for backward (else its node may run twice)."""
         return any(r is not None for r in (self._ad_refs or ()))
 
+    def _ad_node_alive(self):
+        """This call's level-0 node, if it still exists."""
+        node = self._ad_node
+        return node() if isinstance(node, weakref.ref) else node
+
+    def _ad_check_cleared(self) -> None:
+        if self._ad_cleared:
+            raise RuntimeError(
+                "saved_tensors can only be accessed once when clear_saved_tensors_on_access=True "
+                "is set on the autograd.Function. Either access saved_tensors only once, or set "
+                "clear_saved_tensors_on_access=False."
+            )
+
+    def _ad_clear_on_access(self) -> None:
+        """With the Function's `clear_saved_tensors_on_access`, after a read of saved_tensors:
+        drop every reference kept here to the saved tensors (the reader's are the last)."""
+        if not self._ad_cls.clear_saved_tensors_on_access:
+            return
+        self._ad_cleared = True
+        self._ad_saved = ()
+        self._ad_originals = {}
+        node = self._ad_node_alive()
+        if node is not None and node.versions is not None:  # (their version checks)
+            node.versions = [None] * len(node.versions)
+
     def _ad_saved_of(self, node) -> tuple:
         """The saved tensors, read from `node` (this call's level-0 node) outside the rules."""
+        self._ad_check_cleared()
+        saved = self._ad_resolve_saved(node)
+        self._ad_clear_on_access()
+        return saved
+
+    def _ad_resolve_saved(self, node) -> tuple:
         primals, out = node.primals, node.out
         if primals is None or out is None:
             raise RuntimeError(RELEASED_MESSAGE)
@@ -321,8 +388,9 @@ class FunctionCtx:
         view._ad_finish(ins, output)
         return view
 
-    def _ad_call(self, user_fn, refs, ins, outs, args):
-        """Call `backward`/`jvp` with `saved_tensors` resolved against this rule's values."""
+    def _ad_call(self, user_fn, refs, ins, outs, args, boxed: bool = False):
+        """Call `backward`/`jvp` with `saved_tensors` resolved against this rule's values
+        (`boxed`: the args as one list, torch's `boxed_grads_call`)."""
         previous = self._ad_saved
         saved = []
         for r in refs:
@@ -331,6 +399,7 @@ class FunctionCtx:
             elif r[0] == "in":
                 original = self._ad_original(r[1], ins[r[1]])
                 saved.append(ins[r[1]] if original is None else original)
+                del original
             elif r[0] == "out":
                 saved.append(outs[r[1]])
             elif isinstance(r[1], Packed):  # (hooks set through _raw_saved_tensors)
@@ -338,10 +407,24 @@ class FunctionCtx:
             else:
                 saved.append(self._ad_lift(r[1]))
         self._ad_saved = tuple(saved)
+        del saved  # (with clear_saved_tensors_on_access, backward holds the last references)
+        previous_state = self._ad_accessed, self._ad_current_refs
+        self._ad_accessed, self._ad_current_refs = False, refs
+        # The user's code may keep this ctx (stash it) and read saved_tensors later, as in
+        # torch, where the ctx holds its node. While the backward runs it does; afterwards only
+        # if the user's code kept a reference to the ctx (a cycle through the node's params,
+        # which the collector frees): otherwise the node is freed with its graph, as before.
+        weak = isinstance(self._ad_node, weakref.ref)
+        if weak:
+            self._ad_node = self._ad_node()
+        references = sys.getrefcount(self)
         try:
-            return user_fn(self, *args)
+            return user_fn(self, list(args)) if boxed else user_fn(self, *args)
         finally:
             self._ad_saved = previous
+            self._ad_accessed, self._ad_current_refs = previous_state
+            if weak and self._ad_node is not None and sys.getrefcount(self) <= references:
+                self._ad_node = weakref.ref(self._ad_node)
 
     def _ad_grad_outputs(self, cts, outs) -> list:
         """One grad per forward output: None for non-Tensor outputs, zeros when materialized."""
@@ -402,7 +485,10 @@ class FunctionCtx:
             checked.append(_in_dtype_of_float(g, x))
         return tuple(checked)
 
-    def _ad_check_tangents(self, result, outs) -> tuple:
+    def _ad_check_tangents(self, result, outs, tangents_in=(), versions=None) -> tuple:
+        """torch's checks of what jvp returned: count, None for non-differentiable outputs,
+        shapes; an output marked dirty gets its input's tangent, modified in place (given
+        `tangents_in` and their `versions` before jvp ran)."""
         entries = self._ad_out_spec[1]
         tangents = result if isinstance(result, tuple) else (result,)
         if len(tangents) != len(entries):
@@ -415,7 +501,25 @@ class FunctionCtx:
         for pos, ((kind, j), t) in enumerate(zip(entries, tangents)):
             if kind == "c" or last[j] != pos:
                 continue
-            if t is None or j in self._ad_nondiff:
+            dirty = self._ad_dirty.get(j)
+            if dirty is not None and versions is not None and dirty[0] in versions:
+                given = tangents_in[dirty[0]]
+                if t is not given or version_of(given) == versions[dirty[0]]:
+                    raise RuntimeError(
+                        "An inplace custom Function is not modifying the forward mode gradients "
+                        "inplace. If the forward is modifying an input inplace, then the jvp "
+                        "function must modify the corresponding gradient inplace."
+                    )
+            if j in self._ad_nondiff:
+                if t is not None:
+                    raise RuntimeError(
+                        f"Function's jvp returned a gradient at position {pos}, but  the "
+                        "corresponding forward output is not a differentiable Tensor.You should "
+                        "return None at that position instead."
+                    )
+                checked.append(None)
+                continue
+            if t is None:
                 checked.append(None)
                 continue
             t = _as_array(t)
@@ -435,7 +539,7 @@ class FunctionCtx:
         node = next(
             (
                 o._edge[0]
-                for o in outs
+                for o in map(_undual, outs)
                 if isinstance(o, Tensor) and o._trace is EVAL_TRACE and o._edge is not None
             ),
             None,
@@ -454,6 +558,9 @@ class FunctionCtx:
         }
         self._ad_args = None
         for j, o in enumerate(outs):
+            if j in self._ad_dirty and _is_dual(args[self._ad_dirty[j][0]]):
+                outs[j] = _rebase_dirty_dual(args[self._ad_dirty[j][0]], self._ad_dirty[j], o, node)
+                continue
             if not (isinstance(o, Tensor) and o._trace is EVAL_TRACE):
                 continue
             if j in self._ad_nondiff and o._edge is not None:
@@ -476,10 +583,37 @@ class FunctionCtx:
             node.versions = [v if i in saved else None for i, v in enumerate(node.versions)]
 
 
-def _rebase_dirty(args, dirty, out, node):
-    """A dirty input becomes the output: same object, new history, version bumped (torch)."""
+def _is_dual(a) -> bool:
+    """Whether `a` is a torch-style dual tensor (of a live `forward_ad.dual_level`)."""
+    return isinstance(a, ForwardTracer) and a._trace.dual and a._trace.alive
+
+
+def _undual(o):
+    """`o` under its torch-style dual levels (a level-0 Tensor for the torch face)."""
+    while _is_dual(o):
+        o = o._value
+    return o
+
+
+def _rebase_dirty_dual(arg, dirty, out, node):
+    """A dirty dual input becomes the output: its primal rebased as at level 0, its tangent
+    the one jvp returned (the input's own, modified in place), the same dual object."""
+    inner = out._value if isinstance(out, ForwardTracer) and out._trace is arg._trace else out
+    tangent = out._tangent if inner is not out else None
+    if _is_dual(arg._value):
+        arg._value = _rebase_dirty_dual(arg._value, dirty, inner, node)
+    elif isinstance(inner, Tensor) and inner._trace is EVAL_TRACE:
+        arg._value = _rebase_dirty((arg._value,), (0, dirty[1]), inner, node, index=dirty[0])
+    arg._tangent = tangent
+    return arg
+
+
+def _rebase_dirty(args, dirty, out, node, index=None):
+    """A dirty input becomes the output: same object, new history, version bumped (torch).
+    (`index`: the input's position in the node when `args` is not the node's inputs.)"""
     i, bumps = dirty
     orig = args[i]
+    index = i if index is None else index
     if not (isinstance(orig, Tensor) and orig._trace is EVAL_TRACE):
         return out
     if out._edge is not None and orig._requires_grad and orig._edge is None:
@@ -490,8 +624,8 @@ def _rebase_dirty(args, dirty, out, node):
     if out._edge is not None:
         orig._edge = out._edge
     orig._vc += bumps + 1
-    if node is not None and node.versions is not None and node.versions[i] is not None:
-        node.versions[i] = (orig, version_of(orig))
+    if node is not None and node.versions is not None and node.versions[index] is not None:
+        node.versions[index] = (orig, version_of(orig))
     return orig
 
 
@@ -675,7 +809,8 @@ def _vjp(cts, *primals, out, ctx: FunctionCtx, spec: tuple):
         outs = [ctx._ad_lift(v) for v in vals[n_in : n_in + n_out]]
         c = ctx._ad_for_rule(ins, outs)
         grad_outputs = c._ad_grad_outputs(vals[n_in + n_out :], outs)
-        result = c._ad_call(backward, c._ad_refs, ins, outs, grad_outputs)
+        boxed = c._ad_cls.boxed_grads_call
+        result = c._ad_call(backward, c._ad_refs, ins, outs, grad_outputs, boxed)
         return c._ad_check_grads(result, ins)
 
     in_dims = _input_dims(spec, n_in)
@@ -699,14 +834,19 @@ def _jvp(primals, tangents, *, out, ctx: FunctionCtx, spec: tuple):
         c = ctx._ad_for_rule(ins, outs)
         tangents_in = []
         for i, t in enumerate(vals[n_in + n_out :]):
-            if not c._ad_mask[i]:
-                t = None
+            if not c._ad_mask[i] or not is_inexact(dtype_of(ins[i])):
+                t = None  # (no tangent for non-Tensor and integer inputs, as in torch)
             elif t is None and c.materialize_grads:
                 t = np.zeros(shape_of(ins[i]), dtype_of(ins[i]))
             tangents_in.append(c._ad_lift(t))
+        versions = {
+            i: version_of(t)
+            for i, t in enumerate(tangents_in)
+            if type(t) is Tensor and t._trace is EVAL_TRACE
+        }
         refs = c._ad_fwd_refs or ()  # (jvp sees what save_for_forward saved, as in torch)
         result = c._ad_call(cls.jvp, refs, ins, outs, tangents_in)
-        return c._ad_check_tangents(result, outs)
+        return c._ad_check_tangents(result, outs, tangents_in, versions)
 
     in_dims = _input_dims(spec, n_in)
     out_dims = [(0,) * len(spec) if spec else None] * n_out
@@ -804,6 +944,24 @@ def _primitive_of(cls) -> Primitive:
 # ---------------------------------------------------------------------------------------------
 # Function
 
+# What a node (a ctx, in torch) has and an instance of a Function class does not.
+_NODE_ATTRIBUTES = frozenset(
+    {
+        "name",
+        "next_functions",
+        "register_hook",
+        "register_prehook",
+        "_register_hook_dict",
+        "saved_tensors",
+        "saved_variables",
+        "_raw_saved_tensors",
+        "needs_input_grad",
+        "_sequence_nr",
+        "_set_sequence_nr",
+        "_input_metadata",
+    }
+)
+
 
 class Function:
     """Base class of custom differentiable operations (torch.autograd.Function).
@@ -839,6 +997,10 @@ class Function:
     """
 
     generate_vmap_rule = False
+    # torch's: with True, saved_tensors may be read once and then drops its references
+    clear_saved_tensors_on_access = False
+    # torch's: with True, backward gets the grads as one list, backward(ctx, grads)
+    boxed_grads_call = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -858,6 +1020,28 @@ class Function:
             "Legacy autograd function with non-static forward method is deprecated. Please use "
             "new-style autograd function with static forward method."
         )
+
+    def __getattr__(self, name: str):
+        # An instance of a Function class is not a node: torch's errors for its node API
+        # (only attributes the instance lacks get here).
+        if name == "metadata":
+            raise RuntimeError(
+                "You attempted to access the anomaly metadata of a custom autograd function but "
+                "the underlying PyNode has already been deallocated.  The most likely reason "
+                "this occurred is because you assigned x.grad_fn to a local variable and then "
+                "let the original variable get deallocated.  Don't do that!  If you really have "
+                "no way of restructuring your code so this is the case, please file an issue "
+                "reporting that you are affected by this."
+            )
+        if name in _NODE_ATTRIBUTES:
+            raise RuntimeError(
+                f"Attribute '{name}' is invalid for this instance of _C._FunctionBase. Accessing "
+                "this attribute directly on an instance of autograd.Function is a legacy access "
+                "pattern that is no longer supported. For examples on how to use new-style "
+                "autograd functions, see "
+                "https://pytorch.org/docs/stable/autograd.html#torch.autograd.Function "
+            )
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     @staticmethod
     def forward(*args: Any, **kwargs: Any) -> Any:
@@ -922,15 +1106,17 @@ class Function:
 # ---------------------------------------------------------------------------------------------
 # once_differentiable
 
-_delayed_error_p = Primitive("delayed_error")
+# torch's DelayedError node: one node over all the outputs of a once-differentiable backward
+# (None outputs enter as constants, edges of no gradient), whose own backward raises.
+_delayed_error_p = Primitive("delayed_error", multiple_results=True)
 _delayed_error_p.node_name = "torch::autograd::Error"
-_delayed_error_p.impl = lambda x: x
-_delayed_error_p.abstract_eval = same_aval
-_delayed_error_p.jvp = lambda primals, tangents, *, out: tangents[0]
-_delayed_error_p.batch = lambda values, dims: (values[0], dims[0])
+_delayed_error_p.impl = lambda *xs: tuple(xs)
+_delayed_error_p.abstract_eval = lambda *avals: tuple(avals)
+_delayed_error_p.jvp = lambda primals, tangents, *, out: tuple(tangents)
+_delayed_error_p.batch = lambda values, dims: (tuple(values), tuple(dims))
 
 
-def _raise_twice(ct, x, *, out):
+def _raise_twice(cts, *xs, out):
     raise RuntimeError(
         "trying to differentiate twice a function that was marked with @once_differentiable"
     )
@@ -939,12 +1125,25 @@ def _raise_twice(ct, x, *, out):
 _delayed_error_p.vjp = _raise_twice
 
 
-def _delayed_error(g):
-    if not (isinstance(g, Tensor) and g._trace is EVAL_TRACE) and not isinstance(g, np.ndarray):
-        return g
-    fake = Tensor._from(g._value if isinstance(g, Tensor) else g)
-    fake._requires_grad = True
-    return bind(_delayed_error_p, fake)
+def _delayed_error(outputs: tuple) -> tuple:
+    """`outputs` (of a backward run without recording) through one DelayedError node: each
+    level-0 one as a fresh tensor that requires grad, as torch's `fake_requires_grad`."""
+    slots = [
+        isinstance(g, np.ndarray) or (isinstance(g, Tensor) and g._trace is EVAL_TRACE)
+        for g in outputs
+    ]
+    if not any(slots):
+        return outputs
+    args = []
+    for g, fake in zip(outputs, slots):
+        if fake:
+            g = Tensor._from(g._value if isinstance(g, Tensor) else g)
+            g._requires_grad = True
+        else:  # (None, a number, or a tracer: it passes by, an input without a gradient edge)
+            g = Tensor._from(np.zeros(()))
+        args.append(g)
+    errs = bind(_delayed_error_p, *args)
+    return tuple(e if fake else g for g, e, fake in zip(outputs, errs, slots))
 
 
 def once_differentiable(fn):
@@ -979,8 +1178,8 @@ def once_differentiable(fn):
         if not any(isinstance(a, Tensor) and a.requires_grad for a in args):
             return outputs
         if isinstance(outputs, tuple):
-            return tuple(_delayed_error(g) for g in outputs)
-        return _delayed_error(outputs)
+            return _delayed_error(outputs)
+        return _delayed_error((outputs,))[0]
 
     return wrapper
 

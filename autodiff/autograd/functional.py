@@ -510,6 +510,31 @@ def _scaled_out(fn_name: str, func, inputs, create_graph, strict, strategy, scal
     return _unpack(jac, structure)
 
 
+def _construct_standard_basis_for(tensors: tuple, tensor_numels: tuple) -> tuple:
+    """The `N x N` identity (`N = sum(tensor_numels)`) split by columns into one chunk per
+    tensor, `N x numel` with that tensor's dtype (torch's helper of the vectorized Jacobian:
+    row `k` of the chunks together is the k-th basis vector of all the inputs flattened).
+
+    Example:
+        >>> import autodiff as ad
+        >>> a, b = _construct_standard_basis_for((ad.zeros(1), ad.zeros(2)), (1, 2))
+        >>> a.shape, b.shape, b.tolist()
+        ((3, 1), (3, 2), [[0.0, 0.0], [1.0, 0.0], [0.0, 1.0]])
+    """
+    if len(tensors) != len(tensor_numels) or not tensors:
+        raise ValueError(
+            "_construct_standard_basis_for: expected one numel per tensor, and at least one tensor"
+        )
+    total = sum(tensor_numels)
+    chunks, start = [], 0
+    for tensor, numel in zip(tensors, tensor_numels):
+        chunk = np.zeros((total, numel), dtype=tensor.dtype)
+        chunk[start : start + numel] = np.eye(numel, dtype=tensor.dtype)
+        chunks.append(Tensor._from(chunk))
+        start += numel
+    return tuple(chunks)
+
+
 # ---- second order -----------------------------------------------------------------------------
 
 
@@ -567,7 +592,9 @@ def hessian(
 
         def gradient(*xs):  # xs are forward-mode tracers: the functional grad sees through them
             g = functional_grad(scalar_func, argnums=tuple(range(len(xs))))(*xs)
-            return tuple(conj_complex(v) for v in g)  # (torch's convention: JAX's conjugate)
+            # (torch's convention: JAX's conjugate; an input the output does not depend on
+            # gets a zero array: a Tensor for jacobian)
+            return tuple(_level0(conj_complex(v)) for v in g)
     else:
 
         def gradient(*xs):

@@ -196,8 +196,11 @@ class inference_mode(_ModeContext):
 
 
 class set_multithreading_enabled(_ModeContext):
-    """Accepted for compatibility: autodiff's engine runs each backward pass on the calling
-    thread.
+    """torch's switch for running backward passes on worker threads. autodiff's engine runs
+    each pass on the calling thread either way; the mode is recorded (what
+    `torch._C._is_multithreading_enabled` reads, and what
+    `_current_graph_task_execution_order` requires off). Like `set_grad_enabled`, it takes
+    effect at once, and as a context manager restores the mode.
 
     Example:
         >>> import autodiff as ad
@@ -211,15 +214,23 @@ class set_multithreading_enabled(_ModeContext):
     _bare_decorator = False
 
     def __init__(self, mode: bool):
+        st = autograd_state()
+        self.prev = st.multithreading
         self.mode = bool(mode)
+        st.multithreading = self.mode
 
     def clone(self):
         return self.__class__(self.mode)
 
+    def __call__(self, func):
+        autograd_state().multithreading = self.prev
+        return super().__call__(func)
+
     def __enter__(self):
-        return None
+        autograd_state().multithreading = self.mode
 
     def __exit__(self, *exc):
+        autograd_state().multithreading = self.prev
         return False
 
 

@@ -26,6 +26,7 @@ import numpy as np
 import autodiff.numpy as anp
 from autodiff.autograd import forward_ad
 from autodiff.autograd._backward import grad
+from autodiff.autograd.function import Function
 from autodiff.autograd.grad_mode import enable_grad
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE
@@ -33,7 +34,13 @@ from autodiff.factories import zeros_like
 from autodiff.reverse.transforms import pullback as _functional_pullback
 from autodiff.vmap import vmap
 
-__all__ = ["GradcheckError", "gradcheck", "gradgradcheck"]
+__all__ = [
+    "GradcheckError",
+    "get_analytical_jacobian",
+    "get_numerical_jacobian",
+    "gradcheck",
+    "gradgradcheck",
+]
 
 
 class GradcheckError(RuntimeError):
@@ -721,29 +728,45 @@ def _check_backward_mul_by_grad_output(outputs, inputs: tuple, masked: bool) -> 
             raise GradcheckError("grad is incorrect size")
 
 
-def _check_undefined_backward(func, inputs: tuple) -> None:
-    """Backward must treat a missing (undefined) cotangent as zeros.
+class _UndefinedGrad(Function):
+    """The tensors, through a node whose backward gives undefined (None) gradients (torch's
+    `_C._functions.UndefinedGrad`)."""
 
-    autodiff's engine passes a symbolic zero (`None`) to a rule for every output that
-    received no cotangent; leaving out one differentiable output at a time (the others
-    get zeros) makes each rule of a multiple-output operation see one.
-    """
+    @staticmethod
+    def forward(ctx, x):
+        return x
+
+    @staticmethod
+    def backward(ctx, g):
+        return None
+
+
+def _check_undefined_backward(func, inputs: tuple) -> None:
+    """Backward must treat an undefined (None) output gradient as zeros, as torch checks it:
+    every differentiable output behind a node that gives it an undefined gradient, then (with
+    several outputs) one output at a time; the input gradients must be undefined or zero."""
     diff = [x for x in inputs if _requires_grad(x)]
     if not diff:
         raise GradcheckError("no Tensors requiring grad found in input")
-    n = len([o for o in _as_tuple(func(*inputs)) if _requires_grad(o)])
-    for left_out in range(n if n > 1 else 0):
-        outputs = [o for o in _as_tuple(func(*inputs)) if _requires_grad(o)]
-        kept = tuple(o for k, o in enumerate(outputs) if k != left_out)
-        zeros = tuple(_seed(np.zeros(o.shape, o.dtype)) for o in kept)
+
+    def outputs() -> list:
+        return [o for o in _as_tuple(func(*inputs)) if _requires_grad(o)]
+
+    checks = [[_UndefinedGrad.apply(o) for o in outputs()]]
+    if len(checks[0]) > 1:
+        for k in range(len(checks[0])):
+            outs = outputs()
+            checks.append([_UndefinedGrad.apply(o) if j == k else o for j, o in enumerate(outs)])
+    for outs in checks:
+        zeros = tuple(_seed(np.zeros(o.shape, o.dtype)) for o in outs)
         try:
-            grads = _grad(kept, diff, zeros)
-        except (RuntimeError, NotImplementedError, TypeError, ValueError) as e:
+            grads = _grad(tuple(outs), diff, zeros)
+        except (RuntimeError, TypeError, ValueError) as e:
             _warn_undefined()
             raise GradcheckError(
-                "Expected backward function to handle undefined output grads. A vjp rule gets "
-                "None (a symbolic zero) as the cotangent of an output nothing depends on, and "
-                f"must treat it as zeros; this one failed with: {e}"
+                "Expected backward function to handle undefined output grads. A backward (vjp) "
+                "rule may get None (an undefined gradient, a symbolic zero) for an output and "
+                f"must treat it as zeros; here backward failed with: {e}"
             ) from e
         if any(g is not None and np.any(_value(g) != 0) for g in grads):
             _warn_undefined()
@@ -789,6 +812,104 @@ def _check_undefined_forward(func, inputs: tuple, rng) -> None:
                     f"{inputs[i]} has an undefined tangent value. Got: {_show(a)} but "
                     f"expected: {_show(b)}"
                 )
+
+
+# ---- the deprecated Jacobian functions ---------------------------------------------------------
+
+
+class _PrivateAPIWarning(FutureWarning, UserWarning):
+    """torch 2.x warns with a FutureWarning where torch 1.x warned with a UserWarning: this
+    one is both (filters and checks written for either see it)."""
+
+
+def _warn_private(name: str) -> None:
+    warnings.warn(
+        f"{name} was part of PyTorch's private API and not meant to be exposed. We are "
+        "deprecating it and it will be removed in a future version of PyTorch. If you have a "
+        "specific use for this or feature request for this to be a stable API, please file us "
+        "an issue at https://github.com/pytorch/pytorch/issues/new",
+        _PrivateAPIWarning,
+        stacklevel=3,
+    )
+
+
+def get_numerical_jacobian(fn, inputs, target=None, eps: float = 1e-3, grad_out: float = 1.0):
+    """Deprecated (torch's): central-difference Jacobians of the first output of
+    `fn(inputs)` (`fn` takes the inputs as one tuple) with respect to each Tensor of `target`
+    (default `inputs`) that requires grad, each of shape `(input numel, output numel)`.
+
+    Example:
+        >>> import warnings, autodiff as ad
+        >>> x = ad.tensor([1.0, 2.0], dtype=ad.float64, requires_grad=True)
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     (j,) = get_numerical_jacobian(lambda xs: xs[0] ** 2, (x,), eps=1e-6)
+        >>> j.round(4)
+        tensor([[2., 0.],
+                [0., 4.]])
+    """
+    _warn_private("get_numerical_jacobian")
+    if grad_out != 1.0:  # (kept for backward compatibility only)
+        raise ValueError(
+            "Expected grad_out to be 1.0. get_numerical_jacobian no longer supports values of "
+            "grad_out != 1.0."
+        )
+    inputs = _as_tuple(inputs)
+    targets = [t for t in _as_tuple(inputs if target is None else target) if _requires_grad(t)]
+    result = []
+    for t in targets:
+        # (a target need not be an input: it is perturbed in place all the same)
+        index = next((i for i, x in enumerate(inputs) if x is t), None)
+        if index is None:
+            args, index = (*inputs, t), len(inputs)
+            result.append(_numerical_jacobian(lambda *xs: fn(xs[:-1]), args, index, [0], eps)[0])
+        else:
+            result.append(_numerical_jacobian(lambda *xs: fn(xs), inputs, index, [0], eps)[0])
+    return tuple(Tensor._from(j) for j in result)
+
+
+def get_analytical_jacobian(inputs, output, nondet_tol: float = 0.0, grad_out: float = 1.0):
+    """Deprecated (torch's): the backward-mode Jacobians of `output` with respect to each
+    Tensor of `inputs` that requires grad (`(input numel, output numel)` each), computed
+    twice; returns `(jacobians, reentrant, correct_grad_sizes, correct_grad_types)`.
+
+    Example:
+        >>> import warnings, autodiff as ad
+        >>> x = ad.tensor([1.0, 2.0], dtype=ad.float64, requires_grad=True)
+        >>> with warnings.catch_warnings():
+        ...     warnings.simplefilter("ignore")
+        ...     (j,), reentrant, sizes_ok, types_ok = get_analytical_jacobian((x,), x * 3)
+        >>> j, reentrant, sizes_ok, types_ok
+        (tensor([[3., 0.],
+                [0., 3.]]), True, True, True)
+    """
+    _warn_private("get_analytical_jacobian")
+    if grad_out != 1.0:
+        raise ValueError(
+            "Expected grad_out to be 1.0. get_analytical_jacobian no longer supports values of "
+            "grad_out != 1.0."
+        )
+    if np.iscomplexobj(_value(output)):
+        raise ValueError(
+            "Expected output to be non-complex. get_analytical_jacobian no longer supports "
+            "functions that return complex outputs."
+        )
+    diff = [x for x in _as_tuple(inputs) if _requires_grad(x)]
+
+    def run() -> list:
+        return _vjp_rows(output, diff, _one_hots(output.shape, output.dtype))
+
+    first, second = run(), run()
+    sizes_ok = all(
+        g is None or g.shape == tuple(x.shape) for rows, x in zip(first, diff) for g in rows
+    )
+    types_ok = all(g is None or g.dtype == x.dtype for rows, x in zip(first, diff) for g in rows)
+    jacobians = [_jacobian_from_rows(rows, x) for rows, x in zip(first, diff)]
+    again = [_jacobian_from_rows(rows, x) for rows, x in zip(second, diff)]
+    reentrant = all(
+        a.size == 0 or float(np.max(np.abs(a - b))) <= nondet_tol for a, b in zip(jacobians, again)
+    )
+    return tuple(Tensor._from(j) for j in jacobians), reentrant, sizes_ok, types_ok
 
 
 # ---- public API -------------------------------------------------------------------------------

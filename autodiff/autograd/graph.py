@@ -106,6 +106,65 @@ def increment_version(tensor: Tensor) -> None:
     tensor._vc += 1
 
 
+def _unsafe_set_version_counter(tensors, versions) -> None:
+    """Set each tensor's version counter to a version (what
+    `torch.autograd._unsafe_preserve_version_counter` restores).
+
+    Example:
+        >>> import autodiff as torch
+        >>> x = torch.zeros(2); _ = x.add_(1); x._version
+        1
+        >>> _unsafe_set_version_counter((x,), (0,)); x._version
+        0
+    """
+    if isinstance(tensors, Tensor) or not all(isinstance(t, Tensor) for t in tensors):
+        raise TypeError(
+            "_unsafe_set_version_counter(): incompatible function arguments. The following "
+            "argument types are supported:\n    1. (arg0: Sequence[torch.Tensor], arg1: "
+            f"Sequence[SupportsInt]) -> None\n\nInvoked with: {tensors!r}, {versions!r}"
+        )
+    tensors, versions = list(tensors), [int(v) for v in versions]
+    if len(tensors) != len(versions):
+        raise RuntimeError(f"tensors_len={len(tensors)}, versions_len={len(versions)}")
+    for version in versions:
+        if version < 0:
+            raise RuntimeError(f"Cannot set a version_counter to a value below 0: {version}")
+    for tensor, version in zip(tensors, versions):
+        vc = tensor._vc
+        if type(vc) is _core_graph.VersionCounter:  # (shared with aliases: all see it, as torch's)
+            vc.value = version
+        else:
+            tensor._vc = version
+
+
+class _unsafe_preserve_version_counter(contextlib.ContextDecorator):
+    """Within it, in-place changes of `tensors` (one tensor or a tuple) leave their version
+    counters as they were on entry (torch's escape hatch: autograd then cannot tell that a
+    saved tensor changed; use it only to hide a change the backward pass must not see).
+
+    Example:
+        >>> import autodiff as torch
+        >>> x = torch.zeros(2)
+        >>> with _unsafe_preserve_version_counter(x):
+        ...     _ = x.add_(1)
+        >>> x._version
+        0
+    """
+
+    def __init__(self, tensors) -> None:
+        self.tensors = (tensors,) if isinstance(tensors, Tensor) else tensors
+        if not isinstance(self.tensors, tuple):
+            raise AssertionError("Expected tensors to be a tuple")
+        self.prev_versions = tuple(t._version for t in self.tensors)
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc) -> bool:
+        _unsafe_set_version_counter(self.tensors, self.prev_versions)
+        return False
+
+
 class saved_tensors_hooks:
     """Transform tensors saved for backward: `pack_hook(t)` when saved, `unpack_hook(p)` when used.
 

@@ -42,9 +42,11 @@ class _NodeExtra:
         "metadata",
         "variable",
         "anomaly_trace",
+        "anomaly_parent",
         "post_accumulate_hooks",
         "name",
         "dual",
+        "grad_dtype",
     )
 
     def __init__(self):
@@ -55,6 +57,7 @@ class _NodeExtra:
         self.metadata = None
         self.variable = None  # leaf nodes: weakref to the leaf tensor
         self.anomaly_trace = None
+        self.anomaly_parent = None  # the node whose backward recorded this one (anomaly mode)
         self.post_accumulate_hooks = None  # leaf nodes: [hook(tensor)]
         self.name = None
         # Set by a torch-style dual level whose operation this node records:
@@ -62,12 +65,16 @@ class _NodeExtra:
         # pass inside that level computes with them, so gradients carry tangents
         # (forward-over-reverse through the imperative API, as torch's saved variables).
         self.dual = None
+        # Leaf nodes: the dtype the leaf's `.grad` takes (torch's `grad_dtype`): SAME_DTYPE
+        # (the leaf's own), a NumPy dtype, or None (any: gradients are not cast).
+        self.grad_dtype = SAME_DTYPE
 
 
 class VersionCounter:
-    """The version counter of tensors that alias one another's data (`detach()`): an in-place
-    modification of either bumps both, as torch's. A Tensor holds a plain int in `_vc` until
-    it shares its counter (`share_version`); then this, which adds and compares as that int.
+    """The version counter of tensors that alias one another's data (`detach()`, a base and its
+    views): an in-place modification of any bumps them all, as torch's. A Tensor holds a plain
+    int in `_vc` until it shares its counter (`share_version`); then this, which adds and
+    compares as that int.
 
     Example:
         >>> vc = VersionCounter(2)
@@ -76,11 +83,13 @@ class VersionCounter:
         (True, True, 3, '3')
     """
 
-    __slots__ = ("value",)
+    __slots__ = ("value", "views", "prune_at")
     __hash__ = None  # (mutable)
 
     def __init__(self, value: int = 0):
         self.value = int(value)
+        self.views = None  # weakrefs to the views of the base (core/views.py), made on need
+        self.prune_at = 16
 
     def __iadd__(self, n):
         self.value += int(n)
@@ -231,6 +240,8 @@ def _marker(name: str):
 ONE = _marker("ONE")
 MANY = _marker("MANY")
 RELEASED = _marker("RELEASED")
+# A leaf's gradient dtype when none was set: the leaf's own (_NodeExtra.grad_dtype).
+SAME_DTYPE = _marker("SAME_DTYPE")
 
 
 class Node:

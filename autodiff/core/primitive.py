@@ -92,6 +92,7 @@ class Primitive:
         "saves_inputs",
         "saves_output",
         "fast",
+        "view",
     )
 
     def __init__(
@@ -125,6 +126,10 @@ class Primitive:
         # for the inputs).
         self.saves_output = True
         self.fast = FastPaths()
+        # True for primitives whose impl may return a view of its first operand (reshape,
+        # transpose, basic indexing): at level 0 such a result, when it does share the
+        # operand's memory, is a view of it (core/views.py).
+        self.view = False
         # torch-style node name: "sin" -> "SinBackward0", "arcsin" -> "AsinBackward0" (or a
         # function of a node's params to the name, where torch's depends on them)
         torch_name = "a" + name[3:] if name.startswith("arc") else name

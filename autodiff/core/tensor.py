@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from autodiff.core import views as _views
 from autodiff.core.errors import EscapedTracerError, TracerConversionError
 from autodiff.core.graph import observed, share_version, version_of
 from autodiff.core.sizes import _COUNTS, ElementCount, _element_count
@@ -49,6 +50,7 @@ class Tensor:
         "_grad",
         "_vc",
         "_accumulator",
+        "_view",
         "__weakref__",
     )
     _value: Any  # a raw array or scalar; a tracer's primal (raw, or a lower level's tracer)
@@ -58,6 +60,7 @@ class Tensor:
     _grad: Tensor | None
     _vc: int
     _accumulator: Any  # a leaf's gradient-accumulator Node, made on first need
+    _view: Any  # level 0: a ViewMeta (core/views.py) when this shares a base's memory
     __array_priority__ = 1000
 
     def __init__(self, data, dtype=None, requires_grad: bool = False) -> None:
@@ -70,6 +73,7 @@ class Tensor:
         self._grad = None
         self._vc = 0
         self._accumulator = None
+        self._view = None
         if requires_grad:
             self.requires_grad = True
 
@@ -84,6 +88,7 @@ class Tensor:
         t._grad = None
         t._vc = 0
         t._accumulator = None
+        t._view = None
         return t
 
     # ---- autograd state (level-0 Tensors; tracers report no graph) ----
@@ -125,6 +130,17 @@ class Tensor:
     def is_leaf(self) -> bool:
         """True for tensors not produced by a recorded operation."""
         return self._trace is not EVAL_TRACE or self._edge is None
+
+    @property
+    def _base(self) -> Tensor | None:
+        """The tensor whose memory this view shares (torch's `_base`: never itself a view);
+        None for a tensor that is not a view."""
+        meta = getattr(self, "_view", None)
+        return None if meta is None else meta.base
+
+    def _is_view(self) -> bool:
+        """Whether this tensor is a view of another's memory (torch's `_is_view()`)."""
+        return getattr(self, "_view", None) is not None
 
     @property
     def grad_fn(self) -> Node | None:
@@ -253,7 +269,9 @@ class Tensor:
         ):
             return False
         grad_enabled = state().grad_enabled
-        if grad_enabled and (self._requires_grad or self._edge is not None):
+        if grad_enabled and (
+            self._requires_grad or self._edge is not None or self._view is not None
+        ):
             return False
         if isinstance(other, Tensor):
             if other._trace is not EVAL_TRACE or (
@@ -273,10 +291,12 @@ class Tensor:
     def _assign_inplace(self, result) -> Tensor:
         """Make this tensor hold `result` (an in-place operator's out-of-place value).
 
-        Without recording, the data are written into the existing buffer, so NumPy-style
-        views see them. When the update is recorded, the tensor takes the new buffer and
-        the new grad_fn, leaving saved residuals intact; either way the version counter
-        grows, so a backward pass that saved the old value raises.
+        Without recording, the data are written into the existing buffer. When the update is
+        recorded, the tensor takes the new buffer and the new grad_fn, leaving saved
+        residuals intact; either way the version counter grows, so a backward pass that
+        saved the old value raises. A view, or a tensor whose memory views or `detach()`
+        aliases share, is written into in place and the graph rebased as torch's (CopySlices:
+        autograd/_views.py); so is a recorded tensor overwritten by a constant (`zero_()`).
         """
         if self._trace is not EVAL_TRACE:  # inside a transform: functional update
             return result
@@ -288,11 +308,17 @@ class Tensor:
                 "none, dropping the derivative (torch makes such a tensor dual in place; "
                 "autodiff does not). Use the out-of-place form, e.g. `x = x + y` for `x += y`."
             )
+        if self._view is not None:  # (a view: written into its base, CopySlices)
+            return _views.WRITER.write(self, result)
         recording = isinstance(result, Tensor) and result._edge is not None
-        if self._requires_grad and self._edge is None and state().grad_enabled:
+        grad = state().grad_enabled
+        if self._requires_grad and self._edge is None and grad:
             raise RuntimeError(
                 "a leaf Variable that requires grad is being used in an in-place operation."
             )
+        if type(self._vc) is not int or (grad and self._edge is not None and not recording):
+            # (others share this memory, or a recorded history is overwritten by a constant)
+            return _views.WRITER.write_aliased(self, result)
         value = result._value if isinstance(result, Tensor) else np.asarray(result)
         if np.shape(value) != self.shape:
             raise ValueError(
@@ -305,24 +331,8 @@ class Tensor:
                 f"type {self.dtype.name}"
             )
         if recording:
-            mine = self._value
-            if isinstance(mine, np.ndarray) and mine.base is not None and self._edge is not None:
-                # (torch writes through to the base, a CopySlices node; autodiff does not track
-                # views, so the base would keep its value and its gradient would be wrong)
-                raise RuntimeError(
-                    "An in-place operation on a view of another tensor (a slice, narrow, "
-                    "view, transpose, ...) is not supported while gradients are recorded: "
-                    "autodiff does not track views, so the base tensor would not see the "
-                    "change and its gradient would be wrong. Write to the base instead "
-                    "(`x[idx] = ...`), or use the out-of-place form (`y = y * 2`)."
-                )
             self._value = np.asarray(value, dtype=self.dtype)
-            old, self._edge = self._edge, result._edge
-            if old is not None:  # retain_grad() follows the tensor to its new value (torch)
-                retains = old[0].extra.retains if old[0].extra is not None else None
-                if retains and old[1] in retains and retains[old[1]]() is self:
-                    del retains[old[1]]
-                    result._edge[0]._retain(result._edge[1], self)
+            self._rebase(result._edge)
             # The op's own node saved the old buffer, which stays intact (as torch's
             # original_self): it expects the new version.
             node = result._edge[0]
@@ -337,6 +347,15 @@ class Tensor:
             self._value = np.array(value, dtype=self.dtype)
         self._vc += 1
         return self
+
+    def _rebase(self, edge) -> None:
+        """Make `edge` this tensor's history; retain_grad() follows it (as torch's)."""
+        old, self._edge = self._edge, edge
+        if old is not None and edge is not None:
+            retains = old[0].extra.retains if old[0].extra is not None else None
+            if retains and old[1] in retains and retains[old[1]]() is self:
+                del retains[old[1]]
+                edge[0]._retain(edge[1], self)
 
     # ---- concrete values: a tracer's primal is concrete, so control flow works ----
     def primal(self) -> Any:

@@ -13,9 +13,11 @@ from __future__ import annotations
 import threading
 from contextlib import contextmanager
 
+import numpy as np
 from numpy import ndarray as _ndarray
 
 from autodiff.core import buffers as _buffers
+from autodiff.core import views as _views
 from autodiff.core.dtypes import SCALAR_PAIRS
 from autodiff.core.errors import EscapedTracerError, type_str
 
@@ -72,6 +74,7 @@ class _ThreadState(threading.local):
 
 
 _NUMBERS = (float, int)
+_shares = np.may_share_memory
 
 
 def _no_recorder(prim, args, params, out):
@@ -121,11 +124,52 @@ class EvalTrace(Trace):
                 out = _buffers.ufunc_into(fast.pooled_ufunc, tuple(raw))
             else:
                 out = prim.impl(*raw, **params)
+        if prim.view:
+            return self._views(prim, args, params, out, record)
+        if type(out) is _ndarray and out.base is not None:
+            # (an impl that returned a NumPy view of an operand, e.g. np.flip's: as torch's,
+            # the result of an operation that is not a view owns its data)
+            for r in raw:
+                if type(r) is _ndarray and _shares(out, r):
+                    out = out.copy()
+                    break
         if record and prim.differentiable and _state.grad_enabled:
             return self.recorder(prim, args, params, out)
         if prim.multiple_results:
             return tuple(self.wrap(o) for o in out)
         return self.wrap(out)
+
+    def _views(self, prim, args, params, out, record):
+        """`process`'s end for a primitive that may return views of its first operand: the
+        results that share its memory are marked as its views (core/views.py)."""
+        grad = _state.grad_enabled
+        if record and prim.differentiable and grad:
+            result = self.recorder(prim, args, params, out)
+        elif prim.multiple_results:
+            result = tuple(self.wrap(o) for o in out)
+        else:
+            result = self.wrap(out)
+        source = args[0]
+        if type(source) not in TENSOR_TYPES or type(source._value) is not _ndarray:
+            return result
+        base = source._value
+        name = (prim, params)  # (its torch name, for errors, made when needed: views.op_name)
+        if prim.multiple_results:
+            creation = _views.MULTI_OUTPUT if grad else _views.NO_GRAD_MODE
+            for i, (o, t) in enumerate(zip(out, result)):
+                if isinstance(o, np.generic) and prim.name == "unstack":
+                    # (NumPy gives a number for a 1-d array's element; torch a 0-d view)
+                    o = t._value = base[(slice(None),) * params["axis"] + (i, Ellipsis)]
+                if type(o) is _ndarray and (o is base or (o.base is not None and _shares(o, base))):
+                    _views.mark_view(t, source, name, creation, i)
+            return result
+        if isinstance(out, np.generic) and prim.name == "getitem" and len(args) == 1:
+            index = params["index"]  # (all integers: a 0-d view, as torch's `x[0]`)
+            out = result._value = base[(index if type(index) is tuple else (index,)) + (...,)]
+        if type(out) is _ndarray and (out is base or (out.base is not None and _shares(out, base))):
+            creation = _views.DEFAULT if grad else _views.NO_GRAD_MODE
+            _views.mark_view(result, source, name, creation)
+        return result
 
     def lower(self, tracer):
         return tracer._value

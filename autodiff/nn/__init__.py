@@ -1,5 +1,6 @@
 """autodiff.nn: the torch.nn subset a ported training script needs (Module, Parameter, Linear,
-Sequential, activations, losses, `functional`, `init`, `utils`).
+Sequential, Conv1d/2d/3d, pools, BatchNorm/InstanceNorm/GroupNorm, activations, losses,
+`functional`, `init`, `utils`).
 
 Written with autodiff.numpy ops and the torch face's autograd (the package's top layer), so
 every module differentiates, batches and stages like any other autodiff code.
@@ -19,6 +20,7 @@ from autodiff.nn.activation import (
     Tanh,
 )
 from autodiff.nn.container import ModuleDict, ModuleList, Sequential
+from autodiff.nn.conv import Conv1d, Conv2d, Conv3d
 from autodiff.nn.layers import Dropout, Embedding, Flatten, Identity, LayerNorm, Linear
 from autodiff.nn.loss import (
     BCELoss,
@@ -31,23 +33,64 @@ from autodiff.nn.loss import (
     SmoothL1Loss,
 )
 from autodiff.nn.module import Module
+from autodiff.nn.normalization import (
+    BatchNorm1d,
+    BatchNorm2d,
+    BatchNorm3d,
+    GroupNorm,
+    InstanceNorm1d,
+    InstanceNorm2d,
+    InstanceNorm3d,
+)
+from autodiff.nn.parallel import DataParallel
 from autodiff.nn.parameter import Parameter
+from autodiff.nn.pooling import (
+    AdaptiveAvgPool1d,
+    AdaptiveAvgPool2d,
+    AdaptiveAvgPool3d,
+    AvgPool1d,
+    AvgPool2d,
+    AvgPool3d,
+    MaxPool1d,
+    MaxPool2d,
+    MaxPool3d,
+)
 
 __all__ = [
+    "AdaptiveAvgPool1d",
+    "AdaptiveAvgPool2d",
+    "AdaptiveAvgPool3d",
+    "AvgPool1d",
+    "AvgPool2d",
+    "AvgPool3d",
     "BCELoss",
     "BCEWithLogitsLoss",
+    "BatchNorm1d",
+    "BatchNorm2d",
+    "BatchNorm3d",
+    "Conv1d",
+    "Conv2d",
+    "Conv3d",
+    "DataParallel",
     "CrossEntropyLoss",
     "Dropout",
     "ELU",
     "Embedding",
     "Flatten",
     "GELU",
+    "GroupNorm",
     "HuberLoss",
     "Identity",
+    "InstanceNorm1d",
+    "InstanceNorm2d",
+    "InstanceNorm3d",
     "L1Loss",
     "LayerNorm",
     "LeakyReLU",
     "Linear",
+    "MaxPool1d",
+    "MaxPool2d",
+    "MaxPool3d",
     "LogSoftmax",
     "MSELoss",
     "Module",

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 import numpy as np
 
 import autodiff.numpy as anp
+from autodiff.autograd.grad_mode import no_grad
 from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE
@@ -590,20 +591,676 @@ def binary_cross_entropy_with_logits(
     return _reduce(loss, reduction)
 
 
+def threshold(input, threshold: float, value: float, inplace: bool = False):
+    """x where x > threshold, else `value`.
+
+    Example:
+        >>> import autodiff as ad
+        >>> threshold(ad.tensor([-1.0, 0.5, 2.0]), 1.0, 0.0)
+        tensor([0., 0., 2.])
+    """
+    return _in_place(input, anp.where(input > threshold, input, value), inplace)
+
+
+# ------------------------------------------------------------------------------ normalization
+
+
+def _update_running(running, new_value, momentum: float) -> None:
+    """running <- (1 - momentum) running + momentum new_value, in place and untracked, as
+    torch updates running statistics; `new_value` must have a concrete value."""
+    try:
+        value = np.asarray(new_value.primal() if isinstance(new_value, Tensor) else new_value)
+    except TypeError:
+        raise RuntimeError(
+            "Batch norm got a batched tensor as input while the running_mean or running_var, "
+            "which will be updated in place, were not batched (or the input is staged under "
+            "jit). Use track_running_stats=False (or eval mode), or update the running "
+            "statistics outside the transform."
+        ) from None
+    if not isinstance(running, Tensor) or running._trace is not EVAL_TRACE:
+        raise RuntimeError("batch_norm: running_mean and running_var must be concrete Tensors")
+    old = np.asarray(running._value)
+    updated = (1.0 - momentum) * old + momentum * value.reshape(old.shape)
+    with no_grad():
+        running.copy_(Tensor(updated.astype(old.dtype, copy=False)))
+
+
+def _check_channels(name: str, tensor, channels: int) -> None:
+    if tensor is None:
+        return
+    n = int(np.prod(_shape(tensor), dtype=np.int64))
+    if n != channels:
+        raise RuntimeError(f"{name} should contain {channels} elements not {n}")
+
+
+def _per_channel(tensor, ndim: int):
+    """A (C,) tensor shaped to broadcast against (N, C, *spatial)."""
+    return anp.reshape(tensor, (-1,) + (1,) * (ndim - 2))
+
+
+def _affine(out, weight, bias, ndim: int):
+    if weight is not None:
+        out = out * _per_channel(weight, ndim)
+    if bias is not None:
+        out = out + _per_channel(bias, ndim)
+    return out
+
+
+def batch_norm(
+    input,
+    running_mean,
+    running_var,
+    weight=None,
+    bias=None,
+    training: bool = False,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+):
+    """Normalise each channel (dim 1) of `input` over the batch and spatial dims: with the
+    batch's statistics when `training` (then updating `running_mean`/`running_var` in place,
+    the variance unbiased, as torch), else with the running statistics; then scale by
+    `weight` and shift by `bias` per channel.
+
+    Example:
+        >>> import autodiff as ad
+        >>> x = ad.tensor([[1.0], [3.0]])
+        >>> rm, rv = ad.zeros(1), ad.ones(1)
+        >>> batch_norm(x, rm, rv, training=True, eps=0.0 + 1e-12)
+        tensor([[-1.],
+                [ 1.]])
+        >>> rm, rv
+        (tensor([0.2]), tensor([1.1]))
+    """
+    shape = _shape(input)
+    ndim = len(shape)
+    if ndim < 2:
+        raise ValueError(f"batch_norm: expected an input of 2 or more dims, got {ndim}D input")
+    if training:
+        count = int(np.prod((shape[0],) + shape[2:], dtype=np.int64))
+        if count == 1:
+            raise ValueError(
+                "Expected more than 1 value per channel when training, got input size "
+                f"{_size_text(shape)}"
+            )
+        if eps <= 0.0:
+            raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    elif eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    channels = shape[1]
+    for name, t in (
+        ("weight", weight),
+        ("bias", bias),
+        ("running_mean", running_mean),
+        ("running_var", running_var),
+    ):
+        _check_channels(name, t, channels)
+    if not training:
+        if running_mean is None:
+            raise RuntimeError("running_mean must be defined in evaluation mode")
+        if running_var is None:
+            raise RuntimeError("running_var must be defined in evaluation mode")
+        mean = _per_channel(running_mean, ndim)
+        var = _per_channel(running_var, ndim)
+        out = (input - mean) * (1.0 / anp.sqrt(var + eps))
+        return _affine(out, weight, bias, ndim)
+    axes = (0,) + tuple(range(2, ndim))
+    mean = anp.mean(input, axis=axes, keepdims=True)
+    centered = input - mean
+    var = anp.mean(centered * centered, axis=axes, keepdims=True)
+    if running_mean is not None:
+        _update_running(running_mean, mean, momentum)
+    if running_var is not None:
+        _update_running(running_var, var * (count / (count - 1)), momentum)
+    out = centered * (1.0 / anp.sqrt(var + eps))
+    return _affine(out, weight, bias, ndim)
+
+
+def instance_norm(
+    input,
+    running_mean=None,
+    running_var=None,
+    weight=None,
+    bias=None,
+    use_input_stats: bool = True,
+    momentum: float = 0.1,
+    eps: float = 1e-5,
+):
+    """Normalise each channel of each sample over its spatial dims (with `use_input_stats`,
+    averaging the per-sample statistics into `running_mean`/`running_var` in place when
+    given), else with the running statistics; then scale and shift per channel.
+
+    Example:
+        >>> import autodiff as ad
+        >>> instance_norm(ad.tensor([[[1.0, 3.0]]]), eps=1e-12)
+        tensor([[[-1.,  1.]]])
+    """
+    shape = _shape(input)
+    ndim = len(shape)
+    if ndim < 2:
+        raise ValueError(f"instance_norm: expected an input of 2 or more dims, got {ndim}D input")
+    if use_input_stats:
+        count = int(np.prod(shape[2:], dtype=np.int64))
+        if count == 1:
+            raise ValueError(
+                "Expected more than 1 spatial element when training, got input size "
+                f"{_size_text(shape)}"
+            )
+    channels = shape[1]
+    for name, t in (
+        ("weight", weight),
+        ("bias", bias),
+        ("running_mean", running_mean),
+        ("running_var", running_var),
+    ):
+        _check_channels(name, t, channels)
+    if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise RuntimeError(
+                "Expected running_mean and running_var to be defined when use_input_stats is false"
+            )
+        mean = _per_channel(running_mean, ndim)
+        var = _per_channel(running_var, ndim)
+        out = (input - mean) * (1.0 / anp.sqrt(var + eps))
+        return _affine(out, weight, bias, ndim)
+    axes = tuple(range(2, ndim))
+    mean = anp.mean(input, axis=axes, keepdims=True)
+    centered = input - mean
+    var = anp.mean(centered * centered, axis=axes, keepdims=True)
+    if running_mean is not None:
+        _update_running(running_mean, anp.mean(anp.reshape(mean, shape[:2]), axis=0), momentum)
+    if running_var is not None:
+        unbiased = anp.reshape(var, shape[:2]) * (count / (count - 1))
+        _update_running(running_var, anp.mean(unbiased, axis=0), momentum)
+    out = centered * (1.0 / anp.sqrt(var + eps))
+    return _affine(out, weight, bias, ndim)
+
+
+def group_norm(input, num_groups: int, weight=None, bias=None, eps: float = 1e-5):
+    """Split the channels (dim 1) into `num_groups` groups and normalise each group of each
+    sample over its channels and spatial dims; then scale and shift per channel.
+
+    Example:
+        >>> import autodiff as ad
+        >>> group_norm(ad.tensor([[1.0, 3.0]]), 1, eps=1e-12)
+        tensor([[-1.,  1.]])
+    """
+    shape = _shape(input)
+    if len(shape) < 2:
+        raise RuntimeError(
+            f"Expected at least 2 dimensions for input tensor but received {len(shape)}"
+        )
+    channels = shape[1]
+    if num_groups <= 0 or channels % num_groups:
+        raise RuntimeError(
+            "Expected number of channels in input to be divisible by num_groups, but got input "
+            f"of shape {list(shape)} and num_groups={num_groups}"
+        )
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (len(_shape(t)) != 1 or _shape(t)[0] != channels):
+            raise RuntimeError(
+                f"Expected {name} to be a vector of size equal to the number of channels in "
+                f"input, but got {name} of shape {list(_shape(t))} and input of shape "
+                f"{list(shape)}"
+            )
+    grouped = anp.reshape(input, (shape[0], num_groups, -1))
+    mean = anp.mean(grouped, axis=-1, keepdims=True)
+    centered = grouped - mean
+    var = anp.mean(centered * centered, axis=-1, keepdims=True)
+    out = anp.reshape(centered * (1.0 / anp.sqrt(var + eps)), shape)
+    return _affine(out, weight, bias, len(shape))
+
+
+# ------------------------------------------------------------------------------ convolution
+
+
+def _ntuple(name: str, value, n: int, fn_name: str = "") -> tuple:
+    """`value` as an n-tuple of ints (an int repeated, or a sequence of length n)."""
+    if isinstance(value, (int, np.integer)):
+        return (int(value),) * n
+    value = tuple(int(v) for v in value)
+    if len(value) == 1:
+        return value * n
+    if len(value) != n:
+        raise RuntimeError(
+            f"expected {name} to be a single integer value or a list of {n} values to match "
+            f"the convolution dimensions, but got {name}={list(value)}"
+        )
+    return value
+
+
+def _windows(x, axis: int, kernel: int, stride: int, dilation: int):
+    """`x` with dim `axis` replaced by two, (out, kernel): the sliding windows along it
+    (`x[..., o * stride + k * dilation, ...]`). Built from basic slices and one stack, over
+    whichever of the kernel or the output positions is fewer."""
+    size = _shape(x)[axis]
+    out = (size - dilation * (kernel - 1) - 1) // stride + 1
+    lead = (slice(None),) * axis
+    if kernel <= out:
+        span = stride * (out - 1) + 1
+        parts = [
+            x[lead + (slice(k * dilation, k * dilation + span, stride),)] for k in range(kernel)
+        ]
+        return anp.stack(parts, axis=axis + 1)
+    span = dilation * (kernel - 1) + 1
+    parts = [x[lead + (slice(o * stride, o * stride + span, dilation),)] for o in range(out)]
+    return anp.stack(parts, axis=axis)
+
+
+_DTYPE_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half",
+                "complex128": "ComplexDouble", "complex64": "ComplexFloat"}  # fmt: skip
+
+
+def _same_padding(kernel: tuple, dilation: tuple) -> list:
+    """(left, right) per spatial dim for padding='same' (the odd one on the right, as torch)."""
+    pads = []
+    for k, d in zip(kernel, dilation):
+        total = d * (k - 1)
+        pads.append((total // 2, total - total // 2))
+    return pads
+
+
+def _conv_check(name: str, nd: int, shape: tuple, wshape: tuple, input, weight) -> None:
+    """torch's errors for the ranks and dtypes of a convolution's input and weight."""
+    if len(shape) not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"Expected {nd + 1}D (unbatched) or {nd + 2}D (batched) input to {name}, but got "
+            f"input of size: {list(shape)}"
+        )
+    if len(wshape) != nd + 2:
+        raise RuntimeError(
+            f"{name}: expected a {nd + 2}D weight (out_channels, in_channels / groups, "
+            f"*kernel_size), but got weight of size {list(wshape)}"
+        )
+    in_dtype, w_dtype = np.dtype(dtype_of(input)), np.dtype(dtype_of(weight))
+    if in_dtype != w_dtype:
+        raise RuntimeError(
+            f"expected scalar type {_DTYPE_NAMES.get(in_dtype.name, in_dtype.name)} but found "
+            f"{_DTYPE_NAMES.get(w_dtype.name, w_dtype.name)}"
+        )
+
+
+def _conv_channels(shape: tuple, wshape: tuple, bias, groups) -> None:
+    """torch's errors for a convolution's channels, groups and bias."""
+    if not isinstance(groups, (int, np.integer)) or groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    channels, (out_channels, group_channels) = shape[1], wshape[:2]
+    if out_channels % groups:
+        raise RuntimeError(
+            f"Given groups={groups}, expected weight to be divisible by {groups} at dimension 0, "
+            f"but got weight of size [{list(wshape)}] instead"
+        )
+    if channels != group_channels * groups:
+        raise RuntimeError(
+            f"Given groups={groups}, weight of size {list(wshape)}, expected input"
+            f"{list(shape)} to have {group_channels * groups} channels, but got {channels} "
+            "channels instead"
+        )
+    if bias is not None and _shape(bias) != (out_channels,):
+        raise RuntimeError(
+            f"Given weight of size {list(wshape)}, expected bias to be 1-dimensional with "
+            f"{out_channels} elements, but got bias of size {list(_shape(bias))} instead"
+        )
+
+
+def _conv_padding(padding, nd: int, kernel: tuple, stride: tuple, dilation: tuple) -> list:
+    """(left, right) per spatial dim from an int, a tuple, "valid" or "same"."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return [(0, 0)] * nd
+        if padding == "same":
+            if any(s != 1 for s in stride):
+                raise RuntimeError("padding='same' is not supported for strided convolutions")
+            return _same_padding(kernel, dilation)
+        raise RuntimeError(f"Invalid padding string: '{padding}'")
+    pads = [(p, p) for p in _ntuple("padding", padding, nd)]
+    if any(p < 0 for p, _ in pads):
+        raise RuntimeError("negative padding is not supported")
+    return pads
+
+
+def _conv(name: str, nd: int, input, weight, bias, stride, padding, dilation, groups):
+    shape, wshape = _shape(input), _shape(weight)
+    _conv_check(name, nd, shape, wshape, input, weight)
+    stride = _ntuple("stride", stride, nd)
+    dilation = _ntuple("dilation", dilation, nd)
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(d <= 0 for d in dilation):
+        raise RuntimeError(f"dilation should be greater than zero, but got {list(dilation)}")
+    batched = len(shape) == nd + 2
+    if not batched:
+        input = anp.expand_dims(input, 0)
+        shape = (1,) + shape
+    _conv_channels(shape, wshape, bias, groups)
+    n = shape[0]
+    out_channels, group_channels = wshape[:2]
+    kernel = wshape[2:]
+    pads = _conv_padding(padding, nd, kernel, stride, dilation)
+    padded = tuple(s + a + b for s, (a, b) in zip(shape[2:], pads))
+    extent = tuple(d * (k - 1) + 1 for k, d in zip(kernel, dilation))
+    if any(e > p for e, p in zip(extent, padded)):
+        raise RuntimeError(
+            f"Calculated padded input size per channel: ({' x '.join(map(str, padded))}). "
+            f"Kernel size: ({' x '.join(map(str, extent))}). Kernel size can't be greater than "
+            "actual input size"
+        )
+    if any(a or b for a, b in pads):
+        input = anp.pad(input, [(0, 0), (0, 0)] + pads)
+    out_sizes = tuple((p - e) // s + 1 for p, e, s in zip(padded, extent, stride))
+    x = input
+    for i in range(nd):  # (N, C, O1, K1, O2, K2, ...)
+        x = _windows(x, 2 + 2 * i, kernel[i], stride[i], dilation[i])
+    perm = (0, 1) + tuple(3 + 2 * i for i in range(nd)) + tuple(2 + 2 * i for i in range(nd))
+    x = anp.transpose(x, perm)  # (N, C, K1, K2, ..., O1, O2, ...)
+    positions = int(np.prod(out_sizes, dtype=np.int64))
+    patch = group_channels * int(np.prod(kernel, dtype=np.int64))
+    # (C_out, C K) @ (N, C K, P): the result comes out (N, C_out, P), and a cotangent of that
+    # layout feeds both products as it is
+    if groups == 1:
+        cols = anp.reshape(x, (n, patch, positions))
+        y = anp.matmul(anp.reshape(weight, (out_channels, patch)), cols)
+    else:
+        cols = anp.reshape(x, (n, groups, patch, positions))
+        y = anp.matmul(anp.reshape(weight, (groups, out_channels // groups, patch)), cols)
+    y = anp.reshape(y, (n, out_channels) + out_sizes)
+    if bias is not None:
+        y = y + anp.reshape(bias, (out_channels,) + (1,) * nd)
+    return y if batched else y[0]
+
+
+def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
+    """1-D convolution (cross-correlation, as torch): input (N, C_in, L) or (C_in, L),
+    weight (C_out, C_in / groups, K); `padding` an int, a 1-tuple, "valid" or "same".
+
+    Example:
+        >>> import autodiff as ad
+        >>> conv1d(ad.tensor([[[1.0, 2.0, 3.0]]]), ad.tensor([[[1.0, 1.0]]]))
+        tensor([[[3., 5.]]])
+    """
+    return _conv("conv1d", 1, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
+    """2-D convolution (cross-correlation, as torch): input (N, C_in, H, W) or
+    (C_in, H, W), weight (C_out, C_in / groups, kH, kW); `stride`, `padding`, `dilation` an
+    int or a pair; `padding` also "valid" or "same" (stride 1). A composite of slices, a
+    stack and a matmul, so it differentiates in both modes, batches and stages.
+
+    Example:
+        >>> import autodiff as ad
+        >>> conv2d(ad.ones(1, 1, 3, 3), ad.ones(1, 1, 2, 2), padding=1)[0, 0]
+        tensor([[1., 2., 2., 1.],
+                [2., 4., 4., 2.],
+                [2., 4., 4., 2.],
+                [1., 2., 2., 1.]])
+    """
+    return _conv("conv2d", 2, input, weight, bias, stride, padding, dilation, groups)
+
+
+def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: int = 1):
+    """3-D convolution (cross-correlation, as torch): input (N, C_in, D, H, W) or
+    (C_in, D, H, W), weight (C_out, C_in / groups, kD, kH, kW)."""
+    return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
+# ------------------------------------------------------------------------------ pooling
+
+
+def _pool_geometry(name, nd, shape, kernel_size, stride, padding, dilation, ceil_mode):
+    """Kernel, stride, padding (left, right: the right one grown to fit ceil_mode's last
+    window), dilation and output sizes of a pooling, with torch's checks."""
+    if len(shape) not in (nd + 1, nd + 2) or 0 in shape[1:]:
+        raise RuntimeError(
+            f"non-empty {nd + 1}D or {nd + 2}D (batch mode) tensor expected for input"
+        )
+    kernel = _ntuple("kernel_size", kernel_size, nd)
+    stride = kernel if stride is None or stride == [] or stride == () else stride
+    stride = _ntuple("stride", stride, nd)
+    padding = _ntuple("padding", padding, nd)
+    dilation = _ntuple("dilation", dilation, nd)
+    if any(s <= 0 for s in stride):
+        raise RuntimeError(f"{name}: stride should be greater than zero")
+    pads, out_sizes = [], []
+    for size, k, s, p, d in zip(shape[-nd:], kernel, stride, padding, dilation):
+        extent = d * (k - 1) + 1
+        if p < 0 or p > extent // 2:
+            raise RuntimeError(
+                "pad should be at most half of effective kernel size, but got "
+                f"pad={p}, kernel_size={k} and dilation={d}"
+            )
+        span = size + 2 * p - extent
+        out = (-(-span // s) if ceil_mode else span // s) + 1
+        if ceil_mode and (out - 1) * s >= size + p:
+            out -= 1  # (the last window must start inside the input or left padding)
+        pads.append((p, max(p, (out - 1) * s + extent - size - p)))
+        out_sizes.append(out)
+    if any(o <= 0 for o in out_sizes):
+        raise RuntimeError(
+            f"Given input size: ({'x'.join(map(str, shape[-nd - 1 :]))}). Calculated output "
+            f"size: ({'x'.join(map(str, (shape[-nd - 1],) + tuple(out_sizes)))}). Output size "
+            "is too small"
+        )
+    return kernel, stride, pads, dilation, tuple(out_sizes)
+
+
+def _pool_windows(x, nd: int, kernel, stride, dilation):
+    """(..., O1, O2, ..., K1 K2 ...): every window of the last nd dims, flattened last."""
+    lead = len(_shape(x)) - nd
+    for i in range(nd):
+        x = _windows(x, lead + 2 * i, kernel[i], stride[i], dilation[i])
+    perm = tuple(range(lead))
+    perm += tuple(lead + 2 * i for i in range(nd)) + tuple(lead + 2 * i + 1 for i in range(nd))
+    x = anp.transpose(x, perm)
+    return anp.reshape(x, _shape(x)[: lead + nd] + (-1,))
+
+
+def _max_pool(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode, indices):
+    if indices:
+        raise NotImplementedError(f"autodiff.nn.functional.{name}: return_indices=True")
+    shape = _shape(input)
+    kernel, stride, pads, dilation, _ = _pool_geometry(
+        name, nd, shape, kernel_size, stride, padding, dilation, ceil_mode
+    )
+    widths = [(0, 0)] * (len(shape) - nd) + pads
+    if any(a or b for a, b in pads):
+        input = anp.pad(input, widths, mode="constant", constant_values=-np.inf)
+    windows = _pool_windows(input, nd, kernel, stride, dilation)
+    # (the first maximum of each window gets the gradient, as torch's)
+    first = anp.argmax(stop_gradient(windows), axis=-1)
+    return anp.take_along_axis(windows, anp.expand_dims(first, -1), axis=-1)[..., 0]
+
+
+def max_pool1d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """The maximum of each window of the last dim of (N, C, L) or (C, L); the gradient
+    goes to the first maximum of a window, as torch's."""
+    return _max_pool(
+        "max_pool1d", 1, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )
+
+
+def max_pool2d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """The maximum of each window of the last two dims of (N, C, H, W) or (C, H, W);
+    `stride` defaults to `kernel_size`; padding is -inf.
+
+    Example:
+        >>> import autodiff as ad
+        >>> max_pool2d(ad.arange(16.0).reshape(1, 4, 4), 2)
+        tensor([[[ 5.,  7.],
+                 [13., 15.]]])
+    """
+    return _max_pool(
+        "max_pool2d", 2, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )
+
+
+def max_pool3d(
+    input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False
+):
+    """The maximum of each window of the last three dims of (N, C, D, H, W) or (C, D, H, W)."""
+    return _max_pool(
+        "max_pool3d", 3, input, kernel_size, stride, padding, dilation, ceil_mode, return_indices
+    )
+
+
+def _avg_pool(name, nd, input, kernel_size, stride, padding, ceil_mode, include_pad, divisor):
+    shape = _shape(input)
+    kernel, stride, pads, _, _ = _pool_geometry(
+        name, nd, shape, kernel_size, stride, padding, 1, ceil_mode
+    )
+    ones = (1,) * nd
+    widths = [(0, 0)] * (len(shape) - nd) + pads
+    if any(a or b for a, b in pads):
+        input = anp.pad(input, widths)
+    total = anp.sum(_pool_windows(input, nd, kernel, stride, ones), axis=-1)
+    if divisor:
+        return total / divisor
+    # what each window counts: the input, the explicit padding when count_include_pad, never
+    # ceil_mode's overhang
+    padding = _ntuple("padding", padding, nd)
+    spatial = shape[-nd:]
+    if include_pad:
+        mask = np.ones(tuple(n + 2 * p for n, p in zip(spatial, padding)))
+        extra = [(0, b - p) for (_, b), p in zip(pads, padding)]
+    else:
+        mask = np.ones(spatial)
+        extra = pads
+    mask = np.pad(mask, extra)
+    counts = np.sum(np.asarray(_pool_windows(mask, nd, kernel, stride, ones)), axis=-1)
+    return total / counts.astype(dtype_of(total))
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True):
+    """The mean of each window of the last dim of (N, C, L) or (C, L)."""
+    return _avg_pool(
+        "avg_pool1d", 1, input, kernel_size, stride, padding, ceil_mode, count_include_pad, None
+    )
+
+
+def avg_pool2d(
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+):
+    """The mean of each window of the last two dims of (N, C, H, W) or (C, H, W)
+    (padding counted unless `count_include_pad=False`; `divisor_override` replaces the
+    count).
+
+    Example:
+        >>> import autodiff as ad
+        >>> avg_pool2d(ad.arange(16.0).reshape(1, 4, 4), 2)
+        tensor([[[ 2.5,  4.5],
+                 [10.5, 12.5]]])
+    """
+    return _avg_pool(
+        "avg_pool2d", 2, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        divisor_override,
+    )  # fmt: skip
+
+
+def avg_pool3d(
+    input,
+    kernel_size,
+    stride=None,
+    padding=0,
+    ceil_mode=False,
+    count_include_pad=True,
+    divisor_override=None,
+):
+    """The mean of each window of the last three dims of (N, C, D, H, W) or (C, D, H, W)."""
+    return _avg_pool(
+        "avg_pool3d", 3, input, kernel_size, stride, padding, ceil_mode, count_include_pad,
+        divisor_override,
+    )  # fmt: skip
+
+
+def _adaptive_avg_pool(name: str, nd: int, input, output_size):
+    shape = _shape(input)
+    if len(shape) not in (nd + 1, nd + 2):
+        raise RuntimeError(
+            f"{name}(): Expected {nd + 1}D or {nd + 2}D tensor, but got {list(shape)}"
+        )
+    sizes = (output_size,) * nd if not isinstance(output_size, Sequence) else tuple(output_size)
+    if len(sizes) != nd:
+        raise ValueError(f"{name}: output_size must be an int or {nd} values, got {output_size}")
+    x = input
+    for i, out in enumerate(sizes):
+        axis = len(shape) - nd + i
+        size = shape[axis]
+        if out is None or out == size:
+            continue
+        if size % out == 0:  # (equal windows: one reshape)
+            split = _shape(x)[:axis] + (out, size // out) + _shape(x)[axis + 1 :]
+            x = anp.mean(anp.reshape(x, split), axis=axis + 1)
+            continue
+        lead = (slice(None),) * axis
+        parts = [
+            anp.mean(x[lead + (slice(j * size // out, -(-(j + 1) * size // out)),)], axis=axis)
+            for j in range(out)
+        ]
+        x = anp.stack(parts, axis=axis)
+    return x
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """Average pooling to `output_size` positions along the last dim (windows
+    `[floor(i L / O), ceil((i + 1) L / O))`, as torch's)."""
+    return _adaptive_avg_pool("adaptive_avg_pool1d", 1, input, output_size)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """Average pooling of the last two dims to `output_size` (an int, or a pair whose None
+    entries keep the input's size).
+
+    Example:
+        >>> import autodiff as ad
+        >>> adaptive_avg_pool2d(ad.arange(16.0).reshape(1, 4, 4), 1)
+        tensor([[[7.5]]])
+    """
+    return _adaptive_avg_pool("adaptive_avg_pool2d", 2, input, output_size)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """Average pooling of the last three dims to `output_size`."""
+    return _adaptive_avg_pool("adaptive_avg_pool3d", 3, input, output_size)
+
+
 __all__ = [
+    "adaptive_avg_pool1d",
+    "adaptive_avg_pool2d",
+    "adaptive_avg_pool3d",
+    "avg_pool1d",
+    "avg_pool2d",
+    "avg_pool3d",
+    "batch_norm",
     "binary_cross_entropy",
     "binary_cross_entropy_with_logits",
+    "conv1d",
+    "conv2d",
+    "conv3d",
     "cross_entropy",
     "dropout",
     "elu",
     "embedding",
     "gelu",
+    "group_norm",
     "huber_loss",
+    "instance_norm",
     "l1_loss",
     "layer_norm",
     "leaky_relu",
     "linear",
     "log_softmax",
+    "max_pool1d",
+    "max_pool2d",
+    "max_pool3d",
     "mse_loss",
     "nll_loss",
     "normalize",
@@ -616,4 +1273,5 @@ __all__ = [
     "softmax",
     "softplus",
     "tanh",
+    "threshold",
 ]

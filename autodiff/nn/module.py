@@ -7,6 +7,7 @@ walk the tree of submodules in registration order.
 
 from __future__ import annotations
 
+import warnings
 from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
@@ -16,9 +17,20 @@ import numpy as np
 from autodiff.autograd.grad_mode import no_grad
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE
+from autodiff.nn._hooks import BackwardHook, RemovableHandle, WrappedHook
 from autodiff.nn.parameter import Parameter
 from autodiff.torch_compat import check_device, device
 from autodiff.torch_dtypes import dtype_of_torch, to_numpy_dtype
+
+_HOOK_DICTS = (
+    "_forward_pre_hooks",
+    "_forward_pre_hooks_with_kwargs",
+    "_forward_hooks",
+    "_forward_hooks_with_kwargs",
+    "_forward_hooks_always_called",
+    "_backward_hooks",
+    "_backward_pre_hooks",
+)
 
 _TENSOR_TYPE_NAMES = {
     "float64": "Double", "float32": "Float", "float16": "Half", "int64": "Long",
@@ -151,11 +163,211 @@ class Module:
         object.__setattr__(self, "_buffers", {})
         object.__setattr__(self, "_non_persistent_buffers_set", set())
         object.__setattr__(self, "_modules", {})
+        object.__setattr__(self, "_is_full_backward_hook", None)
+        for name in _HOOK_DICTS:
+            object.__setattr__(self, name, OrderedDict())
 
     forward: Callable[..., Any]
 
     def __call__(self, *args, **kwargs) -> Any:
-        return self.forward(*args, **kwargs)
+        d = self.__dict__
+        if not (
+            d.get("_forward_pre_hooks")
+            or d.get("_forward_hooks")
+            or d.get("_backward_hooks")
+            or d.get("_backward_pre_hooks")
+        ):
+            return self.forward(*args, **kwargs)
+        return self._call_with_hooks(args, kwargs)
+
+    def _call_with_hooks(self, args: tuple, kwargs: dict) -> Any:
+        """`forward` with the module's hooks, in torch's order: forward pre-hooks, backward
+        hooks on the inputs, forward, forward hooks, backward hooks on the outputs."""
+        result = None
+        called_always: set = set()
+        try:
+            full_hooks, legacy_hooks = [], []
+            if self._backward_hooks:
+                if self._is_full_backward_hook:
+                    full_hooks = list(self._backward_hooks.values())
+                else:
+                    legacy_hooks = list(self._backward_hooks.values())
+            pre_hooks = list(self._backward_pre_hooks.values())
+            args, kwargs = self._run_forward_pre_hooks(args, kwargs)
+            bw_hook = None
+            if full_hooks or pre_hooks:
+                bw_hook = BackwardHook(self, full_hooks, pre_hooks)
+                args = bw_hook.setup_input_hook(args)
+            result = self.forward(*args, **kwargs)
+            result = self._run_forward_hooks(args, kwargs, result, called_always)
+            if bw_hook is not None:
+                if not isinstance(result, (Tensor, tuple)):
+                    warnings.warn(
+                        "For backward hooks to be called, module output should be a Tensor or "
+                        f"a tuple of Tensors but received {type(result)}",
+                        stacklevel=3,
+                    )
+                result = bw_hook.setup_output_hook(result)
+            if legacy_hooks:
+                self._hook_result_node(result, legacy_hooks)
+            return result
+        except Exception:
+            self._run_always_called_hooks(args, kwargs, result, called_always)
+            raise
+
+    def _run_forward_pre_hooks(self, args: tuple, kwargs: dict) -> tuple:
+        for hook_id, hook in list(self._forward_pre_hooks.items()):
+            if hook_id in self._forward_pre_hooks_with_kwargs:
+                new = hook(self, args, kwargs)
+                if new is not None:
+                    if not (isinstance(new, tuple) and len(new) == 2):
+                        raise RuntimeError(
+                            "forward pre-hook must return None or a tuple of "
+                            f"(new_args, new_kwargs), but got {new}."
+                        )
+                    args, kwargs = new
+            else:
+                new = hook(self, args)
+                if new is not None:
+                    args = new if isinstance(new, tuple) else (new,)
+        return args, kwargs
+
+    def _run_forward_hooks(self, args: tuple, kwargs: dict, result, called_always: set):
+        for hook_id, hook in list(self._forward_hooks.items()):
+            if hook_id in self._forward_hooks_always_called:
+                called_always.add(hook_id)
+            if hook_id in self._forward_hooks_with_kwargs:
+                new = hook(self, args, kwargs, result)
+            else:
+                new = hook(self, args, result)
+            if new is not None:
+                result = new
+        return result
+
+    def _run_always_called_hooks(self, args: tuple, kwargs: dict, result, called: set) -> None:
+        """The `always_call` forward hooks not yet run, after forward raised (their own errors
+        become warnings: the first error is the one raised)."""
+        for hook_id, hook in list(self._forward_hooks.items()):
+            if hook_id not in self._forward_hooks_always_called or hook_id in called:
+                continue
+            try:
+                if hook_id in self._forward_hooks_with_kwargs:
+                    new = hook(self, args, kwargs, result)
+                else:
+                    new = hook(self, args, result)
+                if new is not None:
+                    result = new
+            except Exception as e:
+                warnings.warn(
+                    "module forward hook with ``always_call=True`` raised an exception that "
+                    f"was silenced as another error was raised in forward: {e}",
+                    stacklevel=4,
+                )
+
+    def _hook_result_node(self, result, legacy_hooks: list) -> None:
+        """Legacy backward hooks: on the node that made the result's first tensor."""
+        var = result
+        while not isinstance(var, Tensor):
+            if isinstance(var, dict):
+                var = next(v for v in var.values() if isinstance(v, Tensor))
+            else:
+                var = var[0]
+        grad_fn = var.grad_fn
+        if grad_fn is not None:
+            for hook in legacy_hooks:
+                grad_fn.register_hook(WrappedHook(hook, self))
+
+    # ---- hooks ----
+    def register_forward_pre_hook(
+        self, hook: Callable, *, prepend: bool = False, with_kwargs: bool = False
+    ) -> RemovableHandle:
+        """`hook(module, args)` runs before `forward`; it may return new args (a tuple, or
+        one value). With `with_kwargs=True`: `hook(module, args, kwargs)` returning None or
+        `(args, kwargs)`."""
+        handle = RemovableHandle(
+            self._forward_pre_hooks, extra_dict=self._forward_pre_hooks_with_kwargs
+        )
+        self._forward_pre_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_pre_hooks_with_kwargs[handle.id] = True
+        if prepend:
+            self._forward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_forward_hook(
+        self,
+        hook: Callable,
+        *,
+        prepend: bool = False,
+        with_kwargs: bool = False,
+        always_call: bool = False,
+    ) -> RemovableHandle:
+        """`hook(module, args, output)` runs after `forward`; it may return a new output.
+        With `with_kwargs=True`: `hook(module, args, kwargs, output)`; with
+        `always_call=True` it also runs when forward raises."""
+        handle = RemovableHandle(
+            self._forward_hooks,
+            extra_dict=[self._forward_hooks_with_kwargs, self._forward_hooks_always_called],
+        )
+        self._forward_hooks[handle.id] = hook
+        if with_kwargs:
+            self._forward_hooks_with_kwargs[handle.id] = True
+        if always_call:
+            self._forward_hooks_always_called[handle.id] = True
+        if prepend:
+            self._forward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_hook(self, hook: Callable, prepend: bool = False) -> RemovableHandle:
+        """`hook(module, grad_input, grad_output)` runs once the gradients with respect to
+        the module's inputs are computed; it may return new grad_input (one entry per
+        positional argument, None for non-tensors).
+
+        Example:
+            >>> import autodiff as ad
+            >>> from autodiff import nn
+            >>> m = nn.Linear(2, 1)
+            >>> seen = []
+            >>> h = m.register_full_backward_hook(lambda mod, gi, go: seen.append(go[0].shape))
+            >>> m(ad.ones(3, 2, requires_grad=True)).sum().backward(); seen
+            [(3, 1)]
+        """
+        if self._is_full_backward_hook is False:
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a single "
+                "Module. Please use only one of them."
+            )
+        self._is_full_backward_hook = True
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        if prepend:
+            self._backward_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_full_backward_pre_hook(
+        self, hook: Callable, prepend: bool = False
+    ) -> RemovableHandle:
+        """`hook(module, grad_output)` runs when the gradients with respect to the module's
+        outputs are known, before the module's backward; it may return new grad_output."""
+        handle = RemovableHandle(self._backward_pre_hooks)
+        self._backward_pre_hooks[handle.id] = hook
+        if prepend:
+            self._backward_pre_hooks.move_to_end(handle.id, last=False)
+        return handle
+
+    def register_backward_hook(self, hook: Callable) -> RemovableHandle:
+        """The legacy backward hook (torch's, deprecated): `hook(module, grad_input,
+        grad_output)` on the node that made the module's (first) output only; use
+        `register_full_backward_hook`."""
+        if self._is_full_backward_hook is True:
+            raise RuntimeError(
+                "Cannot use both regular backward hooks and full backward hooks on a single "
+                "Module. Please use only one of them."
+            )
+        self._is_full_backward_hook = False
+        handle = RemovableHandle(self._backward_hooks)
+        self._backward_hooks[handle.id] = hook
+        return handle
 
     def _forward_unimplemented(self, *args, **kwargs) -> Any:
         raise NotImplementedError(
@@ -227,6 +439,42 @@ class Module:
             if not isinstance(module, Module):
                 raise AttributeError(f"`{item}` is not an nn.Module")
         return module
+
+    def get_parameter(self, target: str) -> Parameter:
+        """The parameter at dotted path `target` (e.g. `"net.0.weight"`)."""
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
+        param = getattr(module, name)
+        if not isinstance(param, Parameter):
+            raise AttributeError(f"`{name}` is not an nn.Parameter")
+        return param
+
+    def get_buffer(self, target: str) -> Tensor:
+        """The buffer at dotted path `target` (e.g. `"bn.running_mean"`)."""
+        module_path, _, name = target.rpartition(".")
+        module = self.get_submodule(module_path)
+        if not hasattr(module, name):
+            raise AttributeError(f"{module._get_name()} has no attribute `{name}`")
+        if name not in module._buffers:
+            raise AttributeError(f"`{name}` is not a buffer")
+        return getattr(module, name)
+
+    def set_submodule(self, target: str, module: Module, strict: bool = False) -> None:
+        """Put `module` at dotted path `target` (its parent must exist; with `strict`, so
+        must the attribute)."""
+        if target == "":
+            raise ValueError("Cannot set the submodule without a target name!")
+        atoms = target.split(".")
+        if not isinstance(module, Module):
+            raise ValueError(f"`module` is not an nn.Module, found {type(module)}")
+        parent = self if len(atoms) == 1 else self.get_submodule(".".join(atoms[:-1]))
+        if strict and not hasattr(parent, atoms[-1]):
+            raise AttributeError(f"{parent._get_name()} has no attribute `{atoms[-1]}`")
+        if hasattr(parent, atoms[-1]) and not isinstance(getattr(parent, atoms[-1]), Module):
+            raise AttributeError(f"`{atoms[-1]}` is not an nn.Module")
+        setattr(parent, atoms[-1], module)
 
     def __setattr__(self, name: str, value: Any) -> None:
         params = self.__dict__.get("_parameters")
@@ -541,6 +789,12 @@ class Module:
     def half(self) -> Module:
         """Cast floating-point parameters and buffers to float16."""
         return self._apply_dtype(lambda d: np.dtype(np.float16) if d.kind == "f" else None)
+
+    def cuda(self, device=None) -> Module:
+        """Raises: autodiff computes on the CPU only (a script should keep its module on
+        the CPU, e.g. behind `torch.cuda.is_available()`)."""
+        check_device("cuda" if device is None else device)
+        return self
 
     def cpu(self) -> Module:
         """The module itself (autodiff runs on the CPU)."""

@@ -67,6 +67,12 @@ def in_place_operator(name: str, ufunc: np.ufunc | None = None) -> Callable:
     return iop
 
 
+def _repeats_elements(value) -> bool:
+    shape = getattr(value, "shape", ())
+    strides = getattr(value, "strides", ())
+    return any(s == 0 and n > 1 for n, s in zip(shape, strides))
+
+
 def positive(self: Tensor) -> Tensor:
     """`+x`: `x` itself."""
     return self
@@ -74,6 +80,12 @@ def positive(self: Tensor) -> Tensor:
 
 def setitem(self: Tensor, index, value) -> None:
     """`t[index] = value`: an in-place functional update (differentiable in both)."""
+    if getattr(self, "_view", None) is not None and _repeats_elements(self._value):
+        # (an expanded view: as torch, the selected part is written, which may not repeat)
+        part = self[index]
+        if getattr(part, "_view", None) is not None:
+            part._assign_inplace(anp.broadcast_to(value, part.shape) * 1)
+            return
     result = self._assign_inplace(anp.index_set(self, index, value))
     if result is not self:
         raise TypeError(

@@ -426,11 +426,13 @@ astype_p.jvp = lambda primals, tangents, *, out, dtype: astype(tangents[0], dtyp
 astype_p.vjp = lambda g, x, *, out, dtype: (astype(g, x.dtype),)
 
 real_p = Primitive("real")
+real_p.view = True  # (at level 0 its result may be a view: core/views.py)
 real_p.impl = np.real
 real_p.jvp = lambda primals, tangents, *, out: real(tangents[0])
 real_p.vjp = lambda g, x, *, out: (astype(g, x.dtype) if np.iscomplexobj(x) else g,)
 
 imag_p = Primitive("imag")
+imag_p.view = True  # (at level 0 its result may be a view: core/views.py)
 imag_p.impl = np.imag
 imag_p.jvp = lambda primals, tangents, *, out: imag(tangents[0])
 # Im z = Re(-i z): its transpose sends g to -i g (zero for real inputs).

@@ -399,6 +399,7 @@ def _getitem_node_name(params: dict) -> str:
 
 
 getitem_p = Primitive("getitem", node_name=_getitem_node_name)
+getitem_p.view = True  # (at level 0 its result may be a view: core/views.py)
 getitem_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 getitem_p.saves_output = False
 getitem_p.impl = lambda x, *arrays, index: x[fill_index(index, arrays) if arrays else index]
@@ -471,6 +472,10 @@ def _landed_writes(shape: tuple, index: tuple, arrays, selected: tuple):
 
 index_set_p = Primitive("index_set", node_name="IndexPutBackward0")
 index_set_p.impl = _index_set_impl
+# Its rule reads the shapes of x and value and the index arrays only (as torch's index_put_,
+# which saves neither): a write into x after `x[i] = v` does not invalidate the graph.
+index_set_p.saves_inputs = False
+index_set_p.saves_output = False
 index_set_p.abstract_eval = same_aval  # (a copy of x, written into)
 index_set_p.jvp = _index_set_jvp
 index_set_p.vjp = _index_set_vjp

@@ -165,6 +165,7 @@ def _split_vjp(cts, x, *, out, ranges, axis):
 
 
 split_p = Primitive("split", multiple_results=True, node_name="SplitWithSizesBackward0")
+split_p.view = True  # (at level 0 its result may be a view: core/views.py)
 split_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 split_p.impl = _split_impl
 split_p.abstract_eval = _split_abstract_eval
@@ -241,6 +242,7 @@ def _unstack_vjp(cts, x, *, out, axis):
 
 
 unstack_p = Primitive("unstack", multiple_results=True, node_name="UnbindBackward0")
+unstack_p.view = True  # (at level 0 its result may be a view: core/views.py)
 unstack_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 unstack_p.impl = _unstack_impl
 unstack_p.abstract_eval = lambda x, *, axis: (

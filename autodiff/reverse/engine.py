@@ -33,6 +33,7 @@ functional pass take it, and the tests run the op table through both.
 from __future__ import annotations
 
 import re
+import sys
 import threading
 import warnings
 import weakref
@@ -53,6 +54,7 @@ from autodiff.core.graph import (
     MANY,
     ONE,
     RELEASED,
+    SAME_DTYPE,
     Node,
     Packed,
     edge_node,
@@ -360,7 +362,7 @@ def backward_pass(
     run = _Runner(cts, sinks, retain_graph, bool(create_graph), plan)
     try:
         if sinks is not None:  # a torch-style pass: its hooks may ask which nodes it runs
-            sinks.begin(plan.order)
+            sinks.begin(plan, run, roots)
         run.leaves_first()
         _walk(plan, run)
         if sinks is None:  # (functional transforms read their leaves at the end)
@@ -428,6 +430,7 @@ def _walk(plan: _Plan, run: _Runner) -> None:  # noqa: C901 (the hot loop: see b
                     else:
                         in_cts = rule(ct, node.out, node.x0, node.x1, **params)
                 else:
+                    run.current = node  # (a custom Function's backward may ask which node runs)
                     in_cts = apply_rule(node, ct, kept)
                     large = node.raw and (
                         type(ct) is Lazy or (type(ct) is ndarray and ct.size >= RECYCLE_MIN_SIZE)
@@ -562,8 +565,14 @@ class Sinks:
         self.anomaly = anomaly
         self.check_nan = check_nan
 
-    def begin(self, order: list) -> None:
-        """The pass starts; `order` holds the nodes it may run."""
+    def sequence_number(self) -> int | None:
+        """The sequence number of the latest node the torch face recorded (anomaly mode links
+        the nodes a rule records to the node whose rule it is); None: not known."""
+        return None
+
+    def begin(self, plan: _Plan, run: _Runner, roots: list) -> None:
+        """The pass starts: `plan.order` holds the nodes it may run, `run` runs them (its
+        `current`: the node running), from the edges `roots`."""
 
     def finish(self) -> None:
         """Every node of the pass has run (it ends normally; `end` follows)."""
@@ -585,6 +594,7 @@ class _Runner:
         "plan",
         "sink_nodes",
         "owned",
+        "current",
     )
 
     def __init__(self, cts, sinks, retain, create_graph, plan: _Plan):
@@ -596,6 +606,9 @@ class _Runner:
         self.results = {} if sinks is None else sinks.captured
         self.plan = plan
         self.owned: set = set()  # nodes whose pending cotangent is a sum this pass made
+        # The node running (set where user code may run and ask: hooks, saved-tensor unpack
+        # hooks, custom Functions' backward; torch._C._current_autograd_node).
+        self.current = None
         # The interior nodes whose outputs are sinks (captured, or accumulated into `.grad`):
         # none in a plain backward() nor in autograd.grad with respect to leaves, whose
         # passes then skip the per-node sink bookkeeping.
@@ -632,11 +645,14 @@ class _Runner:
     # ---- leaves ----
     def leaf(self, node) -> None:
         ct = self.cts.pop(node, None)
-        if ct is None:
+        extra = node.extra
+        if ct is None and (extra is None or self.sinks is None or not _has_hooks(extra)):
             return
+        # (With no gradient, a torch-style pass still runs the leaf's hooks, with None: torch
+        # runs every node its pass reaches.)
+        self.current = node
         if type(ct) is Lazy:
             ct = fused.evaluate(ct, 1)
-        extra = node.extra
         if extra is not None:
             ct = self._tensor_pre_hooks(node, [ct])[0]
         sinks = self.sinks
@@ -644,7 +660,7 @@ class _Runner:
             self.results[node] = ct
             return
         edge = (node, 0)
-        if edge in sinks.capture:
+        if edge in sinks.capture and ct is not None:
             sinks.captured[edge] = conj_complex(ct)
         tensor = self._accumulating_tensor(node, edge)
         if tensor is None and not sinks.accumulate_all_leaves:
@@ -692,13 +708,23 @@ class _Runner:
     def node(self, node) -> None:
         multi = node.prim.multiple_results
         ct = self.cts.pop(node, None)
+        extra = node.extra
         if ct is None:
-            if not self.retain:
-                node.release()
-            return
+            if (
+                extra is None
+                or self.sinks is None
+                or not _has_hooks(extra)
+                or node.out is None  # (released: nothing to run)
+            ):
+                if not self.retain:
+                    node.release()
+                return
+            # A torch-style pass runs every node it reaches, also one no gradient reached:
+            # its hooks see None (and a pre-hook may give it gradients after all).
+            ct = [None] * len(node.out) if multi else None
+        self.current = node
         if type(ct) is Lazy:
             ct = fused.evaluate(ct, 1)
-        extra = node.extra
         if extra is not None or node in self.sink_nodes:
             ct = self._before_rule(node, ct if multi else [ct])
             if ct is None:  # captured only: not executed, residuals kept
@@ -707,10 +733,17 @@ class _Runner:
         if node.primals is None:
             raise RuntimeError(RELEASED_MESSAGE)
         parents = node.parents
-        primals, out = node_residuals(node, self.create_graph)
-        in_cts = self._run_rule(node, ct, primals, out)
+        had_post_hooks = extra is not None and bool(extra.post_hooks)
+        if ct is None or (multi and all(g is None for g in ct)):
+            in_cts = (None,) * len(parents)  # (no gradient: the rule gives none)
+        else:
+            in_cts = self._run_rule(node, ct)
+        extra = node.extra  # (an unpack hook may have registered hooks: they run, as torch's)
         if extra is not None and extra.post_hooks:
-            in_cts = self._post_hooks(node, in_cts, ct if multi else [ct])
+            # Post-hooks registered while the node ran (by a saved tensor's unpack hook) see
+            # no grad_outputs, as torch's, which moved them into the node by then.
+            grad_outputs = (ct if multi else [ct]) if had_post_hooks else ()
+            in_cts = self._post_hooks(node, in_cts, grad_outputs)
         if not self.retain:
             node.release()
         route(self.cts, self.owned, parents, in_cts, False)
@@ -729,27 +762,29 @@ class _Runner:
             grads = self._node_pre_hooks(node, grads)
         return grads
 
-    def _run_rule(self, node, ct, primals, out):
-        """The node's vjp rule on its residuals; in anomaly mode, checked for nan and reported
-        with the forward call's traceback."""
+    def _run_rule(self, node, ct):
+        """The node's vjp rule on its residuals; in anomaly mode, checked for nan, the nodes it
+        records linked to it, and an error reported with the forward call's traceback."""
         prim = node.prim
         rule = prim.vjp or prim.rule("vjp")
+        anomaly = self.anomaly
         try:
+            primals, out = node_residuals(node, self.create_graph, anomaly)
+            if anomaly:
+                before = self.sinks.sequence_number()
             if prim.vjp_takes_needs:
                 needs = node_needs(node.parents, self.plan.kept)
                 in_cts = rule(ct, *primals, out=out, needs=needs, **node.params)
             else:
                 in_cts = rule(ct, *primals, out=out, **node.params)
-            if self.anomaly and self.sinks.check_nan:
-                _check_nan(node, in_cts)  # inside: a nan error also gets the forward trace
+            if anomaly:
+                if before is not None and self.create_graph:
+                    _link_anomaly_parent(node, in_cts, before)
+                if self.sinks.check_nan:
+                    _check_nan(node, in_cts)  # inside: a nan error also gets the forward trace
         except Exception:
-            extra = node.extra
-            if extra is not None and extra.anomaly_trace is not None:
-                warnings.warn(
-                    f"Error detected in {node.name()}. Traceback of forward call that caused the "
-                    f"error:\n{extra.anomaly_trace}",
-                    stacklevel=3,
-                )
+            if anomaly:
+                _warn_anomaly(node)
             raise
         return in_cts
 
@@ -759,9 +794,8 @@ class _Runner:
         if extra.tensor_pre_hooks:
             grads = list(grads)
             for index, hooks in extra.tensor_pre_hooks.items():
-                for hook in list(hooks):
-                    if grads[index] is not None:
-                        grads[index] = self._tensor_hook(hook, grads[index])
+                for hook in list(hooks):  # (also on None, no gradient: torch's hooks see None)
+                    grads[index] = self._tensor_hook(hook, grads[index])
         if extra.retains:
             for index, ref in extra.retains.items():
                 tensor = ref()
@@ -773,6 +807,8 @@ class _Runner:
         new = hook(_as_tensor(conj_complex(grad)))
         if new is None:
             return grad
+        if grad is None:
+            raise RuntimeError("can't replace a None gradient with a non-None value")
         if np.shape(new) != np.shape(grad):
             raise RuntimeError(f"hook '{_hook_name(hook)}' has changed the size of value")
         return conj_complex(self._unwrap(new))
@@ -815,16 +851,22 @@ class _Runner:
         return g
 
 
-def node_residuals(node, create: bool) -> tuple:
+def _has_hooks(extra) -> bool:
+    """Whether a node has hooks that run even when no gradient reaches it."""
+    return bool(extra.tensor_pre_hooks or extra.pre_hooks or extra.post_hooks)
+
+
+def node_residuals(node, create: bool, anomaly: bool = False) -> tuple:
     """`(primals, out)`: a node's rule arguments from its saved values (unpacked, version
     checked); with `create`, a level-0 node's as Tensors linked to the graph they had, so that
-    the rule is recorded (`create_graph`). Raises torch's error once they were freed."""
+    the rule is recorded (`create_graph`). Raises torch's error once they were freed (and,
+    in `anomaly` mode, its error on a saved value changed in place with anomaly mode's hint)."""
     primals, out = node.primals, node.out
     if primals is None or out is None:
         raise RuntimeError(RELEASED_MESSAGE)
     if node.versions is None:  # functional-trace node: residuals are lower-level values
         return primals, out
-    check_versions(node)
+    check_versions(node, anomaly=anomaly)
     if isinstance(out, Packed):  # a saved output (see record)
         out = _unpack(out)
         out = out._value if isinstance(out, Tensor) else out
@@ -909,8 +951,21 @@ def accumulate_grad(tensor, ct, create_graph: bool, owned: bool = False) -> None
         if ct.shape != tensor.shape:
             ct = np.broadcast_to(ct, tensor.shape)
             owned = False  # (a read-only view: the first `.grad` is a copy)
+    want = grad_dtype_of(tensor)
+    if want is not None and ct.dtype != want:  # (torch casts to the leaf's grad_dtype)
+        ct = ct.astype(want)
+        owned = True
     with _GRAD_LOCK:  # backward passes in several threads may share leaves
         _accumulate_grad_locked(tensor, ct, create_graph, owned)
+
+
+def grad_dtype_of(tensor):
+    """The dtype `tensor`'s `.grad` takes (torch's `grad_dtype`): its own unless set on its
+    gradient accumulator (a NumPy dtype, or None: any)."""
+    node = tensor._accumulator
+    extra = node.extra if node is not None and tensor._edge is None else None
+    want = extra.grad_dtype if extra is not None else SAME_DTYPE
+    return tensor.dtype if want is SAME_DTYPE else want
 
 
 def _accumulate_grad_locked(tensor, ct, create_graph: bool, owned: bool = False) -> None:
@@ -966,9 +1021,10 @@ def mark_detached(tensor) -> None:
     DETACHED[key] = weakref.ref(tensor, lambda _, key=key: DETACHED.pop(key, None))
 
 
-def check_versions(node, entries=None) -> None:
+def check_versions(node, entries=None, anomaly: bool = False) -> None:
     """torch's error if a tensor `node` saved (its `versions`, or `entries` of them) has been
-    modified in place since."""
+    modified in place since (`anomaly`: the pass runs in anomaly mode, which has reported the
+    forward call of the failing node: the hint says so)."""
     if entries is None:
         entries = node.versions
         table = SAVED_FOR_PARTNERS.get(node.prim)
@@ -990,13 +1046,67 @@ def check_versions(node, entries=None) -> None:
             if tensor._edge is not None:  # torch names the op: "Mul" for MulBackward0
                 op = re.sub(r"Backward\d*$", "", tensor._edge[0].name())
                 producer = f", which is output {tensor._edge[1]} of {op},"
+            hint = (
+                "Hint: the backtrace further above shows the operation that failed to compute "
+                "its gradient. The variable in question was changed in there or anywhere later. "
+                "Good luck!"
+                if anomaly
+                else "Hint: enable anomaly detection to find the operation that failed to "
+                "compute its gradient, with autodiff.autograd.set_detect_anomaly(True)."
+            )
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
                 f"inplace operation: [Tensor[{tensor.dtype.name}] {list(tensor.shape)}]{producer} "
-                f"is at version {tensor._vc}; expected version {version} instead. Hint: enable "
-                "anomaly detection to find the operation that failed to compute its gradient, "
-                "with autodiff.autograd.set_detect_anomaly(True)."
+                f"is at version {tensor._vc}; expected version {version} instead. {hint}"
             )
+
+
+def _link_anomaly_parent(node, in_cts, before: int) -> None:
+    """In anomaly mode, the level-0 nodes `node`'s rule recorded (sequence numbers after
+    `before`; those its results come from) keep `node` as the node whose backward induced
+    them (torch's anomaly parent): an error in their backward reports its forward call too."""
+    stack = [g._edge for g in in_cts if isinstance(g, Tensor) and type(g._edge) is tuple]
+    seen = set()
+    while stack:
+        new = stack.pop()[0]
+        if new in seen or new.seq is None or new.seq <= before or new.versions is None:
+            continue
+        seen.add(new)
+        extra = new._extra()
+        if extra.anomaly_parent is None:
+            extra.anomaly_parent = node
+        stack.extend(e for e in new.parents if type(e) is tuple)
+
+
+def _warn_anomaly(node) -> None:
+    """Anomaly mode's report on a node whose backward failed: the forward call that recorded
+    it, then those of the nodes whose backward recorded it (torch's warnings)."""
+    name, current, induced = node.name(), node, False
+    while current is not None:
+        extra = current.extra
+        trace = extra.anomaly_trace if extra is not None else None
+        if trace is None:
+            message = (
+                f"Error detected in {name}. No forward pass information available. Enable "
+                "detect anomaly during forward pass for more information."
+            )
+        elif not induced:
+            message = (
+                f"Error detected in {name}. Traceback of forward call that caused the error:\n"
+                f"{trace}"
+            )
+        else:
+            message = (
+                f"\n\nPrevious calculation was induced by {name}. Traceback of forward call "
+                f"that induced the previous calculation:\n{trace}"
+            )
+        try:
+            warnings.warn(message, stacklevel=4)
+        except Warning:  # (an "error" filter: the backward error wins, the report goes to stderr)
+            sys.stderr.write(f"UserWarning: {message}\n")
+        current = extra.anomaly_parent if extra is not None else None
+        if current is not None:
+            name, induced = current.name(), True
 
 
 def _check_nan(node, in_cts) -> None:

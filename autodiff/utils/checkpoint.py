@@ -21,18 +21,26 @@ functional face has its own: `autodiff.checkpoint(fun)` (JAX's remat).
 
 from __future__ import annotations
 
+import contextlib
+import os
+import threading
+import traceback
 import warnings
+import weakref
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from autodiff.autograd._backward import backward as autograd_backward
+from autodiff.autograd._backward import current_pass
 from autodiff.autograd._state import autograd_state
 from autodiff.autograd.function import Function
 from autodiff.autograd.grad_mode import enable_grad, no_grad
 from autodiff.autograd.graph import saved_tensors_hooks
 from autodiff.core.tensor import Tensor
+from autodiff.core.trace import state
 from autodiff.torch_functions import get_rng_state, set_rng_state
 
 
@@ -136,72 +144,402 @@ class CheckpointFunction(Function):
 
 
 # ------------------------------------------------------------------------------ non-reentrant
+#
+# As torch's: the forward pass runs under saved-tensor hooks whose pack hook keeps, for each
+# tensor an operation saves, only a `_Holder` (and the tensor's metadata). The first unpack
+# in a backward pass (a "graph task", or a `GraphExecGroup`) re-runs the function under hooks
+# that hand each saved tensor to its holder for that pass, stopping as soon as the last one
+# is made (early stop); each recomputed tensor is handed out once, then dropped.
+
+_TIP = """
+Tip: To see a more detailed error message, either pass `debug=True` to
+`torch.utils.checkpoint.checkpoint(...)` or wrap the code block
+with `with torch.utils.checkpoint.set_checkpoint_debug_enabled(True):` to
+enable checkpoint-debug mode globally.
+"""
+
+_DEBUG_TEMPLATE = """ \
+An error happened while unpacking tensors; dumping logs of latest computation
+because you passed `debug=True` to `torch.utils.checkpoint.checkpoint()`.
+Scroll all the way down for guidance on how to navigate these logs.
+
++~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~+
+|    1. Stack traces of the tensors saved for backward in the original forward |
++------------------------------------------------------------------------------+
+
+{forward_traces}
++~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~+
+|    2. Stack traces of the tensors saved for backward during recomputation    |
++------------------------------------------------------------------------------+
+
+{recompute_traces}
++~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~~+
+|    3. Log of the tensors saved in the original forward and recomputation     |
++------------------------------------------------------------------------------+
+(Scroll up to correlate stack traces with each tensor listed below. This
+ helps identify their source in the code.)
+
+Tensors saved during the original forward:
+
+{forward_ops}
+
+Tensors saved during recomputation:
+
+{recompute_ops}
+
++------------------------------------------------------------------------------+
+ ERROR: Detected non-determinism while running activation checkpointing
+
+ You are seeing this error because you passed `debug=True` to checkpoint and
+ tensors to be saved during the original forward and differ between those saved
+ during recomputation. This can happen if different operators were ran in the
+ original forward and in the recomputation.
+
+ To identify where the mismatch may be coming from, you can do the following:
+
+ 1) Compare the tensors saved during original forward and recomputation to
+    see where they differ. They are printed above in the order they were saved,
+    each with the operation that produced it.
+
+ 2) Review the stack trace of each saved tensor to locate the code that saved it.
+
+ Note that the logs can be quite long. Here's how they are structured:
+ (Tip: you can Ctrl-f for these headers)
+
+ 1. Stack traces of the tensors saved for backward in the original forward
+ 2. Stack traces of the tensors saved for backward during recomputation
+ 3. Log of the tensors saved in the original forward and recomputation
+ 4. Error message                                             <--- You are here
+--------------------------------------------------------------------------------
+"""
 
 
-def _metadata(t) -> tuple:
-    return (tuple(np.shape(t)), np.dtype(t.dtype) if hasattr(t, "dtype") else None)
+class _Settings(threading.local):
+    def __init__(self) -> None:
+        self.debug: bool | None = None  # set_checkpoint_debug_enabled
+        self.early_stop: bool | None = None  # set_checkpoint_early_stop
+        self.group: GraphExecGroup | None = None  # the GraphExecGroup entered
+
+
+_SETTINGS = _Settings()
+
+
+@contextlib.contextmanager
+def set_checkpoint_debug_enabled(enabled: bool | None):
+    """Within the context, `checkpoint` runs in debug mode (True) or not (False) whatever its
+    `debug` argument says; None defers to the argument (in this thread).
+
+    Example:
+        >>> with set_checkpoint_debug_enabled(True):
+        ...     pass
+    """
+    previous = _SETTINGS.debug
+    _SETTINGS.debug = enabled
+    try:
+        yield
+    finally:
+        _SETTINGS.debug = previous
+
+
+@contextlib.contextmanager
+def set_checkpoint_early_stop(enable: bool):
+    """Whether non-reentrant checkpoints run within the context stop their recomputation as
+    soon as it has made every tensor the backward pass needs (the default: True). It acts on
+    the checkpoints' forward pass; their backward may run outside.
+
+    Example:
+        >>> import autodiff as ad
+        >>> x = ad.ones(2, requires_grad=True)
+        >>> with set_checkpoint_early_stop(False):
+        ...     y = checkpoint(lambda t: t.sin().exp(), x, use_reentrant=False)
+        >>> y.sum().backward()
+    """
+    previous = _SETTINGS.early_stop
+    _SETTINGS.early_stop = enable
+    try:
+        yield
+    finally:
+        _SETTINGS.early_stop = previous
+
+
+class GraphExecGroup:
+    """Backward calls made within one instance of this context recompute each checkpointed
+    region at most once, even across several backward calls; they must then use disjoint
+    parts of the graph (a saved activation is handed out once), even with retain_graph=True.
+    Contexts do not nest. Only the non-reentrant checkpoint uses it.
+
+    Example:
+        >>> import autodiff as ad
+        >>> x = ad.ones(2, requires_grad=True)
+        >>> y = checkpoint(lambda t: t.sin().cos(), x, use_reentrant=False)
+        >>> with GraphExecGroup():
+        ...     y.sum().backward()
+    """
+
+    def __enter__(self) -> GraphExecGroup:
+        if _SETTINGS.group is not None:
+            raise RuntimeError(
+                f"GraphExecGroup contexts cannot be nested. Already inside group {_SETTINGS.group}"
+            )
+        _SETTINGS.group = self
+        return self
+
+    def __exit__(self, *exc) -> None:
+        _SETTINGS.group = None
+
+    @classmethod
+    def _get_current_group(cls) -> GraphExecGroup | None:
+        return _SETTINGS.group
+
+
+def noop_context_fn() -> tuple:
+    """The default `context_fn` of `checkpoint`: no context for forward nor recomputation.
+
+    Example:
+        >>> noop_context_fn()[0].__class__.__name__
+        'nullcontext'
+    """
+    return contextlib.nullcontext(), contextlib.nullcontext()
+
+
+def _default_metadata(t) -> dict:
+    return {
+        "shape": tuple(np.shape(t)),
+        "dtype": getattr(t, "dtype", None),
+        "device": getattr(t, "device", "cpu"),
+    }
+
+
+_METADATA_FNS: dict[str, Callable] = {"default": _default_metadata, "none": lambda t: None}
+
+
+class _StopRecomputation(Exception):
+    """Raised by the recomputation's pack hook once the last needed tensor is made."""
+
+
+class _Handle:
+    """What a holder gives a recomputed tensor for one backward pass (a weak key)."""
+
+
+class _Holder:
+    """What the forward pass saves in place of a tensor: per backward pass (id), the handle
+    of its recomputed value, None once handed out."""
+
+    def __init__(self) -> None:
+        self.handles: dict = {}
+
+
+class _SavedLog:
+    """Debug mode: per saved tensor, a line (metadata, the operation that made it) and the
+    user-code stack where it was saved."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+        self.stacks: list[list[str]] = []
+
+    def add(self, tensor: Tensor) -> None:
+        node = tensor.grad_fn
+        made_by = "an input" if node is None else f"output of {node.name()}"
+        meta = _default_metadata(tensor)
+        self.lines.append(
+            f"saved tensor {len(self.lines)}: shape={list(meta['shape'])}, "
+            f"dtype={meta['dtype']}, {made_by}"
+        )
+        frames = traceback.extract_stack()[:-1]
+        self.stacks.append(
+            [
+                f"{f.filename}:{f.lineno}:{f.name}"
+                for f in frames
+                if f"{os.sep}autodiff{os.sep}" not in f.filename
+                and not f.filename.startswith("<frozen")
+            ]
+        )
+
+    def traces(self, label: str) -> str:
+        out = ""
+        for i, (line, stack) in enumerate(zip(self.lines, self.stacks)):
+            out += f"{line}   ({i + 1} of {len(self.lines)} in {label})\n\n"
+            out += "".join(f"{entry}\n" for entry in stack) + "\n\n"
+        return out
 
 
 class _Frame:
-    """One checkpointed call: the handles its forward pass saved, and the values a
-    recomputation gives for them (made on the first unpack)."""
+    """One checkpointed call: the holders its forward pass saved, and per backward pass the
+    values a recomputation made for them."""
 
-    def __init__(self, fn: Callable, args: tuple, kwargs: dict, determinism_check: str, preserve):
+    def __init__(
+        self,
+        fn: Callable,
+        args: tuple,
+        kwargs: dict,
+        metadata_fn: Callable,
+        preserve: bool,
+        early_stop: bool,
+        recompute_context: Callable,
+        debug: bool,
+    ) -> None:
         self.fn, self.args, self.kwargs = fn, args, kwargs
-        self.determinism_check = determinism_check
+        self.metadata_fn = metadata_fn
         self.rng = _RNGReplay(preserve)
-        self.metadata: list[tuple] = []  # per saved tensor, in saving order
-        self.recomputed: list | None = None
+        self.early_stop = early_stop
+        self.recompute_context = recompute_context
+        self.weak_holders: list = []
+        self.metadata: list = []
+        self.recomputed: dict = defaultdict(weakref.WeakKeyDictionary)
+        self.counter: dict = defaultdict(int)
+        self.is_recomputed: dict = defaultdict(bool)
+        self.forward_completed = False
+        self.ignore_mismatch = False
+        self.logs = (_SavedLog(), _SavedLog()) if debug else None
 
-    def pack(self, tensor: Tensor) -> int:
-        self.metadata.append(_metadata(tensor))
-        return len(self.metadata) - 1
+    # ---- the forward pass's hooks
+    def pack(self, tensor: Tensor) -> _Holder:
+        holder = _Holder()
+        self.weak_holders.append(weakref.ref(holder))
+        self.metadata.append(self.metadata_fn(tensor))
+        if self.logs is not None:
+            self.logs[0].add(tensor)
+        return holder
 
-    def unpack(self, index: int):
-        if self.recomputed is None:
-            self.recomputed = self._recompute()
-        return self.recomputed[index]
+    def unpack(self, holder: _Holder):
+        try:
+            return self._unpack(holder)
+        except CheckpointError as e:
+            if self.logs is None:
+                raise
+            forward, recompute = self.logs
+            raise CheckpointError(
+                _DEBUG_TEMPLATE.format(
+                    forward_traces=forward.traces("original"),
+                    recompute_traces=recompute.traces("recompute"),
+                    forward_ops="\n".join(forward.lines),
+                    recompute_ops="\n".join(recompute.lines),
+                )
+            ) from e
 
-    def _recompute(self) -> list:
-        values: list = []
+    def _unpack(self, holder: _Holder):
+        gid: Any = _SETTINGS.group
+        if gid is None:
+            task = current_pass()
+            # (outside a backward pass, every unpack recomputes: a fresh id)
+            gid = task.id if task is not None else object()
+        if not self.is_recomputed[gid]:
+            self._recompute(gid)
+            self.is_recomputed[gid] = True
+            self._check(gid)
+        handle = holder.handles.get(gid)
+        if handle is None:
+            extra = ""
+            if _SETTINGS.group is not None:
+                extra = (
+                    "Performing two backward calls that overlap (i.e. require the same saved "
+                    "activation in order to compute gradients) is not allowed while under the "
+                    "torch.utils.checkpoint.GraphExecGroup context. "
+                )
+            raise CheckpointError(
+                "torch.utils.checkpoint: Unpack is being triggered for a tensor that was "
+                f"already unpacked once. {extra}If you are calling ctx.saved_tensors in "
+                "backward, make sure to do so only once. Otherwise please open an issue with "
+                "details on your use case."
+            )
+        value = self.recomputed[gid].pop(handle)
+        holder.handles[gid] = None
+        return value
 
-        def pack(tensor: Tensor) -> None:
-            values.append(tensor.detach())
+    # ---- the recomputation
+    def _recompute(self, gid) -> None:
+        def pack(tensor: Tensor):
+            tensor = tensor.detach() if tensor.requires_grad else tensor
+            if self.logs is not None:
+                self.logs[1].add(tensor)
+            index = self.counter[gid]
+            self.counter[gid] += 1
+            if index >= len(self.weak_holders):
+                if not self.forward_completed:  # (a backward inside the checkpointed forward)
+                    self.ignore_mismatch = True
+                    return tensor
+                raise CheckpointError(
+                    "torch.utils.checkpoint: trying to save more tensors during recomputation "
+                    f"than during the original forward pass.\n{_TIP}"
+                )
+            holder = self.weak_holders[index]()
+            if holder is not None:  # (else its node is gone: nothing needs it)
+                handle = holder.handles[gid] = _Handle()
+                self.recomputed[gid][handle] = tensor
+            if self.early_stop and self.counter[gid] == len(self.weak_holders):
+                raise _StopRecomputation
+            return tensor
 
-        def unpack(_):  # (the recomputed graph is never run backward)
-            raise CheckpointError("torch.utils.checkpoint: the recomputed graph was unpacked")
+        def unpack(tensor):  # (the recomputed graph may be run backward inside the function)
+            return tensor
 
-        with self.rng, enable_grad(), saved_tensors_hooks(pack, unpack):
-            self.fn(*self.args, **self.kwargs)
-        if len(values) != len(self.metadata):
+        try:
+            with self.rng, enable_grad(), saved_tensors_hooks(pack, unpack):
+                with self.recompute_context():
+                    self.fn(*self.args, **self.kwargs)
+        except _StopRecomputation:
+            pass
+
+    def _check(self, gid) -> None:
+        if self.ignore_mismatch:
+            return
+        if self.counter[gid] != len(self.weak_holders):
             raise CheckpointError(
                 "torch.utils.checkpoint: A different number of tensors was saved during the "
                 "original forward and recomputation.\nNumber of tensors saved during forward: "
-                f"{len(self.metadata)}\nNumber of tensors saved during recomputation: "
-                f"{len(values)}.\n"
+                f"{len(self.weak_holders)}\nNumber of tensors saved during recomputation: "
+                f"{self.counter[gid]}.\n{_TIP}"
             )
-        if self.determinism_check == "default":
-            for i, (saved, value) in enumerate(zip(self.metadata, values)):
-                if _metadata(value) != saved:
-                    raise CheckpointError(
-                        "torch.utils.checkpoint: Recomputed values for the following tensors "
-                        f"have different metadata than during the forward pass.\ntensor at "
-                        f"position {i}:\nsaved metadata: {saved}\nrecomputed metadata: "
-                        f"{_metadata(value)}\n"
-                    )
-        return values
+        different = []
+        for i, ref in enumerate(self.weak_holders):
+            holder = ref()
+            if holder is None:
+                continue
+            value = self.recomputed[gid][holder.handles[gid]]
+            recomputed = self.metadata_fn(value)
+            if recomputed != self.metadata[i]:
+                different.append((i, self.metadata[i], recomputed))
+        if different:
+            listed = "".join(
+                f"tensor at position {i}:\nsaved metadata: {saved}\n"
+                f"recomputed metadata: {recomputed}\n"
+                for i, saved, recomputed in different
+            )
+            raise CheckpointError(
+                "torch.utils.checkpoint: Recomputed values for the following tensors have "
+                f"different metadata than during the forward pass.\n{listed}.\n{_TIP}"
+            )
 
 
 def _checkpoint_without_reentrant(
-    function: Callable, preserve: bool, determinism_check: str, args: tuple, kwargs: dict
+    function: Callable,
+    preserve: bool,
+    context_fn: Callable,
+    determinism_check: str,
+    debug: bool,
+    early_stop: bool,
+    args: tuple,
+    kwargs: dict,
 ):
-    if determinism_check not in ("default", "none"):
+    metadata_fn = _METADATA_FNS.get(determinism_check)
+    if metadata_fn is None:
         raise ValueError(
-            f"determinism_check should be one of ['default', 'none'], but got {determinism_check}"
+            f"determinism_check should be one of {list(_METADATA_FNS)}, but got {determinism_check}"
         )
-    frame = _Frame(function, args, kwargs, determinism_check, preserve)
-    with saved_tensors_hooks(frame.pack, frame.unpack):
+    debug = debug if _SETTINGS.debug is None else _SETTINGS.debug
+    if debug and context_fn is not noop_context_fn:
+        raise ValueError("debug=True is incompatible with non-default context_fn")
+    forward_context, recompute_context = context_fn()
+    if not state().grad_enabled:  # (nothing is saved: torch enters no context either)
         return function(*args, **kwargs)
+    early_stop = early_stop if _SETTINGS.early_stop is None else _SETTINGS.early_stop
+    frame = _Frame(
+        function, args, kwargs, metadata_fn, preserve, early_stop, lambda: recompute_context, debug
+    )
+    with saved_tensors_hooks(frame.pack, frame.unpack), forward_context:
+        out = function(*args, **kwargs)
+    frame.forward_completed = True
+    return out
 
 
 # ------------------------------------------------------------------------------ public
@@ -211,9 +549,10 @@ def checkpoint(
     function: Callable,
     *args: Any,
     use_reentrant: bool | None = None,
-    context_fn: Callable | None = None,
+    context_fn: Callable = noop_context_fn,
     determinism_check: str = "default",
     debug: bool = False,
+    early_stop: bool = True,
     preserve_rng_state: bool = True,
     **kwargs: Any,
 ) -> Any:
@@ -235,15 +574,20 @@ def checkpoint(
     if use_reentrant:
         if kwargs:
             raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
-        if context_fn is not None or debug:
+        if context_fn is not noop_context_fn or debug:
             raise ValueError(
                 "Passing `context_fn` or `debug` is only supported when use_reentrant=False."
             )
         return CheckpointFunction.apply(function, preserve_rng_state, *args)
-    if context_fn is not None:
-        raise NotImplementedError("checkpoint: context_fn is not supported")
     return _checkpoint_without_reentrant(
-        function, preserve_rng_state, determinism_check, args, kwargs
+        function,
+        preserve_rng_state,
+        context_fn,
+        determinism_check,
+        debug,
+        early_stop,
+        args,
+        kwargs,
     )
 
 
@@ -294,4 +638,13 @@ def checkpoint_sequential(
     return run(end + 1, len(functions) - 1)(input)
 
 
-__all__ = ["CheckpointError", "checkpoint", "checkpoint_sequential"]
+__all__ = [
+    "CheckpointError",
+    "CheckpointFunction",
+    "GraphExecGroup",
+    "checkpoint",
+    "checkpoint_sequential",
+    "noop_context_fn",
+    "set_checkpoint_debug_enabled",
+    "set_checkpoint_early_stop",
+]

@@ -1,0 +1,168 @@
+"""Views at level 0: which Tensors share their base's memory, as torch tracks them.
+
+A level-0 operation whose primitive may return a view of its first operand (`Primitive.view`:
+reshape, transpose, basic indexing, broadcast_to, split, ...) and did (its NumPy result shares
+the operand's memory) makes a Tensor that records its base in `_view`: the root base (a view
+of a view has the same base), how it was made (torch's CreationMeta: in grad mode, under
+no_grad, as one of several outputs) and it shares the base's version counter. Nothing else is
+kept: where a view's elements lie in its base is read from the memory addresses when an
+in-place operation needs it (`positions`), so no chain of view functions is stored.
+
+What an in-place operation on a view does to the graph (torch's CopySlices) lives in the torch
+face (autograd/_views.py), which installs it here (`set_view_writer`): core imports nothing
+above it.
+"""
+
+from __future__ import annotations
+
+import weakref
+
+import numpy as np
+
+from autodiff.core.graph import VersionCounter
+
+# torch's CreationMeta: how a view was made decides whether an in-place operation on it may
+# be recorded.
+DEFAULT = "default"
+NO_GRAD_MODE = "no_grad_mode"
+MULTI_OUTPUT = "multi_output_node"
+IN_CUSTOM_FUNCTION = "in_custom_function"
+INFERENCE_MODE = "inference_mode"
+
+
+class ViewMeta:
+    """A view's base (the root: never itself a view), how the view was made, and the operation
+    that made it (a node name, or the (primitive, params) pair it is made from: `op_name`), as
+    torch's errors name it ("Output 0 of Unbind is a view...")."""
+
+    __slots__ = ("base", "creation", "op", "output", "of_view_of")
+
+    def __init__(self, base, creation: str, op: str, output: int = 0, of_view_of=None):
+        self.base = base
+        self.creation = creation
+        self.op = op
+        self.output = output
+        self.of_view_of = of_view_of  # (the creation of the view this one was taken from)
+
+
+def op_name(meta: ViewMeta) -> str:
+    """The torch name of the operation that made a view ("Unbind", "Slice", "View")."""
+    op = meta.op
+    if type(op) is tuple:
+        prim, params = op
+        op = prim.node_name if type(prim.node_name) is str else prim.node_name(params)
+    return op[: -len("Backward0")] if op.endswith("Backward0") else op
+
+
+def _live_views(vc: VersionCounter) -> list:
+    views = vc.views
+    if views is None:
+        vc.views = views = []
+    return views
+
+
+def mark_view(result, source, op, creation: str, output: int = 0) -> None:
+    """Record that the level-0 Tensor `result` is a view of `source` (or of its base)."""
+    meta = source._view
+    if meta is not None:
+        base = meta.base
+        # (a view of a view made under no_grad inherits that: torch's "view of a view" error)
+        parent = meta.creation
+        if parent != DEFAULT and creation == DEFAULT:
+            creation = parent
+        of = parent
+    else:
+        base = source
+        of = None
+    vc = base._vc
+    if type(vc) is int:
+        vc = base._vc = VersionCounter(vc)
+    result._vc = vc
+    result._view = ViewMeta(base, creation, op, output, of)
+    views = _live_views(vc)
+    if len(views) >= vc.prune_at:  # (drop the dead ones now and then: amortized)
+        views[:] = [r for r in views if r() is not None]
+        vc.prune_at = max(16, 2 * len(views))
+    views.append(weakref.ref(result))
+
+
+def views_of(base) -> list:
+    """The live views of `base` (a root base), oldest first."""
+    vc = base._vc
+    if type(vc) is int or not vc.views:
+        return []
+    out = []
+    for ref in vc.views:
+        t = ref()
+        if t is not None and t._view is not None and t._view.base is base:
+            out.append(t)
+    return out
+
+
+def positions(view: np.ndarray, base: np.ndarray) -> np.ndarray:
+    """For each element of `view` (a NumPy array in `base`'s memory), its flat row-major
+    position in `base`: an int64 array of `view`'s shape, read from the memory addresses (so
+    any chain of strided views gives it). Raises ValueError for a view whose elements are not
+    elements of `base` (another dtype's view, e.g. the real part of a complex array)."""
+    if view.dtype.itemsize != base.dtype.itemsize:
+        raise ValueError("a view with another element size than its base")
+    item = base.dtype.itemsize
+    offsets = _byte_offsets(view) + (
+        view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    )
+    if base.flags.c_contiguous:
+        if np.any(offsets % item) or (offsets.size and (offsets.min() < 0)):
+            raise ValueError("a view whose elements are not its base's")
+        found = offsets // item
+        if found.size and found.max() >= base.size:
+            raise ValueError("a view whose elements are not its base's")
+        return found
+    base_offsets = _byte_offsets(base).reshape(-1)
+    order = np.argsort(base_offsets, kind="stable")
+    sorted_offsets = base_offsets[order]
+    at = np.searchsorted(sorted_offsets, offsets)
+    at = np.minimum(at, max(sorted_offsets.size - 1, 0))
+    if sorted_offsets.size == 0 or np.any(sorted_offsets[at] != offsets):
+        raise ValueError("a view whose elements are not its base's")
+    return order[at]
+
+
+def _byte_offsets(a: np.ndarray) -> np.ndarray:
+    """The byte offset of each element of `a` from its first (index 0, ..., 0) element."""
+    out = np.zeros(a.shape, np.int64)
+    for k, (n, s) in enumerate(zip(a.shape, a.strides)):
+        shape = [1] * a.ndim
+        shape[k] = n
+        out += np.arange(n, dtype=np.int64).reshape(shape) * s
+    return out
+
+
+class _ViewWriter:
+    """The torch face's in-place-on-a-view machinery (autograd/_views.py installs it)."""
+
+    write = None  # write(view, result) -> view: an in-place result written into a view
+    write_aliased = None  # write_aliased(tensor, result) -> tensor: into a base with views
+
+
+WRITER = _ViewWriter()
+
+
+def set_view_writer(write, write_aliased) -> None:
+    """Install the torch face's writers (see `_ViewWriter`)."""
+    WRITER.write = write
+    WRITER.write_aliased = write_aliased
+
+
+def as_view_of(result, source, view: np.ndarray, op: str, grad_enabled: bool):
+    """`result` (a level-0 Tensor computed from `source` by an operation that torch defines as
+    a view but that autodiff computes as a copy: diagonal, as_strided) made a view of `source`:
+    it takes `view`, a NumPy view of `source`'s memory holding the same values. Anything else
+    (tracers: their level is not 0) is returned as it is."""
+    trace = getattr(result, "_trace", None)
+    if trace is None or trace.level or source._trace.level:
+        return result
+    if type(source._value) is not np.ndarray or result._view is not None:
+        return result
+    result._value = view
+    mark_view(result, source, op, DEFAULT if grad_enabled else NO_GRAD_MODE)
+    return result
