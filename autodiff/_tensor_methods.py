@@ -24,6 +24,8 @@ import numpy as np
 import autodiff.numpy as anp
 from autodiff import torch_compat as torch
 from autodiff import torch_functions as functions
+from autodiff.autograd import _grad_dtype
+from autodiff.autograd import _inplace_views as inplace_views
 from autodiff.autograd import _tensor_api as autograd
 from autodiff.core.tensor import Tensor
 from autodiff.numpy import _tensor_methods as ndarray
@@ -152,6 +154,17 @@ AUTOGRAD_METHODS = {
         autograd.set_backward_hooks,
         autograd.del_backward_hooks,
         doc=autograd.backward_hooks.__doc__,
+    ),
+    "grad_dtype": property(
+        _grad_dtype.get_grad_dtype,
+        _grad_dtype.set_grad_dtype,
+        doc=_grad_dtype.get_grad_dtype.__doc__,
+    ),
+    "_grad_fn": property(
+        autograd.grad_fn_attr,
+        autograd.set_grad_fn_attr,
+        autograd.del_grad_fn_attr,
+        doc=autograd.grad_fn_attr.__doc__,
     ),
     "__reduce_ex__": autograd.reduce_ex,
     "__deepcopy__": autograd.deepcopy,
@@ -429,6 +442,16 @@ _SPECIAL_IN_PLACE = {
     "exponential_": torch.exponential_,
     "random_": torch.random_,
 }
+# torch's in-place view operations: the tensor's own shape and strides change (its data stay).
+_IN_PLACE_VIEWS: dict[str, Callable] = {
+    "as_strided_": inplace_views.as_strided_,
+    "squeeze_": inplace_views.squeeze_,
+    "swapaxes_": inplace_views.swapaxes_,
+    "swapdims_": inplace_views.swapdims_,
+    "t_": inplace_views.t_,
+    "transpose_": inplace_views.transpose_,
+    "unsqueeze_": inplace_views.unsqueeze_,
+}
 TORCH_METHODS: dict[str, Any] = {
     **_UNARY,
     **{
@@ -444,6 +467,7 @@ TORCH_METHODS: dict[str, Any] = {
     },
     **{f"{name}_": torch.comparison_in_place(f, f"{name}_") for name, f in _COMPARISONS.items()},
     **_SPECIAL_IN_PLACE,
+    **_IN_PLACE_VIEWS,
     # (last: in the stubs, these names shadow the builtins in annotations that follow them)
     "double": torch._conversion("double", np.float64),
     "float": torch._conversion("float", np.float32),

@@ -1836,7 +1836,8 @@ def in_place(f: Callable) -> Callable:
     """The in-place method `t.<f>_(...)`: `f(t, ...)` written back into `t`."""
 
     def method(self, *args, **kwargs):
-        return self._assign_inplace(f(self, *args, **kwargs))
+        since = _views.WRITER.clock()  # (f may record several nodes that read self: clamp_)
+        return self._inplace_method(f(self, *args, **kwargs), since)
 
     functools.update_wrapper(method, f)  # (f's signature, for help() and the stubs)
     method.__name__ = method.__qualname__ = f"{f.__name__}_"
@@ -2051,7 +2052,8 @@ def comparison_in_place(f: Callable, name: str) -> Callable:
     """`t.eq_(other)` and its kind: `t` becomes `f(t, other)` in its own dtype (1 or 0)."""
 
     def method(self, other):
-        return self._assign_inplace(anp.astype(f(self, other), self.dtype))
+        since = _views.WRITER.clock()
+        return self._inplace_method(anp.astype(f(self, other), self.dtype), since)
 
     method.__name__ = method.__qualname__ = name
     method.__doc__ = f"`Tensor.{name}(other)`: the comparison, in place, in this tensor's dtype."
@@ -2062,33 +2064,33 @@ def add_(self: Tensor, other, alpha=1) -> Tensor:
     """`Tensor.add_`: `self += other * alpha`, in place."""
     if alpha == 1 and self._ufunc_in_place(np.add, other):
         return self
-    return self._assign_inplace(self + (other if alpha == 1 else other * alpha))
+    return self._inplace_method(self + (other if alpha == 1 else other * alpha))
 
 
 def sub_(self: Tensor, other, alpha=1) -> Tensor:
     """`Tensor.sub_`: `self -= other * alpha`, in place."""
     if alpha == 1 and self._ufunc_in_place(np.subtract, other):
         return self
-    return self._assign_inplace(self - (other if alpha == 1 else other * alpha))
+    return self._inplace_method(self - (other if alpha == 1 else other * alpha))
 
 
 def mul_(self: Tensor, other) -> Tensor:
     """`Tensor.mul_`: `self *= other`, in place."""
     if self._ufunc_in_place(np.multiply, other):
         return self
-    return self._assign_inplace(self * other)
+    return self._inplace_method(self * other)
 
 
 def div_(self: Tensor, other, *, rounding_mode=None) -> Tensor:
     """`Tensor.div_`: `self /= other`, in place."""
     if rounding_mode is None and self._ufunc_in_place(np.divide, other):
         return self
-    return self._assign_inplace(div(self, other, rounding_mode=rounding_mode))
+    return self._inplace_method(div(self, other, rounding_mode=rounding_mode))
 
 
 def zero_(self: Tensor) -> Tensor:
     """`Tensor.zero_`: fill with zeros, in place."""
-    return self._assign_inplace(anp.zeros_like(self))
+    return self._inplace_method(anp.zeros_like(self))
 
 
 def fill_(self: Tensor, value) -> Tensor:
@@ -2099,8 +2101,8 @@ def fill_(self: Tensor, value) -> Tensor:
                 "fill_ only supports 0-dimension value tensor but got tensor with "
                 f"{value.ndim} dimensions."
             )
-        return self._assign_inplace(anp.broadcast_to(_cast(value, self.dtype), self.shape) * 1)
-    return self._assign_inplace(anp.full_like(self, value))
+        return self._inplace_method(anp.broadcast_to(_cast(value, self.dtype), self.shape) * 1)
+    return self._inplace_method(anp.full_like(self, value))
 
 
 def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
@@ -2112,11 +2114,11 @@ def copy_(self: Tensor, src, non_blocking: bool = False) -> Tensor:
             value = anp.astype(value, self.dtype)
         elif self.dtype.kind in "fc" or not isinstance(value, Tensor):
             value = anp.astype(value, self.dtype)
-    return self._assign_inplace(value)
+    return self._inplace_method(value)
 
 
 def _random_fill(self: Tensor, values: np.ndarray) -> Tensor:
-    return self._assign_inplace(Tensor._from(values.astype(self.dtype)))
+    return self._inplace_method(Tensor._from(values.astype(self.dtype)))
 
 
 def uniform_(self: Tensor, a: float = 0.0, b: float = 1.0, *, generator=None, **kw) -> Tensor:

@@ -19,7 +19,7 @@ import pytest
 import autodiff as ad
 import autodiff.numpy as anp
 from autodiff.autograd import function
-from autodiff.autograd._views import copy_slices_p
+from autodiff.autograd._views import copy_slices_p, invalid_view_p
 from autodiff.core.abstract import ShapedArray, aval_of
 from autodiff.core.errors import ConcretizationError
 from autodiff.core.primitive import all_primitives, bind
@@ -251,6 +251,8 @@ def _indexing():
         part = _values(positions.shape, dtype)
         mask = mask.reshape(shape)
         yield _bind(copy_slices_p, x, part, positions=positions, mask=mask, shape=shape)
+    # the grad_fn of a view whose base was written while it could not follow (its vjp raises)
+    yield _bind(invalid_view_p, message="an invalid view")
 
 
 def _array_functions():

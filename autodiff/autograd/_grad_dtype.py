@@ -107,8 +107,8 @@ def set_grad_dtype(tensor: Tensor, value) -> None:
 
 
 def check_grad_assignment(tensor: Tensor, grad) -> None:
-    """torch's check of `t.grad = grad` against `t.grad_dtype` (a leaf's; any dtype goes for
-    a non-leaf, whose gradient is its own dtype anyway).
+    """torch's check of `t.grad = grad` against `t.grad_dtype` (a leaf's; a non-leaf's is its
+    own dtype).
 
     Example:
         >>> import autodiff as torch
@@ -119,7 +119,7 @@ def check_grad_assignment(tensor: Tensor, grad) -> None:
         ...     print(str(e)[:60])
         attempting to assign a gradient with dtype 'double' to a ten
     """
-    if grad is None or tensor._edge is not None:
+    if grad is None:
         return
     want = grad_dtype_of(tensor)
     if want is not None and grad.dtype != want:

@@ -15,6 +15,7 @@ from typing import SupportsIndex
 import numpy as np
 
 from autodiff.autograd._backward import backward as _run_backward
+from autodiff.autograd._grad_dtype import check_grad_assignment
 from autodiff.autograd._record import gradient_edge
 from autodiff.core import buffers
 from autodiff.core.graph import _RemovableHandle
@@ -99,6 +100,8 @@ def set_grad(self: Tensor, value) -> None:
     """`t.grad = value` (a Tensor or array of `t`'s shape, or None)."""
     if value is not None:
         value = value if isinstance(value, Tensor) else Tensor(value)
+        if self._trace is EVAL_TRACE:  # (its dtype against grad_dtype, first: torch's)
+            check_grad_assignment(self, value)
         if value.shape != self.shape:
             raise RuntimeError(
                 f"attempting to assign a gradient of size '{list(value.shape)}' to a tensor "
@@ -131,9 +134,19 @@ def output_nr(self: Tensor) -> int:
     return 0 if edge is None else (edge[1] if type(edge) is tuple else 0)
 
 
+_DETACH_VIEW = (
+    "Can't detach views in-place. Use detach() instead. If you are using "
+    "DistributedDataParallel (DDP) for training, and gradient_as_bucket_view is set as True, "
+    "gradients are views of DDP buckets, and hence detach_() cannot be called on these "
+    "gradients. To fix this error, please refer to the Optimizer.zero_grad() function in "
+    "torch/optim/optimizer.py as the solution."
+)
+
+
 def detach_(self: Tensor) -> Tensor:
     """Detach this tensor from the graph in place: it becomes a leaf that does not require
-    grad (its nodes keep what they saved; a node that saved it raises on use, as in torch)."""
+    grad (its nodes keep what they saved; a node that saved it raises on use, as in torch).
+    A view cannot be detached in place (its history is its base's): use `detach()`."""
     if self._trace is not EVAL_TRACE:
         if not (isinstance(self, ForwardTracer) and self._trace.dual):
             raise RuntimeError("detach_() can be used only outside function transforms")
@@ -142,6 +155,8 @@ def detach_(self: Tensor) -> Tensor:
         if isinstance(self._value, Tensor):
             self._value = detach_(Tensor._from(self._value._value, self._value._edge))
         return self
+    if self._view is not None:
+        raise RuntimeError(_DETACH_VIEW)
     if self._edge is not None:
         mark_detached(self)  # (a node that saved it raises when it runs, as torch's)
     self._edge = None
@@ -184,7 +199,23 @@ def set_backward_hooks(self: Tensor, hooks) -> None:
 
 
 def del_backward_hooks(self: Tensor) -> None:
-    raise RuntimeError("cannot delete _backward_hooks")
+    raise RuntimeError("Deletion of _backwards_hooks not allowed!")  # (torch's spelling)
+
+
+def grad_fn_attr(self: Tensor):
+    """torch's `t._grad_fn`: the same as `t.grad_fn` (None for leaves); assigning None
+    detaches the tensor in place (`detach_()`)."""
+    return self.grad_fn
+
+
+def set_grad_fn_attr(self: Tensor, value) -> None:
+    if value is not None:
+        raise RuntimeError("_grad_fn can be only set to None")
+    detach_(self)
+
+
+def del_grad_fn_attr(self: Tensor) -> None:
+    raise RuntimeError("Deletion of _grad_fn not allowed. Detach tensor instead!")
 
 
 # ---- pickle and copy: a leaf's data, requires_grad (and for deepcopy its .grad), as torch ----

@@ -23,8 +23,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from autodiff.autograd._state import autograd_state
 from autodiff.core import views
-from autodiff.core.abstract import same_aval
+from autodiff.core.abstract import ShapedArray, same_aval
 from autodiff.core.graph import VersionCounter, name_node
 from autodiff.core.primitive import Primitive
 from autodiff.core.tensor import Tensor
@@ -64,7 +65,7 @@ def _copy_slices_jvp(primals, tangents, *, out, positions, mask, shape):
     return reshape(flat, shape)
 
 
-copy_slices_p = Primitive("copy_slices", node_name="CopySlices")
+copy_slices_p = Primitive("copy_slices", node_name="torch::autograd::CopySlices")
 copy_slices_p.saves_inputs = False  # its rules read the positions, not the values
 copy_slices_p.saves_output = False
 copy_slices_p.impl = _copy_slices_impl
@@ -86,11 +87,8 @@ def check_view_inplace(view: Tensor, result_records: bool) -> None:
     base = meta.base
     if not state().grad_enabled:
         return
-    if base._requires_grad and base._edge is None:
-        raise RuntimeError(
-            "a view of a leaf Variable that requires grad is being used in an in-place operation."
-        )
-    if not (result_records or base._edge is not None):
+    leaf = base._requires_grad and base._edge is None
+    if not (result_records or leaf or base._edge is not None):
         return
     if meta.creation == views.MULTI_OUTPUT:
         raise RuntimeError(
@@ -124,6 +122,10 @@ def check_view_inplace(view: Tensor, result_records: bool) -> None:
             "backward associated with the custom Function, leading to incorrect gradients. "
             "This behavior is forbidden. You can fix this by cloning the output of the custom "
             "Function."
+        )
+    if leaf:
+        raise RuntimeError(
+            "a view of a leaf Variable that requires grad is being used in an in-place operation."
         )
 
 
@@ -164,23 +166,6 @@ def _cast_value(tensor: Tensor, result) -> np.ndarray:
     return value
 
 
-def _keep_own_input(tensor: Tensor, result) -> None:
-    """Before `tensor`'s buffer is overwritten with `result`: the node that computed `result`
-    from `tensor` may have saved that buffer (torch's original_self); it gets a copy, and
-    expects the version after the write."""
-    node = result._edge[0]
-    if node.versions is None or node.x0 is None:
-        return
-    buffer = tensor._value
-    primals = node.primals
-    if primals is not None and any(p is buffer for p in primals):
-        node.primals = tuple(p.copy() if p is buffer else p for p in primals)
-    node.versions = [
-        (tensor, saved[1] + 1) if saved is not None and saved[0] is tensor else saved
-        for saved in node.versions
-    ]
-
-
 def _bump(tensor: Tensor) -> None:
     vc = tensor._vc
     if type(vc) is VersionCounter:
@@ -194,9 +179,51 @@ def _renew_views(base: Tensor, skip: Tensor | None = None) -> None:
     if base._edge is None and not base._requires_grad:
         return
     for v in views.views_of(base):
-        if v is skip or v._view.creation != views.DEFAULT:
+        if v is skip:
             continue
-        _regrow(v, base)
+        if v._view.creation == views.DEFAULT:
+            _regrow(v, base)
+        elif v._view.creation in (views.MULTI_OUTPUT, views.NO_GRAD_MODE):
+            _invalidate(v)
+
+
+def _invalidate_vjp(g, *, out, message):
+    raise RuntimeError(message)
+
+
+# The grad_fn of a view that cannot follow a write into its base: its backward raises.
+invalid_view_p = Primitive("invalid_view", node_name="InvalidViewBackward0")
+invalid_view_p.saves_inputs = False
+invalid_view_p.saves_output = False
+invalid_view_p.impl = lambda *, message: np.zeros(())
+invalid_view_p.abstract_eval = lambda *, message: ShapedArray((), np.dtype(np.float64))
+invalid_view_p.vjp = _invalidate_vjp
+
+
+def _invalidate(view: Tensor) -> None:
+    """torch's error for a view made under no_grad, or one of several views, once its base was
+    written in place with grad mode on: reading its grad_fn raises it, and so does a backward
+    pass through it (torch raises at any use)."""
+    meta = view._view
+    if meta.creation == views.MULTI_OUTPUT:
+        message = (
+            f"Output {meta.output} of {_op_name(meta)} is a view and its base or another view of "
+            "its base has been modified inplace. This view is the output of a function that "
+            "returns multiple views. Such functions do not allow the output views to be "
+            "modified inplace. You should replace the inplace operation by an out-of-place one."
+        )
+    else:
+        message = (
+            "A view was created in no_grad mode and its base or another view of its base has "
+            "been modified inplace with grad mode enabled. Given that this use case is "
+            "ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
+            "both the view and the inplace either both inside the no_grad block (if you don't "
+            "want the inplace to be tracked) or both outside (if you want the inplace to be "
+            "tracked)."
+        )
+    meta.invalid = message
+    poisoned = EVAL_TRACE.recorder(invalid_view_p, (), {"message": message}, np.zeros(()))
+    view._edge = poisoned._edge
 
 
 def _regrow(view: Tensor, base: Tensor, pos: np.ndarray | None = None) -> None:
@@ -211,7 +238,7 @@ def _regrow(view: Tensor, base: Tensor, pos: np.ndarray | None = None) -> None:
         view._rebase(name_node(fresh, "AsStridedBackward0")._edge)
 
 
-def write_view(view: Tensor, result) -> Tensor:
+def write_view(view: Tensor, result, since=None) -> Tensor:
     """`view` (a level-0 view) made to hold `result` in place: written into the base's memory,
     the base's history rebased on CopySlices when the write is recorded."""
     meta = view._view
@@ -245,7 +272,9 @@ def write_view(view: Tensor, result) -> Tensor:
         mask = mask.reshape(base.shape)
     buffer = _writable(view._value)
     if records:
-        _keep_own_input(view, result)
+        views.adopt_saved(view, result, since, copy_buffer=True)
+    views.saved_output_written(view)
+    views.saved_output_written(base)
     np.copyto(buffer, value, casting="unsafe")
     _bump(view)
     if graph:
@@ -262,7 +291,7 @@ def write_view(view: Tensor, result) -> Tensor:
     return view
 
 
-def write_aliased(tensor: Tensor, result) -> Tensor:
+def write_aliased(tensor: Tensor, result, since=None) -> Tensor:
     """`tensor` (level 0, not a view) made to hold `result` in place where the general path
     cannot simply take the new buffer: others share its memory (its views, `detach()`
     aliases), so the data are written through and its views' grad_fns renewed; or the write
@@ -273,7 +302,7 @@ def write_aliased(tensor: Tensor, result) -> Tensor:
     value = _cast_value(tensor, result)
     records = grad and isinstance(result, Tensor) and result._edge is not None
     if records:
-        _keep_own_input(tensor, result)
+        views.adopt_saved(tensor, result, since, copy_buffer=True)
     try:
         buffer = _writable(tensor._value)
     except ValueError:  # (read-only memory: a new buffer; aliases no longer see this one)
@@ -281,6 +310,7 @@ def write_aliased(tensor: Tensor, result) -> Tensor:
     if buffer is None:
         tensor._value = np.array(value, dtype=tensor.dtype)
     else:
+        views.saved_output_written(tensor)
         np.copyto(buffer, value, casting="unsafe")
     _bump(tensor)
     if records:
@@ -298,4 +328,4 @@ def write_aliased(tensor: Tensor, result) -> Tensor:
     return tensor
 
 
-views.set_view_writer(write_view, write_aliased)
+views.set_view_writer(write_view, write_aliased, lambda: autograd_state().seq)

@@ -33,8 +33,10 @@ from autodiff.autograd._nodes import (
     set_function_ctx,
     unpack_saved,
 )
+from autodiff.autograd._views import write_view
 from autodiff.autograd.grad_mode import no_grad
 from autodiff.autograd.graph import Node as GraphNode
+from autodiff.core import views
 from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.graph import Packed, version_of
 from autodiff.core.primitive import Primitive, bind
@@ -105,6 +107,7 @@ class FunctionCtx:
         self._ad_refs = None  # saved tensors as ("in", i) | ("out", j) | ("const", v) | None
         self._ad_fwd_refs = None
         self._ad_dirty: dict = {}  # output j -> (input i, in-place bumps inside forward)
+        self._ad_view_bases: dict = {}  # output j -> the temporary it is a view of (forward)
         self._ad_nondiff: frozenset = frozenset()
         self._ad_saved = None  # the resolved saved tensors while a rule runs
         self._ad_resetup = False
@@ -312,18 +315,25 @@ class FunctionCtx:
             else:
                 entries.append(("c", o))
         self._ad_out_spec = (isinstance(output, tuple), tuple(entries))
+        # Outputs that are views of a temporary made in forward stay views of it (torch).
+        self._ad_view_bases = {
+            j: o._view.base
+            for j, o in enumerate(tensors)
+            if isinstance(o, Tensor) and getattr(o, "_view", None) is not None
+        }
         in_index = {id(a): i for i, a in enumerate(args) if self._ad_mask[i]}
         out_index = {id(o): j for j, o in enumerate(tensors)}
         dirty = {}
         for t in self.dirty_tensors:
             i, j = in_index.get(id(t)), out_index.get(id(t))
             if i is None:
-                warnings.warn(
+                message = (
                     "ctx.mark_dirty() received a tensor that was not an input. Only input Tensors "
-                    "that have been mutated should be passed to ctx.mark_dirty().",
-                    UserWarning,
-                    stacklevel=2,
+                    "that have been mutated should be passed to ctx.mark_dirty()."
                 )
+                if getattr(t, "_view", None) is not None:  # (a view of an intermediate: torch)
+                    raise RuntimeError(message)
+                warnings.warn(message, UserWarning, stacklevel=2)
                 continue
             if j is None:
                 raise RuntimeError(
@@ -482,7 +492,7 @@ class FunctionCtx:
                         f"{list(g_shape)} but expected shape compatible with {list(x_shape)}"
                     )
                 g = sum_to_shape(g, x_shape)
-            checked.append(_in_dtype_of_float(g, x))
+            checked.append(_grad_in_dtype(self, i, g, x))
         return tuple(checked)
 
     def _ad_check_tangents(self, result, outs, tangents_in=(), versions=None) -> tuple:
@@ -565,8 +575,12 @@ class FunctionCtx:
                 continue
             if j in self._ad_nondiff and o._edge is not None:
                 o = Tensor._from(o._value)
+            several = sum(isinstance(x, Tensor) for x in outs) > 1
             if j in self._ad_dirty:
-                o = _rebase_dirty(args, self._ad_dirty[j], o, node)
+                o = _rebase_dirty(args, self._ad_dirty[j], o, node, several=several)
+            elif type(o._value) is np.ndarray:
+                bases = list(args) + [self._ad_view_bases.get(j)]
+                _mark_output_view(o, j, bases, self._ad_cls.__name__, several)
             outs[j] = o
         is_tuple, entries = self._ad_out_spec
         items = [outs[e[1]] if e[0] == "t" else e[1] for e in entries]
@@ -608,14 +622,55 @@ def _rebase_dirty_dual(arg, dirty, out, node):
     return arg
 
 
-def _rebase_dirty(args, dirty, out, node, index=None):
+def _mark_output_view(out: Tensor, j: int, args, name: str, several: bool) -> None:
+    """An output that shares an input's memory (forward returned the input, or a view of it)
+    is a view of it, as torch's: made inside a custom Function, an in-place operation on it
+    then raises (its backward would be overridden), as one made under no_grad does."""
+    for a in args:
+        a = _undual(a)
+        if a is not None and getattr(a, "_view", None) is not None:
+            a = a._view.base
+        if (
+            isinstance(a, Tensor)
+            and a._trace is EVAL_TRACE
+            and type(a._value) is np.ndarray
+            and np.may_share_memory(out._value, a._value)
+        ):
+            if not state().grad_enabled:
+                creation = views.NO_GRAD_MODE
+            else:  # (torch: the one output of a custom Function, or one of several)
+                creation = views.MULTI_OUTPUT if several else views.IN_CUSTOM_FUNCTION
+            views.mark_view(out, a, name, creation, j)
+            return
+
+
+_DIRTY_VIEW_WITH_OUTPUTS = (
+    "If your Function modifies inplace an input that is a view of another Tensor, your Function "
+    "cannot return more than one Tensor. This is not supported by the current autograd engine. "
+    "You should either make sure the input is not a view (using .clone() for example) or make "
+    "your Function only return one Tensor (potentially splitting it into two Functions: one doing "
+    "the inplace that returns a single Tensor and a second one that does the other operations). "
+    "You can ask on the forum https://discuss.pytorch.org/ if you need help to do this change."
+)
+
+
+def _rebase_dirty(args, dirty, out, node, index=None, several=False):
     """A dirty input becomes the output: same object, new history, version bumped (torch).
-    (`index`: the input's position in the node when `args` is not the node's inputs.)"""
+    (`index`: the input's position in the node when `args` is not the node's inputs.) A dirty
+    view is written as an in-place operation on a view is (CopySlices on its base)."""
     i, bumps = dirty
     orig = args[i]
     index = i if index is None else index
     if not (isinstance(orig, Tensor) and orig._trace is EVAL_TRACE):
         return out
+    if orig._view is not None:
+        if several and state().grad_enabled:
+            raise RuntimeError(_DIRTY_VIEW_WITH_OUTPUTS)
+        orig._vc += bumps
+        write_view(orig, out)
+        if node is not None and node.versions is not None and node.versions[index] is not None:
+            node.versions[index] = (orig, version_of(orig))
+        return orig
     if out._edge is not None and orig._requires_grad and orig._edge is None:
         raise RuntimeError(
             "a leaf Variable that requires grad has been used in an in-place operation."
@@ -667,6 +722,25 @@ def _in_dtype_of_float(g, x):
     complex; for integer and bool inputs `g` is kept as given."""
     dt = dtype_of(x)
     return astype(g, dt) if is_inexact(dt) and dtype_of(g) != dt else g
+
+
+def _grad_in_dtype(ctx, i: int, g, x):
+    """The gradient `g` backward returned for input `i`, cast as `_in_dtype_of_float` does,
+    unless that input is a leaf whose `grad_dtype` is None (torch casts a gradient to the
+    dtype its next node takes: any, for such a leaf)."""
+    if dtype_of(g) == dtype_of(x):
+        return g
+    node = ctx._ad_node
+    if isinstance(node, weakref.ref):
+        node = node()
+    parents = getattr(node, "parents", None)
+    edge = parents[i] if parents is not None and i < len(parents) else None
+    if type(edge) is tuple:
+        leaf = edge[0]
+        extra = leaf.extra if leaf.prim is None else None
+        if extra is not None and extra.grad_dtype is None:
+            return g
+    return _in_dtype_of_float(g, x)
 
 
 def _expandable(shape: tuple, desired: tuple) -> bool:

@@ -422,7 +422,8 @@ class Node:
         return self.versions is not None and _torch_face.keeps_shapes(self)
 
     def __repr__(self):
-        name = "AccumulateGrad" if self.prim is None else self.name()  # torch's repr
+        # torch's repr: the class name (CopySlices for torch::autograd::CopySlices)
+        name = "AccumulateGrad" if self.prim is None else self.name().rsplit("::", 1)[-1]
         return f"<{name} object at {hex(id(self))}>"
 
 

@@ -103,6 +103,8 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, flag: bool) -> None:
+        if type(flag) is not bool and not isinstance(flag, np.bool_):
+            raise RuntimeError("requires_grad must be a bool")  # (torch's; also for `del`)
         if self._edge is not None:
             hint = (
                 ""
@@ -119,6 +121,10 @@ class Tensor:
             )
         self._requires_grad = bool(flag)
 
+    @requires_grad.deleter
+    def requires_grad(self) -> None:
+        raise RuntimeError("requires_grad must be a bool")  # (torch's message for `del`)
+
     def requires_grad_(self, requires_grad: bool = True) -> Tensor:
         """Set `requires_grad` in place (leaves only; on a graph result `True` is a no-op, as
         in torch) and return self."""
@@ -129,7 +135,11 @@ class Tensor:
     @property
     def is_leaf(self) -> bool:
         """True for tensors not produced by a recorded operation."""
-        return self._trace is not EVAL_TRACE or self._edge is None
+        if self._trace is not EVAL_TRACE:
+            return True
+        if self._edge is not None and self._view is not None and self._view.invalid is not None:
+            raise RuntimeError(self._view.invalid)  # (as grad_fn: see autograd/_views.py)
+        return self._edge is None
 
     @property
     def _base(self) -> Tensor | None:
@@ -146,6 +156,9 @@ class Tensor:
     def grad_fn(self) -> Node | None:
         """The Node that produced this tensor (None for leaves)."""
         if self._trace is EVAL_TRACE and self._edge is not None:
+            meta = self._view
+            if meta is not None and meta.invalid is not None:
+                raise RuntimeError(meta.invalid)  # (its base was written: autograd/_views.py)
             return observed(self._edge[0])  # (its torch class, e.g. MulBackward0)
         return None
 
@@ -193,6 +206,10 @@ class Tensor:
                 "complex dtype"
             )
         self._value = value._value
+
+    @data.deleter
+    def data(self) -> None:
+        raise RuntimeError("Deleting tensor data is not allowed. Delete tensor instead!")
 
     def __init_subclass__(cls, **kwargs) -> None:
         super().__init_subclass__(**kwargs)
@@ -284,11 +301,13 @@ class Tensor:
                 return False
         elif type(other) not in (float, int):
             return False
+        if self._edge is not None:  # (under no_grad: its producer may have saved this memory)
+            _views.saved_output_written(self)
         ufunc(value, other, out=value)
         self._vc += 1
         return True
 
-    def _assign_inplace(self, result) -> Tensor:
+    def _assign_inplace(self, result, since=None) -> Tensor:
         """Make this tensor hold `result` (an in-place operator's out-of-place value).
 
         Without recording, the data are written into the existing buffer. When the update is
@@ -309,7 +328,7 @@ class Tensor:
                 "autodiff does not). Use the out-of-place form, e.g. `x = x + y` for `x += y`."
             )
         if self._view is not None:  # (a view: written into its base, CopySlices)
-            return _views.WRITER.write(self, result)
+            return _views.WRITER.write(self, result, since)
         recording = isinstance(result, Tensor) and result._edge is not None
         grad = state().grad_enabled
         if self._requires_grad and self._edge is None and grad:
@@ -318,7 +337,7 @@ class Tensor:
             )
         if type(self._vc) is not int or (grad and self._edge is not None and not recording):
             # (others share this memory, or a recorded history is overwritten by a constant)
-            return _views.WRITER.write_aliased(self, result)
+            return _views.WRITER.write_aliased(self, result, since)
         value = result._value if isinstance(result, Tensor) else np.asarray(result)
         if np.shape(value) != self.shape:
             raise ValueError(
@@ -331,22 +350,35 @@ class Tensor:
                 f"type {self.dtype.name}"
             )
         if recording:
+            # (torch: a producer that saved this tensor's value, exp's output, sees it written;
+            # the old buffer stays intact here, but the backward pass raises as torch's does)
+            _views.saved_output_written(self)
+            # The op's own nodes saved the old buffer, which stays intact (as torch's
+            # original_self): they expect the new version.
+            _views.adopt_saved(self, result, since, copy_buffer=False)
             self._value = np.asarray(value, dtype=self.dtype)
             self._rebase(result._edge)
-            # The op's own node saved the old buffer, which stays intact (as torch's
-            # original_self): it expects the new version.
-            node = result._edge[0]
-            if node.versions is not None:
-                node.versions = [
-                    (self, saved[1] + 1) if saved is not None and saved[0] is self else saved
-                    for saved in node.versions
-                ]
         elif isinstance(self._value, np.ndarray) and self._value.flags.writeable:
+            _views.saved_output_written(self)
             self._value[...] = value
         else:
             self._value = np.array(value, dtype=self.dtype)
         self._vc += 1
         return self
+
+    def _inplace_method(self, result, since=None) -> Tensor:
+        """`_assign_inplace` for a torch-style in-place method (`x.mul_(y)`): a function
+        transform's tracer is immutable, so the statement would leave `x` unchanged while the
+        code goes on as if it had changed: it raises instead. (Python's `x *= y` rebinds `x`
+        and stays functional; torch's dual tensors are updated in place.)"""
+        if self._trace is not EVAL_TRACE and not getattr(self._trace, "dual", False):
+            raise RuntimeError(
+                "An in-place method (such as x.mul_(y) or x.zero_()) cannot update a traced "
+                f"value ({type(self).__name__}) inside a function transform: traced values are "
+                "immutable, and the tensor would silently keep its old value. Use the "
+                "out-of-place form (x = x * y) or an augmented assignment (x *= y)."
+            )
+        return self._assign_inplace(result, since)
 
     def _rebase(self, edge) -> None:
         """Make `edge` this tensor's history; retain_grad() follows it (as torch's)."""
@@ -467,7 +499,10 @@ class Tensor:
         body = np.array2string(np.asarray(self.primal()), separator=", ", prefix="tensor(")
         if self._trace is EVAL_TRACE:
             if self._edge is not None:
-                return f"tensor({body}, grad_fn=<{self._edge[0].name()}>)"
+                name = self._edge[0].name().rsplit("::", 1)[-1]  # (torch::autograd::CopySlices)
+                if self._view is not None and self._view.invalid is not None:
+                    name = "Invalid"  # (reading its grad_fn raises: torch prints this)
+                return f"tensor({body}, grad_fn=<{name}>)"
             if self._requires_grad:
                 return f"tensor({body}, requires_grad=True)"
             return f"tensor({body})"

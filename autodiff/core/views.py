@@ -15,6 +15,7 @@ above it.
 
 from __future__ import annotations
 
+import re
 import weakref
 
 import numpy as np
@@ -35,14 +36,17 @@ class ViewMeta:
     that made it (a node name, or the (primitive, params) pair it is made from: `op_name`), as
     torch's errors name it ("Output 0 of Unbind is a view...")."""
 
-    __slots__ = ("base", "creation", "op", "output", "of_view_of")
+    __slots__ = ("base", "creation", "op", "output", "of_view_of", "invalid")
 
-    def __init__(self, base, creation: str, op: str, output: int = 0, of_view_of=None):
+    def __init__(self, base, creation: str, op, output: int = 0, of_view_of=None):
         self.base = base
         self.creation = creation
         self.op = op
         self.output = output
         self.of_view_of = of_view_of  # (the creation of the view this one was taken from)
+        # torch's error once its base was written in place while this view (made under no_grad,
+        # or one of several views) cannot follow: reading grad_fn raises it (autograd/_views.py)
+        self.invalid = None
 
 
 def op_name(meta: ViewMeta) -> str:
@@ -51,7 +55,7 @@ def op_name(meta: ViewMeta) -> str:
     if type(op) is tuple:
         prim, params = op
         op = prim.node_name if type(prim.node_name) is str else prim.node_name(params)
-    return op[: -len("Backward0")] if op.endswith("Backward0") else op
+    return re.sub(r"Backward\d*$", "", op)
 
 
 def _live_views(vc: VersionCounter) -> list:
@@ -140,17 +144,72 @@ def _byte_offsets(a: np.ndarray) -> np.ndarray:
 class _ViewWriter:
     """The torch face's in-place-on-a-view machinery (autograd/_views.py installs it)."""
 
-    write = None  # write(view, result) -> view: an in-place result written into a view
-    write_aliased = None  # write_aliased(tensor, result) -> tensor: into a base with views
+    # write(view, result, since) -> view: an in-place result written into a view;
+    # write_aliased(tensor, result, since) -> tensor: into a tensor others share memory with;
+    # clock() -> the sequence number of the last recorded node (see `adopt_saved`)
+    write = None
+    write_aliased = None
+    clock = staticmethod(lambda: -1)
 
 
 WRITER = _ViewWriter()
 
 
-def set_view_writer(write, write_aliased) -> None:
+def set_view_writer(write, write_aliased, clock) -> None:
     """Install the torch face's writers (see `_ViewWriter`)."""
     WRITER.write = write
     WRITER.write_aliased = write_aliased
+    WRITER.clock = clock
+
+
+def adopt_saved(tensor, result, since, copy_buffer: bool) -> None:
+    """`tensor` is about to hold `result` in place: the nodes that computed `result` from
+    `tensor`'s current value (its own node; with `since`, every node recorded after that
+    sequence number, the parts of a composite in-place operation such as clamp_) saved that
+    value legitimately: they expect the version after the write (torch's original_self), and
+    with `copy_buffer` (the memory is about to be overwritten) they keep a copy of it."""
+    edge = result._edge
+    if type(edge) is not tuple:
+        return
+    vc = tensor._vc
+    current = vc if type(vc) is int else vc.value
+    buffer = tensor._value
+    if since is not None and edge[0].seq <= since:
+        return  # (f returned a tensor made before the operation began)
+    stack = [edge[0]]
+    seen = set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        versions = node.versions
+        if type(versions) is not list:
+            continue
+        mine = [
+            k
+            for k, v in enumerate(versions)
+            if v is not None and v[0] is tensor and v[1] == current
+        ]
+        if mine:
+            primals = node.primals
+            if copy_buffer and primals is not None and any(p is buffer for p in primals):
+                primals = tuple(p.copy() if p is buffer else p for p in primals)
+                node.primals = primals
+            for k in mine:
+                # A raw saved value is now the node's own (the old buffer, left intact or
+                # copied): no later write into `tensor` reaches it, so it is no longer checked.
+                # A packed one (saved-tensor hooks) may read `tensor` again: it expects the
+                # version after this write.
+                own = primals is not None and k < len(primals) and type(primals[k]) is np.ndarray
+                versions[k] = None if own else (tensor, current + 1)
+        if since is None:
+            break  # (the result's own node only)
+        for parent in node.parents:
+            if parent is not None:
+                above = parent[0] if type(parent) is tuple else parent
+                if above.seq > since:
+                    stack.append(above)
 
 
 def as_view_of(result, source, view: np.ndarray, op: str, grad_enabled: bool):
@@ -166,3 +225,25 @@ def as_view_of(result, source, view: np.ndarray, op: str, grad_enabled: bool):
     result._value = view
     mark_view(result, source, op, DEFAULT if grad_enabled else NO_GRAD_MODE)
     return result
+
+
+def saved_output_written(tensor) -> None:
+    """Before `tensor`'s memory is written in place: the node that produced it, if it saved its
+    output (exp, tanh, sqrt save what they return) and that is this memory, expects the version
+    before the write, so that a backward pass through it raises torch's "modified by an inplace
+    operation" error rather than reading the new values."""
+    edge = tensor._edge
+    if type(edge) is not tuple:
+        return
+    node, index = edge
+    versions = node.versions
+    prim = node.prim
+    if type(versions) is not list or prim is None or not prim.saves_output:
+        return
+    out = node.out
+    if type(out) is tuple:
+        out = out[index] if index < len(out) else None
+    value = tensor._value
+    if type(out) is np.ndarray and type(value) is np.ndarray and np.may_share_memory(out, value):
+        vc = tensor._vc
+        versions.append((tensor, vc if type(vc) is int else vc.value))

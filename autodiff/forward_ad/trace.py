@@ -99,7 +99,7 @@ class ForwardTracer(Tensor):
 
     __str__ = __repr__
 
-    def _assign_inplace(self, result):
+    def _assign_inplace(self, result, since=None):
         """An in-place operation on a torch-style dual tensor changes it in place, as torch's:
         the primal as a level-0 tensor's in-place update (its buffer written, its version
         bumped, or the update recorded), the tangent written into its buffer where it is a
@@ -107,7 +107,7 @@ class ForwardTracer(Tensor):
         replaced. A function transform's tracer is updated functionally (Tensor's)."""
         trace = self._trace
         if not (trace.dual and trace.alive):
-            return Tensor._assign_inplace(self, result)
+            return Tensor._assign_inplace(self, result, since)
         if isinstance(result, ForwardTracer) and result._trace is trace:
             primal, tangent = result._value, result._tangent
         else:

@@ -38,7 +38,7 @@ def _size_text(shape: tuple) -> str:
 def _in_place(x, result, inplace: bool):
     """`result` written into `x` when `inplace` (torch's `inplace=True`), else `result`."""
     if inplace and isinstance(x, Tensor):
-        return x._assign_inplace(result)
+        return x._inplace_method(result)
     return result
 
 
