@@ -400,8 +400,9 @@ def differences(seed: int) -> str | None:
 
 # The known gaps (autodiff against torch 2.13), minimized; each seed below hits the first one.
 EXP_OUT = (
-    "D1: exp_ on a view, then its base written: torch raises at backward (the result it saved is"
-    " the view's memory); autodiff's saved result is its own copy, and the gradient is right"
+    "D1: a result an operation saved (exp's output) written in place by a recorded operation:"
+    " torch raises at backward; autodiff's saved value is intact (a recorded write takes a new"
+    " buffer; exp_ on a view saved its own result), and the gradient is right"
 )
 MULTI = (
     "D4: a view that cannot follow a write into its base (one of several views, or made under"

@@ -350,9 +350,6 @@ class Tensor:
                 f"type {self.dtype.name}"
             )
         if recording:
-            # (torch: a producer that saved this tensor's value, exp's output, sees it written;
-            # the old buffer stays intact here, but the backward pass raises as torch's does)
-            _views.saved_output_written(self)
             # The op's own nodes saved the old buffer, which stays intact (as torch's
             # original_self): they expect the new version.
             _views.adopt_saved(self, result, since, copy_buffer=False)
