@@ -18,6 +18,8 @@ Not part of `python -m benchmarks` (it starts Dask clusters and takes a minute o
   the CPU, and the cell is marked `~`). The distributed results are compared with the local
   one bit for bit. The workers run with a malloc setting and without Dask's profiler (see
   WORKER_CONFIG; `--dask-defaults` keeps Dask's settings).
+- **The machine's ceiling**: the same local chunk loop in one fresh process alone, then in two
+  at once (no Dask): 2 x alone / together bounds what 2 workers can gain on these cores.
 - **Per-task overhead**: `vmap(executor=client, chunk_size=1)` of a function that does
   nearly nothing, over 200 members on the 2-worker cluster: wall time per task.
 - **Memory** (`--memory`): per-example gradients of a logistic loss over a Dask array of
@@ -186,6 +188,63 @@ def jacobian_benchmark(repeat: int, cells: int, dask_defaults: bool, chunk: int 
         for cluster, client in clusters.values():
             client.close()
             cluster.close()
+    ceiling(cells, chunk)
+
+
+def _chunk_loop(cells: int, chunk: int, rounds: int, start, done) -> None:
+    """In a fresh process (the workers' malloc setting): the Jacobian's chunks, run locally
+    `rounds` times once `start` is set; the best wall time goes to `done`."""
+    x = initial_state(cells)
+    jac = ad.jacrev(implicit_euler_step, chunk_size=chunk)
+    jac(x)
+    start.wait()
+    best = float("inf")
+    for _ in range(rounds):
+        t0 = time.perf_counter()
+        jac(x)
+        best = min(best, time.perf_counter() - t0)
+    done.put(best)
+
+
+def ceiling(cells: int, chunk: int, rounds: int = 5) -> None:
+    """What two processes get from this machine's two cores on this work, without Dask: the
+    same local chunk loop in one process alone, then in two at once (each its own loop). The
+    ratio 2 x alone / together bounds any 2-worker speed-up (memory bandwidth and caches
+    are shared)."""
+    import multiprocessing as mp
+
+    ctx = mp.get_context("spawn")
+    env = {
+        "MALLOC_TOP_PAD_": str(WORKER_CONFIG["distributed.nanny.pre-spawn-environ.MALLOC_TOP_PAD_"])
+    }
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)  # (inherited by the spawned processes, as by Dask's workers)
+    try:
+        walls = {}
+        for n in (1, 2):
+            start, done = ctx.Event(), ctx.Queue()
+            procs = [
+                ctx.Process(target=_chunk_loop, args=(cells, chunk, rounds, start, done))
+                for _ in range(n)
+            ]
+            for p in procs:
+                p.start()
+            time.sleep(0.5)
+            start.set()
+            walls[n] = max(done.get() for _ in procs)
+            for p in procs:
+                p.join()
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+    print(
+        f"the machine's ceiling (no Dask): the local chunk loop alone {_fmt(walls[1])}, in two "
+        f"processes at once {_fmt(walls[2])} each: 2 workers can be at most "
+        f"{2 * walls[1] / walls[2]:.2f}x 1 worker here"
+    )
 
 
 def overhead(client, tasks: int = 200) -> None:
