@@ -304,3 +304,14 @@ def test_regressions_found_by_the_fuzz_test(name):
         assert ours.split()[:3] == theirs.split()[:3]
     else:
         np.testing.assert_allclose(ours, theirs, rtol=1e-12)
+
+
+def test_views_of_another_element_type_raise_rather_than_go_stale():
+    x = ad.tensor([1 + 1j, 2 - 1j], requires_grad=True)
+    z = x * 1
+    r = z.real
+    z.mul_(2)  # (r cannot follow the write: it raises when used, never a stale gradient)
+    with pytest.raises(RuntimeError, match="cannot follow an in-place write"):
+        (r * r).sum().backward()
+    with pytest.raises(NotImplementedError, match="another element type"):
+        (x * 1).imag.mul_(2)

@@ -221,7 +221,11 @@ def _invalidate(view: Tensor) -> None:
             "want the inplace to be tracked) or both outside (if you want the inplace to be "
             "tracked)."
         )
-    meta.invalid = message
+    _poison(view, message)
+
+
+def _poison(view: Tensor, message: str) -> None:
+    view._view.invalid = message
     poisoned = EVAL_TRACE.recorder(invalid_view_p, (), {"message": message}, np.zeros(()))
     view._edge = poisoned._edge
 
@@ -231,7 +235,12 @@ def _regrow(view: Tensor, base: Tensor, pos: np.ndarray | None = None) -> None:
         if pos is None:
             pos = views.positions(view._value, base._value)
     except ValueError:  # (a view of another element size: its grad_fn cannot be renewed)
-        view._edge = None
+        _poison(
+            view,
+            "This view (of another element type than its base: the real or imaginary part of "
+            "a complex tensor, or view(dtype)) cannot follow an in-place write into its base: "
+            "take it again from the base after the write.",
+        )
         return
     fresh = take(reshape(base, (-1,)), pos)
     if isinstance(fresh, Tensor) and fresh._edge is not None:
@@ -305,8 +314,8 @@ def write_aliased(tensor: Tensor, result, since=None) -> Tensor:
         views.adopt_saved(tensor, result, since, copy_buffer=True)
     try:
         buffer = _writable(tensor._value)
-    except ValueError:  # (read-only memory: a new buffer; aliases no longer see this one)
-        buffer = None
+    except (ValueError, RuntimeError):  # (read-only or repeating memory: a new buffer, which
+        buffer = None  # its aliases no longer see)
     if buffer is None:
         tensor._value = np.array(value, dtype=tensor.dtype)
     else:
