@@ -97,21 +97,22 @@ def check_view_inplace(view: Tensor, result_records: bool) -> None:
             "do not allow the output views to be modified inplace. You should replace the "
             "inplace operation by an out-of-place one."
         )
-    if meta.creation == views.NO_GRAD_MODE:
-        if meta.of_view_of == views.NO_GRAD_MODE:
+    if meta.creation in (views.NO_GRAD_MODE, views.INFERENCE_MODE):
+        if meta.creation == views.NO_GRAD_MODE:
+            made, now, block = "no_grad mode", "with grad mode enabled", "no_grad"
+        else:
+            made, now, block = "inference mode", "in normal mode", "inference_mode"
+        if meta.of_view_of == meta.creation:
             lead = (
                 f"Output {meta.output} of {_op_name(meta)} is a view of a view which was created "
-                "in no_grad mode and is being modified inplace with grad mode enabled."
+                f"in {made} and is being modified inplace {now}."
             )
         else:
-            lead = (
-                "A view was created in no_grad mode and is being modified inplace with grad "
-                "mode enabled."
-            )
+            lead = f"A view was created in {made} and is being modified inplace {now}."
         raise RuntimeError(
             f"{lead} Given that this use case is ambiguous and error-prone, it is forbidden. "
             "You can clarify your code by moving both the view and the inplace either both "
-            "inside the no_grad block (if you don't want the inplace to be tracked) or both "
+            f"inside the {block} block (if you don't want the inplace to be tracked) or both "
             "outside (if you want the inplace to be tracked)."
         )
     if meta.creation == views.IN_CUSTOM_FUNCTION:
@@ -183,7 +184,7 @@ def _renew_views(base: Tensor, skip: Tensor | None = None) -> None:
             continue
         if v._view.creation == views.DEFAULT:
             _regrow(v, base)
-        elif v._view.creation in (views.MULTI_OUTPUT, views.NO_GRAD_MODE):
+        elif v._view.creation in (views.MULTI_OUTPUT, views.NO_GRAD_MODE, views.INFERENCE_MODE):
             _invalidate(v)
 
 
@@ -204,24 +205,7 @@ def _invalidate(view: Tensor) -> None:
     """torch's error for a view made under no_grad, or one of several views, once its base was
     written in place with grad mode on: reading its grad_fn raises it, and so does a backward
     pass through it (torch raises at any use)."""
-    meta = view._view
-    if meta.creation == views.MULTI_OUTPUT:
-        message = (
-            f"Output {meta.output} of {_op_name(meta)} is a view and its base or another view of "
-            "its base has been modified inplace. This view is the output of a function that "
-            "returns multiple views. Such functions do not allow the output views to be "
-            "modified inplace. You should replace the inplace operation by an out-of-place one."
-        )
-    else:
-        message = (
-            "A view was created in no_grad mode and its base or another view of its base has "
-            "been modified inplace with grad mode enabled. Given that this use case is "
-            "ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
-            "both the view and the inplace either both inside the no_grad block (if you don't "
-            "want the inplace to be tracked) or both outside (if you want the inplace to be "
-            "tracked)."
-        )
-    _poison(view, message)
+    _poison(view, views.base_written_message(view._view))
 
 
 def _poison(view: Tensor, message: str) -> None:

@@ -137,8 +137,10 @@ class Tensor:
         """True for tensors not produced by a recorded operation."""
         if self._trace is not EVAL_TRACE:
             return True
-        if self._edge is not None and self._view is not None and self._view.invalid is not None:
-            raise RuntimeError(self._view.invalid)  # (as grad_fn: see autograd/_views.py)
+        if self._view is not None:
+            message = _views.stale(self)  # (as grad_fn: see autograd/_views.py)
+            if message is not None:
+                raise RuntimeError(message)
         return self._edge is None
 
     @property
@@ -155,11 +157,13 @@ class Tensor:
     @property
     def grad_fn(self) -> Node | None:
         """The Node that produced this tensor (None for leaves)."""
-        if self._trace is EVAL_TRACE and self._edge is not None:
-            meta = self._view
-            if meta is not None and meta.invalid is not None:
-                raise RuntimeError(meta.invalid)  # (its base was written: autograd/_views.py)
-            return observed(self._edge[0])  # (its torch class, e.g. MulBackward0)
+        if self._trace is EVAL_TRACE:
+            if self._view is not None:
+                message = _views.stale(self)  # (its base was written: autograd/_views.py)
+                if message is not None:
+                    raise RuntimeError(message)
+            if self._edge is not None:
+                return observed(self._edge[0])  # (its torch class, e.g. MulBackward0)
         return None
 
     @property
@@ -495,10 +499,10 @@ class Tensor:
                 )
         body = np.array2string(np.asarray(self.primal()), separator=", ", prefix="tensor(")
         if self._trace is EVAL_TRACE:
+            if self._view is not None and _views.stale(self) is not None:
+                return f"tensor({body}, grad_fn=<Invalid>)"  # (reading grad_fn raises: torch)
             if self._edge is not None:
                 name = self._edge[0].name().rsplit("::", 1)[-1]  # (torch::autograd::CopySlices)
-                if self._view is not None and self._view.invalid is not None:
-                    name = "Invalid"  # (reading its grad_fn raises: torch prints this)
                 return f"tensor({body}, grad_fn=<{name}>)"
             if self._requires_grad:
                 return f"tensor({body}, requires_grad=True)"

@@ -167,7 +167,10 @@ class EvalTrace(Trace):
             index = params["index"]  # (all integers: a 0-d view, as torch's `x[0]`)
             out = result._value = base[(index if type(index) is tuple else (index,)) + (...,)]
         if type(out) is _ndarray and (out is base or (out.base is not None and _shares(out, base))):
-            creation = _views.DEFAULT if grad else _views.NO_GRAD_MODE
+            if grad:
+                creation = _views.DEFAULT
+            else:
+                creation = _views.NO_GRAD_MODE if _state.fw_grad_enabled else _views.INFERENCE_MODE
             _views.mark_view(result, source, name, creation)
         return result
 

@@ -36,10 +36,11 @@ class ViewMeta:
     that made it (a node name, or the (primitive, params) pair it is made from: `op_name`), as
     torch's errors name it ("Output 0 of Unbind is a view...")."""
 
-    __slots__ = ("base", "creation", "op", "output", "of_view_of", "invalid")
+    __slots__ = ("base", "creation", "op", "output", "of_view_of", "invalid", "version")
 
-    def __init__(self, base, creation: str, op, output: int = 0, of_view_of=None):
+    def __init__(self, base, creation: str, op, output: int = 0, of_view_of=None, version=0):
         self.base = base
+        self.version = version  # (of the shared counter when the view was made)
         self.creation = creation
         self.op = op
         self.output = output
@@ -82,7 +83,7 @@ def mark_view(result, source, op, creation: str, output: int = 0) -> None:
     if type(vc) is int:
         vc = base._vc = VersionCounter(vc)
     result._vc = vc
-    result._view = ViewMeta(base, creation, op, output, of)
+    result._view = ViewMeta(base, creation, op, output, of, vc.value)
     views = _live_views(vc)
     if len(views) >= vc.prune_at:  # (drop the dead ones now and then: amortized)
         views[:] = [r for r in views if r() is not None]
@@ -247,3 +248,45 @@ def saved_output_written(tensor) -> None:
     if type(out) is np.ndarray and type(value) is np.ndarray and np.may_share_memory(out, value):
         vc = tensor._vc
         versions.append((tensor, vc if type(vc) is int else vc.value))
+
+
+def stale(tensor) -> str | None:
+    """torch's error for reading the grad_fn of a view that cannot follow a write into its base
+    (made under no_grad or in inference mode, or one of several views, and its base, which
+    requires grad, written in place since): None when it is not such a view."""
+    meta = getattr(tensor, "_view", None)
+    if meta is None:
+        return None
+    if meta.invalid is not None:
+        return meta.invalid
+    if meta.creation not in (NO_GRAD_MODE, INFERENCE_MODE, MULTI_OUTPUT):
+        return None
+    base = meta.base
+    vc = tensor._vc
+    if not (base._requires_grad or base._edge is not None) or meta.version == (
+        vc if type(vc) is int else vc.value
+    ):
+        return None
+    return base_written_message(meta)
+
+
+def base_written_message(meta: ViewMeta) -> str:
+    """The text of `stale`'s error."""
+    if meta.creation == MULTI_OUTPUT:
+        return (
+            f"Output {meta.output} of {op_name(meta)} is a view and its base or another view of "
+            "its base has been modified inplace. This view is the output of a function that "
+            "returns multiple views. Such functions do not allow the output views to be "
+            "modified inplace. You should replace the inplace operation by an out-of-place one."
+        )
+    if meta.creation == INFERENCE_MODE:
+        made, now, block = "inference mode", "in normal mode", "inference_mode"
+    else:
+        made, now, block = "no_grad mode", "with grad mode enabled", "no_grad"
+    return (
+        f"A view was created in {made} and its base or another view of its base has been "
+        f"modified inplace {now}. Given that this use case is ambiguous and error-prone, it is "
+        "forbidden. You can clarify your code by moving both the view and the inplace either "
+        f"both inside the {block} block (if you don't want the inplace to be tracked) or both "
+        "outside (if you want the inplace to be tracked)."
+    )
