@@ -71,6 +71,7 @@ import autodiff.scipy.special as _special
 from autodiff import torch_dtypes
 from autodiff.core import views as _views
 from autodiff.core.errors import TracerConversionError
+from autodiff.core.graph import name_node
 from autodiff.core.primitive import bind as _bind
 from autodiff.core.sizes import Size
 from autodiff.core.tensor import Tensor, face_of
@@ -1131,7 +1132,13 @@ def split(self: Tensor, split_size_or_sections, dim: int = 0) -> tuple:
     if len(sizes) == 1:
         return (_narrow(self, d, 0, n),)
     bounds = list(np.cumsum(sizes[:-1]))
-    return tuple(anp.split(self, [builtins.int(b) for b in bounds], axis=d))
+    pieces = tuple(anp.split(self, [builtins.int(b) for b in bounds], axis=d))
+    if isinstance(split_size_or_sections, (builtins.int, np.integer)):
+        name_node(pieces[0], "SplitBackward0")  # (torch's node of a split by size)
+        for piece in pieces:
+            if getattr(piece, "_view", None) is not None:
+                piece._view.op = "SplitBackward0"
+    return pieces
 
 
 def split_with_sizes(self: Tensor, split_sizes, dim: int = 0) -> tuple:
