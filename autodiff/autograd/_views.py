@@ -30,7 +30,7 @@ from autodiff.core.graph import VersionCounter, name_node
 from autodiff.core.primitive import Primitive
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE, state
-from autodiff.ops.elementwise import where
+from autodiff.ops.elementwise import imag, real, where
 from autodiff.ops.index import filled, index_set, take
 from autodiff.ops.structural import reshape
 
@@ -215,18 +215,23 @@ def _poison(view: Tensor, message: str) -> None:
 
 
 def _regrow(view: Tensor, base: Tensor, pos: np.ndarray | None = None) -> None:
+    part = None
     try:
         if pos is None:
             pos = views.positions(view._value, base._value)
-    except ValueError:  # (a view of another element size: its grad_fn cannot be renewed)
-        _poison(
-            view,
-            "This view (of another element type than its base: the real or imaginary part of "
-            "a complex tensor, or view(dtype)) cannot follow an in-place write into its base: "
-            "take it again from the base after the write.",
-        )
-        return
+    except ValueError:  # (a view of another element size: the real or imaginary parts?)
+        try:
+            pos, part = views.part_positions(view._value, base._value)
+        except ValueError:
+            _poison(
+                view,
+                "This view (of another element type than its base: view(dtype)) cannot follow "
+                "an in-place write into its base: take it again from the base after the write.",
+            )
+            return
     fresh = take(reshape(base, (-1,)), pos)
+    if part is not None:
+        fresh = (imag if part else real)(fresh)
     if isinstance(fresh, Tensor) and fresh._edge is not None:
         view._rebase(name_node(fresh, "AsStridedBackward0")._edge)
 

@@ -132,6 +132,31 @@ def positions(view: np.ndarray, base: np.ndarray) -> np.ndarray:
     return order[at]
 
 
+def part_positions(view: np.ndarray, base: np.ndarray) -> tuple[np.ndarray, int]:
+    """For a view of the real or imaginary parts of a complex `base` (NumPy's `.real`,
+    `.imag`): the positions of its elements' complex elements in `base` (as `positions`) and
+    which part it is (0 real, 1 imaginary). Raises ValueError for any other view."""
+    if base.dtype.kind != "c" or view.dtype.itemsize * 2 != base.dtype.itemsize:
+        raise ValueError("not a view of the parts of a complex array")
+    half = view.dtype.itemsize
+    start = view.__array_interface__["data"][0] - base.__array_interface__["data"][0]
+    part = (start % base.dtype.itemsize) // half
+    whole = (
+        np.ndarray(
+            view.shape,
+            base.dtype,
+            buffer=base,
+            offset=start - part * half,
+            strides=view.strides,
+        )
+        if base.flags.c_contiguous or base.flags.f_contiguous
+        else None
+    )
+    if whole is None:
+        raise ValueError("a part view of a non-contiguous complex array")
+    return positions(whole, base), int(part)
+
+
 def _byte_offsets(a: np.ndarray) -> np.ndarray:
     """The byte offset of each element of `a` from its first (index 0, ..., 0) element."""
     out = np.zeros(a.shape, np.int64)
