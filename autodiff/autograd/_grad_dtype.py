@@ -64,7 +64,7 @@ def get_grad_dtype(tensor: Tensor):
     Example:
         >>> import autodiff as torch
         >>> x = torch.ones(2, dtype=torch.float32, requires_grad=True)
-        >>> get_grad_dtype(x)
+        >>> x.grad_dtype
         torch.float32
     """
     if tensor._edge is not None:
