@@ -269,6 +269,7 @@ REGRESSIONS = {
     # a saved output (exp's) written through a view: torch's version error, not its new values
     "saved_output_via_view": lambda t, a: _do(a.exp(), lambda y: y[0].mul_(2)).sum().backward(),
     "saved_output_no_grad": lambda t, a: _no_grad_add(t, a.exp()).sum().backward(),
+    "saved_output_no_grad_view": lambda t, a: _no_grad_view_add(t, a.exp()).sum().backward(),
     # a composite in-place op (clamp_ with both bounds) saves its own input legitimately
     "clamp_both": lambda t, a: _sq(_do(a * 1.5, lambda y: y.clamp_(min=-0.5, max=1.5))).backward(),
     # mul_ of a view by a tensor requiring grad, twice: the first saved the value it read
@@ -281,6 +282,13 @@ REGRESSIONS = {
 def _no_grad_add(t, y):
     with t.no_grad():
         y += 1
+    return y
+
+
+def _no_grad_view_add(t, y):
+    with t.no_grad():
+        v = y[0:2]
+        v += 1
     return y
 
 
@@ -324,3 +332,14 @@ def test_writing_into_a_part_view_with_gradients_raises():
     x = ad.tensor([1 + 1j, 2 - 1j], requires_grad=True)
     with pytest.raises(NotImplementedError, match="another element type"):
         (x * 1).imag.mul_(2)
+
+
+def test_a_write_through_a_detached_alias_invalidates_a_saved_output():
+    def program(t):
+        a = t.tensor([1.0, 2.0], requires_grad=True)
+        y = a.exp()
+        y.detach().add_(1)  # (changes the output exp saved)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            y.sum().backward()
+
+    both(program)

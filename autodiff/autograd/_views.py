@@ -271,8 +271,7 @@ def write_view(view: Tensor, result, since=None) -> Tensor:
     buffer = _writable(view._value)
     if records:
         views.adopt_saved(view, result, since, copy_buffer=True)
-    views.saved_output_written(view)
-    views.saved_output_written(base)
+    views.memory_written(view)
     np.copyto(buffer, value, casting="unsafe")
     _bump(view)
     if graph:
@@ -308,7 +307,7 @@ def write_aliased(tensor: Tensor, result, since=None) -> Tensor:
     if buffer is None:
         tensor._value = np.array(value, dtype=tensor.dtype)
     else:
-        views.saved_output_written(tensor)
+        views.memory_written(tensor)
         np.copyto(buffer, value, casting="unsafe")
     _bump(tensor)
     if records:

@@ -88,7 +88,9 @@ class VersionCounter:
 
     def __init__(self, value: int = 0):
         self.value = int(value)
-        self.views = None  # weakrefs to the views of the base (core/views.py), made on need
+        # weakrefs to the tensors sharing this memory (a base's views, the sources of
+        # `detach()` aliases: core/views.py), made on need
+        self.views = None
         self.prune_at = 16
 
     def __iadd__(self, n):
@@ -137,11 +139,26 @@ class VersionCounter:
 
 
 def share_version(source, alias) -> None:
-    """Make `alias` (a tensor sharing `source`'s data) share its version counter."""
+    """Make `alias` (a tensor sharing `source`'s data) share its version counter (which keeps a
+    weak reference to `source`: a write through `alias` may change what `source`'s producer
+    saved, core/views.py's `memory_written`)."""
     vc = source._vc
     if type(vc) is int:
         vc = source._vc = VersionCounter(vc)
     alias._vc = vc
+    remember(vc, source)
+
+
+def remember(vc: VersionCounter, tensor) -> None:
+    """Add `tensor` to the tensors `vc` knows share its memory (weakly; the dead ones are
+    dropped now and then, so the list stays as long as the live ones)."""
+    views = vc.views
+    if views is None:
+        vc.views = views = []
+    if len(views) >= vc.prune_at:
+        views[:] = [r for r in views if r() is not None]
+        vc.prune_at = max(16, 2 * len(views))
+    views.append(weakref.ref(tensor))
 
 
 def version_of(tensor) -> int:

@@ -305,8 +305,7 @@ class Tensor:
                 return False
         elif type(other) not in (float, int):
             return False
-        if self._edge is not None:  # (under no_grad: its producer may have saved this memory)
-            _views.saved_output_written(self)
+        _views.memory_written(self)  # (its producer may have saved it: exp's output)
         ufunc(value, other, out=value)
         self._vc += 1
         return True
@@ -360,7 +359,7 @@ class Tensor:
             self._value = np.asarray(value, dtype=self.dtype)
             self._rebase(result._edge)
         elif isinstance(self._value, np.ndarray) and self._value.flags.writeable:
-            _views.saved_output_written(self)
+            _views.memory_written(self)
             self._value[...] = value
         else:
             self._value = np.array(value, dtype=self.dtype)

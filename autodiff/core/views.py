@@ -16,11 +16,10 @@ above it.
 from __future__ import annotations
 
 import re
-import weakref
 
 import numpy as np
 
-from autodiff.core.graph import VersionCounter
+from autodiff.core.graph import VersionCounter, remember
 
 # torch's CreationMeta: how a view was made decides whether an in-place operation on it may
 # be recorded.
@@ -59,13 +58,6 @@ def op_name(meta: ViewMeta) -> str:
     return re.sub(r"Backward\d*$", "", op)
 
 
-def _live_views(vc: VersionCounter) -> list:
-    views = vc.views
-    if views is None:
-        vc.views = views = []
-    return views
-
-
 def mark_view(result, source, op, creation: str, output: int = 0) -> None:
     """Record that the level-0 Tensor `result` is a view of `source` (or of its base)."""
     meta = source._view
@@ -84,11 +76,7 @@ def mark_view(result, source, op, creation: str, output: int = 0) -> None:
         vc = base._vc = VersionCounter(vc)
     result._vc = vc
     result._view = ViewMeta(base, creation, op, output, of, vc.value)
-    views = _live_views(vc)
-    if len(views) >= vc.prune_at:  # (drop the dead ones now and then: amortized)
-        views[:] = [r for r in views if r() is not None]
-        vc.prune_at = max(16, 2 * len(views))
-    views.append(weakref.ref(result))
+    remember(vc, result)
 
 
 def views_of(base) -> list:
@@ -315,3 +303,20 @@ def base_written_message(meta: ViewMeta) -> str:
         f"both inside the {block} block (if you don't want the inplace to be tracked) or both "
         "outside (if you want the inplace to be tracked)."
     )
+
+
+def memory_written(tensor) -> None:
+    """Before `tensor`'s memory is written in place: `saved_output_written` for it and for every
+    live tensor sharing its memory (its base, the base's views, the tensor a `detach()` alias
+    was taken from), whose producers may have saved that memory."""
+    saved_output_written(tensor)
+    meta = getattr(tensor, "_view", None)
+    if meta is not None:
+        saved_output_written(meta.base)
+    vc = tensor._vc
+    if type(vc) is int or not vc.views:
+        return
+    for ref in list(vc.views):
+        other = ref()
+        if other is not None and other is not tensor:
+            saved_output_written(other)
