@@ -368,29 +368,6 @@ def test_function_node_reads_the_ctx_and_saved_tensor_objects():
         node(ad.tensor([1.0, 1.0]))
 
 
-def test_ctx_saved_tensors_outside_backward():
-    stash = []
-
-    class Id(Function):
-        @staticmethod
-        def forward(ctx, x):
-            ctx.save_for_backward(x)
-            return x
-
-        @staticmethod
-        def backward(ctx, g):
-            stash.append(ctx)
-            return ctx.saved_tensors
-
-    p = ad.zeros(1, requires_grad=True)
-    loss = Id.apply(p)
-    loss.backward(retain_graph=True)
-    assert stash[0].saved_tensors == (p,)
-    del loss  # (as in torch, the ctx kept from backward is the node: it keeps what it saved)
-    (saved,) = stash[0].saved_tensors
-    assert saved is p
-
-
 def test_once_differentiable_and_a_reentrant_backward():
     y_data = ad.tensor([[1.0, 2.0], [3.0, 4.0]])
 

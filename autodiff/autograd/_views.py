@@ -152,21 +152,6 @@ def _writable(buffer: np.ndarray) -> np.ndarray:
     return np.ndarray(buffer.shape, buffer.dtype, buffer=root, offset=start, strides=buffer.strides)
 
 
-def _cast_value(tensor: Tensor, result) -> np.ndarray:
-    value = result._value if isinstance(result, Tensor) else np.asarray(result)
-    if np.shape(value) != tensor.shape:
-        raise ValueError(
-            f"non-broadcastable output operand with shape {tensor.shape} doesn't match the "
-            f"broadcast shape {np.shape(value)}"
-        )
-    if not np.can_cast(np.result_type(value), tensor.dtype, "same_kind"):
-        raise TypeError(
-            f"result type {np.result_type(value).name} can't be cast to the desired output type "
-            f"{tensor.dtype.name}"
-        )
-    return value
-
-
 def _bump(tensor: Tensor) -> None:
     vc = tensor._vc
     if type(vc) is VersionCounter:
@@ -250,7 +235,7 @@ def write_view(view: Tensor, result, since=None) -> Tensor:
         )
     records = grad and isinstance(result, Tensor) and result._edge is not None
     check_view_inplace(view, records)
-    value = _cast_value(view, result)
+    value = view._inplace_value(result)
     graph = grad and (records or base._edge is not None)
     pos = mask = None
     if graph:
@@ -296,7 +281,7 @@ def write_aliased(tensor: Tensor, result, since=None) -> Tensor:
     then cut by a CopySlices node of the whole tensor (torch's ZeroBackward0, CopyBackwards:
     no gradient reaches the old value)."""
     grad = state().grad_enabled
-    value = _cast_value(tensor, result)
+    value = tensor._inplace_value(result)
     records = grad and isinstance(result, Tensor) and result._edge is not None
     if records:
         views.adopt_saved(tensor, result, since, copy_buffer=True)

@@ -341,17 +341,7 @@ class Tensor:
         if type(self._vc) is not int or (grad and self._edge is not None and not recording):
             # (others share this memory, or a recorded history is overwritten by a constant)
             return _views.WRITER.write_aliased(self, result, since)
-        value = result._value if isinstance(result, Tensor) else np.asarray(result)
-        if np.shape(value) != self.shape:
-            raise ValueError(
-                f"non-broadcastable output operand with shape {self.shape} doesn't match the "
-                f"broadcast shape {np.shape(value)}"
-            )
-        if not np.can_cast(np.result_type(value), self.dtype, "same_kind"):
-            raise TypeError(
-                f"result type {np.result_type(value).name} can't be cast to the desired output "
-                f"type {self.dtype.name}"
-            )
+        value = self._inplace_value(result)
         if recording:
             # The op's own nodes saved the old buffer, which stays intact (as torch's
             # original_self): they expect the new version.
@@ -379,6 +369,22 @@ class Tensor:
                 "out-of-place form (x = x * y) or an augmented assignment (x *= y)."
             )
         return self._assign_inplace(result, since)
+
+    def _inplace_value(self, result):
+        """The raw value of an in-place operation's `result`, checked to fit this tensor (its
+        shape; a dtype that casts to this one, as NumPy's `out=`)."""
+        value = result._value if isinstance(result, Tensor) else np.asarray(result)
+        if np.shape(value) != self.shape:
+            raise ValueError(
+                f"non-broadcastable output operand with shape {self.shape} doesn't match the "
+                f"broadcast shape {np.shape(value)}"
+            )
+        if not np.can_cast(np.result_type(value), self.dtype, "same_kind"):
+            raise TypeError(
+                f"result type {np.result_type(value).name} can't be cast to the desired output "
+                f"type {self.dtype.name}"
+            )
+        return value
 
     def _rebase(self, edge) -> None:
         """Make `edge` this tensor's history; retain_grad() follows it (as torch's)."""

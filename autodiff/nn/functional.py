@@ -625,6 +625,17 @@ def _update_running(running, new_value, momentum: float) -> None:
         running.copy_(Tensor(updated.astype(old.dtype, copy=False)))
 
 
+def _check_norm_channels(shape, weight, bias, running_mean, running_var) -> None:
+    """A normalization's per-channel tensors each have one entry per channel (`shape[1]`)."""
+    for name, t in (
+        ("weight", weight),
+        ("bias", bias),
+        ("running_mean", running_mean),
+        ("running_var", running_var),
+    ):
+        _check_channels(name, t, shape[1])
+
+
 def _check_channels(name: str, tensor, channels: int) -> None:
     if tensor is None:
         return
@@ -686,14 +697,7 @@ def batch_norm(
             raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
     elif eps < 0.0:
         raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
-    channels = shape[1]
-    for name, t in (
-        ("weight", weight),
-        ("bias", bias),
-        ("running_mean", running_mean),
-        ("running_var", running_var),
-    ):
-        _check_channels(name, t, channels)
+    _check_norm_channels(shape, weight, bias, running_mean, running_var)
     if not training:
         if running_mean is None:
             raise RuntimeError("running_mean must be defined in evaluation mode")
@@ -745,14 +749,7 @@ def instance_norm(
                 "Expected more than 1 spatial element when training, got input size "
                 f"{_size_text(shape)}"
             )
-    channels = shape[1]
-    for name, t in (
-        ("weight", weight),
-        ("bias", bias),
-        ("running_mean", running_mean),
-        ("running_var", running_var),
-    ):
-        _check_channels(name, t, channels)
+    _check_norm_channels(shape, weight, bias, running_mean, running_var)
     if not use_input_stats:
         if running_mean is None or running_var is None:
             raise RuntimeError(
