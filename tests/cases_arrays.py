@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 from optable import OpCase, _square, arr, dispatched_case, distinct, pos, squared_case
 
-from autodiff.ops.arrays import linear_recurrence
+from autodiff.ops.cumulative import linear_recurrence
 
 case = squared_case
 

@@ -24,7 +24,17 @@ from autodiff.core.abstract import ShapedArray, aval_of
 from autodiff.core.errors import ConcretizationError
 from autodiff.core.primitive import all_primitives, bind
 from autodiff.core.pytree import tree_flatten, tree_unflatten
-from autodiff.ops import arrays, at, index, reduce, shape, special, structural
+from autodiff.ops import (
+    at,
+    correlate,
+    cumulative,
+    index,
+    reduce,
+    shape,
+    sorting,
+    special,
+    structural,
+)
 from autodiff.ops.index import ARG
 
 CASES = []
@@ -260,24 +270,26 @@ def _array_functions():
         x = _values((3, 4), dtype)
         cast = np.complex64 if np.dtype(dtype).kind == "c" else np.float32
         for axis, reverse, acc in [(0, False, None), (1, True, None), (1, False, cast)]:
-            yield _bind(arrays.cumsum_p, x, axis=axis, reverse=reverse, dtype=acc)
-            yield _bind(arrays.cumprod_p, x, axis=axis, dtype=acc)
+            yield _bind(cumulative.cumsum_p, x, axis=axis, reverse=reverse, dtype=acc)
+            yield _bind(cumulative.cumprod_p, x, axis=axis, dtype=acc)
         if dtype != "complex64":
-            yield _bind(arrays.argsort_p, x, axis=-1, kind=None, stable=None)
-            yield _bind(arrays.searchsorted_p, np.sort(x[0]), x, side="left", batch_dims=0)
-            yield _bind(arrays.searchsorted_p, np.sort(x, 1), x[:, :2], side="right", batch_dims=1)
-            yield _bind(arrays.searchsorted_p, np.sort(x[0]), 1.5, side="left", batch_dims=0)
+            yield _bind(sorting.argsort_p, x, axis=-1, kind=None, stable=None)
+            yield _bind(sorting.searchsorted_p, np.sort(x[0]), x, side="left", batch_dims=0)
+            yield _bind(sorting.searchsorted_p, np.sort(x, 1), x[:, :2], side="right", batch_dims=1)
+            yield _bind(sorting.searchsorted_p, np.sort(x[0]), 1.5, side="left", batch_dims=0)
         idx = np.array([[2], [0], [3]])
-        yield _bind(arrays.gather_p, x, idx, axis=1)
-        yield _bind(arrays.gather_p, x[:1], np.array([[0], [0]]), axis=0)  # (axis 1 broadcasts)
-        yield _bind(arrays.scatter_add_along_p, x[:, :1], idx, axis=1, shape=(3, 4))
+        yield _bind(sorting.gather_p, x, idx, axis=1)
+        yield _bind(sorting.gather_p, x[:1], np.array([[0], [0]]), axis=0)  # (axis 1 broadcasts)
+        yield _bind(sorting.scatter_add_along_p, x[:, :1], idx, axis=1, shape=(3, 4))
         for other in ("float32", "int8", "complex128"):
             for mode in ("full", "same", "valid"):
-                yield _bind(arrays.correlate_p, x[0], _values((3,), other), mode=mode)
-                yield _bind(arrays.correlate_p, x[0, :2], _values((3,), other), mode=mode)
+                yield _bind(correlate.correlate_p, x[0], _values((3,), other), mode=mode)
+                yield _bind(correlate.correlate_p, x[0, :2], _values((3,), other), mode=mode)
         a = _values((4, 3), dtype)
-        yield _bind(arrays.linear_recurrence_p, a, _values((1, 3), "float32"), axis=0, reverse=True)
-        yield _bind(arrays.linear_recurrence_p, a, 2.0, axis=1, reverse=False)
+        yield _bind(
+            cumulative.linear_recurrence_p, a, _values((1, 3), "float32"), axis=0, reverse=True
+        )
+        yield _bind(cumulative.linear_recurrence_p, a, 2.0, axis=1, reverse=False)
 
 
 def _specials():
@@ -334,7 +346,7 @@ def test_weak_types_pass_through_unchanged_dtypes_only():
     assert reduce.reduce_sum_p.abstract_eval(weak_float, axes=(), keepdims=False).weak_type
     assert reduce.reduce_max_p.abstract_eval(weak_int, axes=(), keepdims=True).weak_type
     assert not reduce.all_p.abstract_eval(weak_float, axes=(), keepdims=False).weak_type
-    assert not arrays.cumsum_p.abstract_eval(
+    assert not cumulative.cumsum_p.abstract_eval(
         weak_int, axis=0, reverse=False, dtype=np.float32
     ).weak_type
     assert not reduce.reduce_sum_p.abstract_eval(
@@ -439,4 +451,4 @@ def test_data_dependent_shapes_raise_concretization_error():
     params = dict(return_index=False, return_inverse=False, return_counts=False, axis=None)
     message = "unique.*depends on the values.*outside the staged function"
     with pytest.raises(ConcretizationError, match=message):
-        arrays.unique_p.abstract_eval(ShapedArray((5,), np.float64), **params)
+        sorting.unique_p.abstract_eval(ShapedArray((5,), np.float64), **params)

@@ -11,8 +11,8 @@ from optable import assert_same_as_numpy
 
 import autodiff as ad
 from autodiff.core.tensor import Tensor
-from autodiff.ops import arrays
-from autodiff.ops.arrays import FUNCTIONS as F
+from autodiff.numpy import FUNCTIONS as F
+from autodiff.ops.cumulative import linear_recurrence
 
 X = np.arange(12.0).reshape(3, 4) / 3 - 1.5
 X3 = np.arange(24.0).reshape(2, 3, 4) ** 1.5 % 7
@@ -409,9 +409,9 @@ def test_cumsum_integer_dtype_is_a_constant():
 
 def test_linear_recurrence_is_its_own_transpose_family():
     a, b = np.array([0.5, -1.0, 2.0]), np.array([1.0, 2.0, 3.0])
-    jac = ad.jacrev(lambda b: arrays.linear_recurrence(a, b, 0))(b)
+    jac = ad.jacrev(lambda b: linear_recurrence(a, b, 0))(b)
     np.testing.assert_allclose(jac, [[1, 0, 0], [-1, 1, 0], [-2, 2, 1]])
-    rev = ad.jacrev(lambda b: arrays.linear_recurrence(a, b, 0, reverse=True))(b)
+    rev = ad.jacrev(lambda b: linear_recurrence(a, b, 0, reverse=True))(b)
     np.testing.assert_allclose(rev, [[1, 0.5, -0.5], [0, 1, -1], [0, 0, 1]])
 
 

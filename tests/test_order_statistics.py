@@ -9,7 +9,7 @@ import pytest
 
 import autodiff as ad
 import autodiff.numpy as anp
-from autodiff.ops.statistics import METHODS
+from autodiff.numpy._statistics import METHODS
 
 RNG = np.random.default_rng(7)
 

@@ -1,7 +1,12 @@
 """autodiff.numpy: NumPy's names and semantics, every function differentiable and batchable.
 
-Functions come from the op families in `autodiff.ops`; array creation and dtype
-names are NumPy's own. Plain `numpy` calls on Tensors and tracers land here
+Functions are the op families' functions (`autodiff.ops`: primitives, as JAX's lax) and the
+composites written from them here (as jax.numpy), in private modules by family: _cumulative
+(cumsum, the nan* functions), _sorting (sort, partition, unique, ...), _rearranging (pad,
+roll, insert, select, ...), _matrices (diagonals, kron, cross, grids), _sequences (diff,
+interp, convolve), _mathematical, _statistics, _polynomials, _histograms, _index_tricks
+(r_, c_), and _arguments (how they read their arguments); array creation and dtype names
+are NumPy's own (_creation). Plain `numpy` calls on Tensors and tracers land here
 through the protocols installed on `Tensor` (see `_tensor_methods`). The names are
 built at import; `__init__.pyi` lists them for editors and type checkers
 (`python tools/make_stubs.py` writes it).
@@ -9,16 +14,25 @@ built at import; `__init__.pyi` lists them for editors and type checkers
 
 import numpy as _np
 
-from autodiff.numpy import _creation, _elementwise_namespace, _histograms, _index_tricks
-from autodiff.ops import arrays as _arrays
+from autodiff.numpy import (
+    _creation,
+    _cumulative,
+    _elementwise_namespace,
+    _histograms,
+    _index_tricks,
+    _mathematical,
+    _matrices,
+    _polynomials,
+    _rearranging,
+    _sequences,
+    _sorting,
+    _statistics,
+)
 from autodiff.ops import elementwise as _elementwise
 from autodiff.ops import index as _index
-from autodiff.ops import mathematical as _mathematical
-from autodiff.ops import polynomials as _polynomials
 from autodiff.ops import products as _products
 from autodiff.ops import reduce as _reduce
 from autodiff.ops import shape as _shape
-from autodiff.ops import statistics as _statistics
 
 FUNCTIONS: dict = {}
 for _family in (
@@ -27,7 +41,11 @@ for _family in (
     _shape,
     _index,
     _products,
-    _arrays,
+    _cumulative,
+    _sorting,
+    _rearranging,
+    _matrices,
+    _sequences,
     _statistics,
     _mathematical,
     _polynomials,

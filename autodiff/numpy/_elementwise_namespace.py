@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from autodiff.core.primitive import bind_binary, bind_unary
+from autodiff.numpy._sorting import nonzero
 from autodiff.ops import elementwise as ew
 from autodiff.ops import shape as shp
-from autodiff.ops.arrays import nonzero
 
 _stacked = shp.array  # (a list or tuple: NumPy's reading of it, differentiable in its Tensors)
 

@@ -15,12 +15,16 @@ import numpy as np
 
 from autodiff.core.dtypes import dtype_of
 from autodiff.core.tensor import Tensor
+from autodiff.numpy._arguments import concrete_values
 from autodiff.numpy._creation import linspace
-from autodiff.ops import arrays as arr
+from autodiff.numpy._cumulative import cumsum
+from autodiff.numpy._sequences import diff
+from autodiff.numpy._sorting import argsort, searchsorted
 from autodiff.ops import reduce as red
 from autodiff.ops import shape as shp
 from autodiff.ops.elementwise import astype, where
 from autodiff.ops.index import getitem
+from autodiff.ops.sorting import scatter_add_along, take_along
 from autodiff.ops.structural import ndim_of, shape_of
 
 _operand = shp._operand  # arrays, Tensors, and lists holding Tensors as one differentiable value
@@ -69,7 +73,7 @@ def _bin_edges(a, bins, range_, weights):
             raise TypeError(
                 "Automated estimation of the number of bins is not supported for weighted data"
             )
-        values = arr.concrete_values(a, "histogram")
+        values = concrete_values(a, "histogram")
         bins = np.histogram_bin_edges(values, bins, range_).shape[0] - 1
     if np.ndim(bins) == 0:
         try:
@@ -101,7 +105,7 @@ def _bin_edges(a, bins, range_, weights):
 def _bins_of(a, edges):
     """The bin of each value (right edge inclusive), n_bins for those outside (constants)."""
     n = shape_of(edges)[0] - 1
-    idx = arr.searchsorted(edges, a, side="right") - 1
+    idx = searchsorted(edges, a, side="right") - 1
     last = getitem(edges, -1)
     idx = where(a == last, n - 1, idx)
     inside = (a >= getitem(edges, 0)) & (a <= last)
@@ -114,20 +118,20 @@ def _sorted_sums(a, weights, edges):
     total = None
     for i in range(0, shape_of(a)[0], _BLOCK):
         tmp_a = getitem(a, slice(i, i + _BLOCK))
-        order = arr.argsort(tmp_a)
-        sa = arr._gather(tmp_a, order, 0)
-        sw = arr._gather(getitem(weights, slice(i, i + _BLOCK)), order, 0)
-        cw = shp.concatenate([np.zeros(1, dtype_of(sw)), arr.cumsum(sw)])
+        order = argsort(tmp_a)
+        sa = take_along(tmp_a, order, 0)
+        sw = take_along(getitem(weights, slice(i, i + _BLOCK)), order, 0)
+        cw = shp.concatenate([np.zeros(1, dtype_of(sw)), cumsum(sw)])
         right = getitem(edges, slice(-1, None))
         bin_index = shp.concatenate(
             [
-                arr.searchsorted(sa, getitem(edges, slice(None, -1)), "left"),
-                arr.searchsorted(sa, right, "right"),
+                searchsorted(sa, getitem(edges, slice(None, -1)), "left"),
+                searchsorted(sa, right, "right"),
             ]
         )
         part = getitem(cw, bin_index)
         total = part if total is None else total + part
-    return arr.diff(total)
+    return diff(total)
 
 
 def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002 - NumPy's name
@@ -160,14 +164,14 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
                 values = np.ones(shape_of(tmp_a), ntype)
             else:
                 values = getitem(weights, slice(i, i + _BLOCK))
-            part = getitem(arr._scatter_add_along(values, idx, 0, (n + 1,)), slice(0, n))
+            part = getitem(scatter_add_along(values, idx, 0, (n + 1,)), slice(0, n))
             hist = part if hist is None else hist + part
         if hist is None:
             hist = np.zeros(n, ntype)
     else:
         hist = _sorted_sums(a, weights, edges)
     if density:
-        db = astype(arr.diff(edges), float)
+        db = astype(diff(edges), float)
         return hist / db / red.sum(hist), edges
     return hist, edges
 
@@ -182,6 +186,54 @@ def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002
         array([0., 2., 4.])
     """
     return _bin_edges(shp.ravel(_operand(a)), bins, range, weights)[0]
+
+
+def _per_dimension(bins, range_, dims: int) -> tuple:
+    """histogramdd's `bins` and `range` as one entry per dimension (NumPy's checks)."""
+    try:
+        if len(bins) != dims:
+            raise ValueError(
+                "The dimension of bins must be equal to the dimension of the sample x."
+            )
+    except TypeError:
+        bins = dims * [bins]
+    if range_ is None:
+        range_ = (None,) * dims
+    elif len(range_) != dims:
+        raise ValueError("range argument must have one entry per dimension")
+    return bins, range_
+
+
+def _dimension_edges(column, bins_i, range_i, i: int):
+    """The bin edges of dimension `i`: `bins_i` bins over the range of `column` (or
+    `range_i`), or the edges `bins_i` themselves."""
+    if np.ndim(bins_i) == 0:
+        if bins_i < 1:
+            raise ValueError(f"`bins[{i}]` must be positive, when an integer")
+        first, last = _outer_edges(column, range_i)
+        try:
+            n = operator.index(bins_i)
+        except TypeError as e:
+            raise TypeError(f"`bins[{i}]` must be an integer, when a scalar") from e
+        return linspace(first, last, n + 1)
+    if np.ndim(bins_i) == 1:
+        e_i = _operand(bins_i)
+        known = _known(e_i)
+        if known is not None and np.any(known[:-1] > known[1:]):
+            raise ValueError(f"`bins[{i}]` must be monotonically increasing, when an array")
+        return e_i
+    raise ValueError(f"`bins[{i}]` must be a scalar or 1d array")
+
+
+def _density(hist, edges: list):
+    """A histogram's counts divided by their total and by each bin's volume."""
+    s = red.sum(hist)
+    dims = len(edges)
+    for i in builtins.range(dims):
+        shape = [1] * dims
+        shape[i] = shape_of(edges[i])[0] - 1
+        hist = hist / shp.reshape(diff(edges[i]), tuple(shape))
+    return hist / s
 
 
 def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noqa: A002
@@ -202,54 +254,22 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noq
     n_points, dims = shape_of(sample)
     if weights is not None:
         weights = _operand(weights)
-    try:
-        if len(bins) != dims:
-            raise ValueError(
-                "The dimension of bins must be equal to the dimension of the sample x."
-            )
-    except TypeError:
-        bins = dims * [bins]
-    if range is None:
-        range = (None,) * dims
-    elif len(range) != dims:
-        raise ValueError("range argument must have one entry per dimension")
+    bins, range = _per_dimension(bins, range, dims)
     edges, nbin, flat = [], [], None
     for i in builtins.range(dims):
         column = getitem(sample, (slice(None), i))
-        if np.ndim(bins[i]) == 0:
-            if bins[i] < 1:
-                raise ValueError(f"`bins[{i}]` must be positive, when an integer")
-            first, last = _outer_edges(column, range[i])
-            try:
-                n = operator.index(bins[i])
-            except TypeError as e:
-                raise TypeError(f"`bins[{i}]` must be an integer, when a scalar") from e
-            e_i = linspace(first, last, n + 1)
-        elif np.ndim(bins[i]) == 1:
-            e_i = _operand(bins[i])
-            known = _known(e_i)
-            if known is not None and np.any(known[:-1] > known[1:]):
-                raise ValueError(f"`bins[{i}]` must be monotonically increasing, when an array")
-        else:
-            raise ValueError(f"`bins[{i}]` must be a scalar or 1d array")
+        e_i = _dimension_edges(column, bins[i], range[i], i)
         edges.append(e_i)
         nbin.append(shape_of(e_i)[0] + 1)  # an outlier bin at each end
-        count = arr.searchsorted(e_i, column, side="right")
+        count = searchsorted(e_i, column, side="right")
         count = where(column == getitem(e_i, -1), count - 1, count)
         flat = count if flat is None else flat * nbin[-1] + count
     total = int(np.prod(nbin))
     values = np.ones(n_points) if weights is None else astype(weights, np.float64)
-    hist = arr._scatter_add_along(values, flat, 0, (total,))
+    hist = scatter_add_along(values, flat, 0, (total,))
     hist = shp.reshape(hist, tuple(nbin))
     hist = getitem(hist, dims * (slice(1, -1),))
-    if density:
-        s = red.sum(hist)
-        for i in builtins.range(dims):
-            shape = [1] * dims
-            shape[i] = nbin[i] - 2
-            hist = hist / shp.reshape(arr.diff(edges[i]), tuple(shape))
-        hist = hist / s
-    return hist, edges
+    return (_density(hist, edges) if density else hist), edges
 
 
 def histogram2d(x, y, bins=10, range=None, density=None, weights=None):  # noqa: A002

@@ -28,6 +28,22 @@ def _ndmin(obj, ndmin: int):
     )
 
 
+def _directive(item: str, axis: int, ndmin: int, trans1d: int) -> tuple:
+    """(axis, ndmin, trans1d) as a string directive ("0,2", "-1", "1,2,0") sets them."""
+    if item in ("r", "c"):
+        raise NotImplementedError(
+            "autodiff.numpy.r_/c_: the matrix directives 'r' and 'c' make "
+            "numpy.matrix objects, which autodiff does not support"
+        )
+    try:
+        values = [int(x) for x in item.split(",")]
+    except ValueError as e:
+        raise ValueError(f"unknown special directive {item!r}") from e
+    if len(values) == 1:
+        return values[0], ndmin, trans1d
+    return values[0], values[1], values[2] if len(values) == 3 else trans1d
+
+
 class AxisConcatenator:
     """NumPy's `AxisConcatenator` (the class of `r_` and `c_`) for differentiable values."""
 
@@ -74,21 +90,7 @@ class AxisConcatenator:
             if isinstance(item, str):
                 if k != 0:
                     raise ValueError("special directives must be the first entry.")
-                if item in ("r", "c"):
-                    raise NotImplementedError(
-                        "autodiff.numpy.r_/c_: the matrix directives 'r' and 'c' make "
-                        "numpy.matrix objects, which autodiff does not support"
-                    )
-                try:
-                    values = [int(x) for x in item.split(",")]
-                except ValueError as e:
-                    raise ValueError(f"unknown special directive {item!r}") from e
-                if len(values) == 1:
-                    axis = values[0]
-                else:
-                    axis, ndmin = values[:2]
-                    if len(values) == 3:
-                        trans1d = values[2]
+                axis, ndmin, trans1d = _directive(item, axis, ndmin, trans1d)
                 continue
             if type(item) in np.ScalarType:
                 objs.append(item)

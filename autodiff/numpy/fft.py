@@ -18,8 +18,8 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from autodiff.core.dtypes import dtype_of
+from autodiff.numpy._rearranging import roll
 from autodiff.ops import fft as _fft
-from autodiff.ops.arrays import roll
 from autodiff.ops.elementwise import conj, divide, multiply
 from autodiff.ops.index import getitem
 from autodiff.ops.shape import _operand, concatenate

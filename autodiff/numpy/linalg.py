@@ -17,10 +17,10 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.primitive import bind
+from autodiff.numpy._matrices import cross as _cross
 from autodiff.ops import elementwise as _ew
 from autodiff.ops import reduce as _reduce
 from autodiff.ops import shape as _shape
-from autodiff.ops.arrays import cross as _cross
 from autodiff.ops.elementwise import astype, stop_gradient, where
 from autodiff.ops.linalg import (
     LinAlgError,
@@ -361,16 +361,18 @@ def multi_dot(arrays, *, out=None):
                 f"{len(shape_of(x))}-dimensional array given. Array must be two-dimensional"
             )
     split = _chain_order([shape_of(x) for x in arrays])
-
-    def product(i, j):
-        if i == j:
-            return arrays[i]
-        return dot(product(i, split[i][j]), product(split[i][j] + 1, j))
-
-    result = product(0, len(arrays) - 1)
+    result = _chain_product(arrays, split, 0, len(arrays) - 1)
     if first == 1 and last == 1:
         return result[0, 0]
     return _shape.ravel(result) if first == 1 or last == 1 else result
+
+
+def _chain_product(arrays: list, split: list, i: int, j: int):
+    """The product of matrices i..j, split where `split` (from `_chain_order`) says."""
+    if i == j:
+        return arrays[i]
+    k = split[i][j]
+    return dot(_chain_product(arrays, split, i, k), _chain_product(arrays, split, k + 1, j))
 
 
 def _chain_order(shapes) -> list:

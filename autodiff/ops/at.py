@@ -55,8 +55,6 @@ def _update_primitive(name: str, ufunc) -> Primitive:
 # ---------------------------------------------------------------------------------------------
 # multiply: out = x * P, P the product of the values written to each position (1 elsewhere).
 
-index_multiply_p = _update_primitive("index_multiply", np.multiply)
-
 
 def _products(value, shape: tuple, index: tuple, arrays):
     """P: at each position of an array of `shape`, the product of the values written there."""
@@ -108,6 +106,7 @@ def _multiply_vjp(g, x, value, *arrays, out, index):
     return (g * _products(value, shape, index, arrays), ct_value) + (None,) * len(arrays)
 
 
+index_multiply_p = _update_primitive("index_multiply", np.multiply)
 index_multiply_p.jvp = _multiply_jvp
 index_multiply_p.vjp = _multiply_vjp
 

@@ -56,7 +56,7 @@ from autodiff.core.tensor import Tensor
 from autodiff.ops import elementwise as _ew
 from autodiff.ops import reduce as _reduce
 from autodiff.ops import shape as _shape
-from autodiff.ops.arrays import cumprod
+from autodiff.ops.cumulative import cumprod
 from autodiff.ops.elementwise import cotangent_of, stop_gradient, where
 from autodiff.ops.products import _array, add_terms, einsum, tangent_in_dtype_of
 from autodiff.ops.structural import align_for_broadcast, broadcast_to, move_to_front, shape_of

@@ -12,8 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from autodiff.core.dtypes import dtype_of
+from autodiff.numpy._rearranging import pad
 from autodiff.ops import shape as _shape
-from autodiff.ops.arrays import pad
 from autodiff.ops.elementwise import FUNCTIONS as _ELEMENTWISE
 from autodiff.ops.index import getitem
 from autodiff.ops.products import tensordot

@@ -13,7 +13,7 @@ import math
 import numpy as np
 
 from autodiff.core.tensor import Tensor
-from autodiff.ops.arrays import diagonal
+from autodiff.numpy._matrices import diagonal
 from autodiff.ops.elementwise import FUNCTIONS as ELEMENTWISE
 from autodiff.ops.elementwise import where
 from autodiff.ops.linalg import cholesky, eigh

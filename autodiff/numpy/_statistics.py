@@ -20,13 +20,16 @@ from numpy.lib.array_utils import normalize_axis_tuple
 
 from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.tensor import Tensor
-from autodiff.ops import arrays as arr
+from autodiff.numpy._arguments import concrete_values, no_out
+from autodiff.numpy._matrices import diagonal
+from autodiff.numpy._sorting import searchsorted, sort
 from autodiff.ops import elementwise as ew
 from autodiff.ops import reduce as red
 from autodiff.ops import shape as shp
 from autodiff.ops.elementwise import astype, stop_gradient, where
 from autodiff.ops.index import getitem
 from autodiff.ops.products import dot
+from autodiff.ops.sorting import scatter_add_along, take_along
 from autodiff.ops.structural import broadcast_to, ndim_of, shape_of
 
 _operand = shp._operand  # arrays, Tensors, and lists holding Tensors as one differentiable value
@@ -44,11 +47,6 @@ def _any_true(mask) -> bool:
     """Whether a boolean mask holds a True, where that is known (False under a transform)."""
     m = _concrete(mask)
     return m is not None and bool(m.any())
-
-
-def _no_out(name: str, out) -> None:
-    if out is not None:
-        raise NotImplementedError(f"autodiff.numpy.{name} does not support out=")
 
 
 def _real_only(a) -> None:
@@ -154,6 +152,25 @@ def _check_q(q, percent: bool) -> None:
         raise ValueError("q must be a scalar or 1d")
 
 
+def _with_nans(result, s, n, nan_aware: bool):
+    """Quantiles `result` of the sorted float slices `s` (`n` values each) with NumPy's NaNs."""
+    if nan_aware:
+        empty = n == 0
+        if _any_true(empty):
+            warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=4)
+        if _concrete(empty) is None or _any_true(empty):
+            result = where(empty, np.nan, result)
+        return result
+    n_all = shape_of(s)[-1]
+    if n_all:
+        # a slice holding a NaN has the quantile NaN (NumPy takes its last sorted value)
+        last_value = getitem(s, (Ellipsis, slice(n_all - 1, n_all)))
+        has_nan = isnan(last_value)
+        if _concrete(has_nan) is None or _any_true(has_nan):
+            result = where(has_nan, astype(last_value, dtype_of(result)), result)
+    return result
+
+
 def _quantile(a, q, axis, method, keepdims, weak_q: bool, nan_aware: bool):
     """The quantiles `q` (in [0, 1]) of `a` over `axis`: shape q.shape + the reduced shape."""
     _check_method(method)
@@ -161,7 +178,7 @@ def _quantile(a, q, axis, method, keepdims, weak_q: bool, nan_aware: bool):
     nd_kept = len(kept_shape)
     q_shape = shape_of(q)
     qv = shp.reshape(q, (1,) * nd_kept + (-1,))  # the quantiles along a last axis
-    s = arr.sort(x, axis=-1)
+    s = sort(x, axis=-1)
     n_all = shape_of(s)[-1]
     inexact = is_inexact(dtype_of(s))
     if nan_aware and inexact:
@@ -180,7 +197,7 @@ def _quantile(a, q, axis, method, keepdims, weak_q: bool, nan_aware: bool):
             idx = astype((n - 1) * qv, np.intp)
         if not isinstance(n, int):  # (no position past a slice's last value)
             idx = where(idx > last, astype(last, np.intp), idx)
-        result = arr._gather(s, broadcast_to(idx, kept_shape + shape_of(qv)[-1:]), -1)
+        result = take_along(s, broadcast_to(idx, kept_shape + shape_of(qv)[-1:]), -1)
     else:
         v = _virtual_index(method, n, qv)
         above, below = v >= last, v < 0
@@ -191,21 +208,11 @@ def _quantile(a, q, axis, method, keepdims, weak_q: bool, nan_aware: bool):
             previous, following = where(bad, last, previous), where(bad, last, following)
         gamma = _gamma(method, v, previous)
         shape = kept_shape + shape_of(qv)[-1:]
-        lo = arr._gather(s, broadcast_to(astype(previous, np.intp), shape), -1)
-        hi = arr._gather(s, broadcast_to(astype(following, np.intp), shape), -1)
+        lo = take_along(s, broadcast_to(astype(previous, np.intp), shape), -1)
+        hi = take_along(s, broadcast_to(astype(following, np.intp), shape), -1)
         result = _lerp(lo, hi, gamma, weak_q)  # (a Python number q keeps a's dtype)
-    if inexact and nan_aware:
-        empty = n == 0
-        if _any_true(empty):
-            warnings.warn("All-NaN slice encountered", RuntimeWarning, stacklevel=3)
-        if _concrete(empty) is None or _any_true(empty):
-            result = where(empty, np.nan, result)
-    elif inexact and n_all:
-        # a slice holding a NaN has the quantile NaN (NumPy takes its last sorted value)
-        last_value = getitem(s, (Ellipsis, slice(n_all - 1, n_all)))
-        has_nan = isnan(last_value)
-        if _concrete(has_nan) is None or _any_true(has_nan):
-            result = where(has_nan, astype(last_value, dtype_of(result)), result)
+    if inexact:
+        result = _with_nans(result, s, n, nan_aware)
     result = shp.moveaxis(result, -1, 0)
     out_shape = q_shape + (keep_shape if keepdims else kept_shape)
     return shp.reshape(result, out_shape)
@@ -231,7 +238,7 @@ def _quantile_fn(name: str, percent: bool, nan_aware: bool):
         *,
         weights=None,
     ):
-        _no_out(name, out)
+        no_out(name, out)
         if weights is not None:
             raise NotImplementedError(f"autodiff.numpy.{name} does not support weights=")
         a = _operand(a)
@@ -279,11 +286,11 @@ def median(a, axis=None, out=None, overwrite_input=False, keepdims=False):
         >>> float(median(x)), ad.grad(median)(x)
         (2.5, array([0.5, 0. , 0.5, 0. ]))
     """
-    _no_out("median", out)
+    no_out("median", out)
     a = _operand(a)
     x, kept_shape, keep_shape = _to_last_axis(a, axis)
     n = shape_of(x)[-1]
-    s = arr.sort(x, axis=-1)
+    s = sort(x, axis=-1)
     middle = slice((n - 1) // 2, n // 2 + 1) if n else slice(0, 0)
     result = red.mean(getitem(s, (Ellipsis, middle)), axis=-1)
     if is_inexact(dtype_of(s)) and n:
@@ -304,17 +311,17 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
         >>> float(nanmedian(x)), ad.grad(nanmedian)(x)
         (2.0, array([0., 0., 0., 1.]))
     """
-    _no_out("nanmedian", out)
+    no_out("nanmedian", out)
     a = _operand(a)
     if not is_inexact(dtype_of(a)):
         return median(a, axis, keepdims=keepdims)
     x, kept_shape, keep_shape = _to_last_axis(a, axis)
-    s = arr.sort(x, axis=-1)
+    s = sort(x, axis=-1)
     count = red.sum(~isnan(s), axis=-1, keepdims=True)
     lower = (count - 1) // 2
     idx = shp.concatenate([lower, count // 2], axis=-1)
     idx = where(idx < 0, 0, idx)  # (an all-NaN slice: any position, its median is NaN)
-    pair = arr._gather(s, idx, -1)
+    pair = take_along(s, idx, -1)
     one = getitem(pair, (Ellipsis, 0))
     result = where(getitem(count, (Ellipsis, 0)) % 2 == 1, one, red.mean(pair, axis=-1))
     empty = getitem(count, (Ellipsis, 0)) == 0
@@ -331,7 +338,7 @@ def nanmedian(a, axis=None, out=None, overwrite_input=False, keepdims=False):
 
 def _extremum_ignoring_nan(name: str, reduction, fill: float):
     def f(a, axis=None, out=None, keepdims=False, initial=None, where=True):
-        _no_out(name, out)
+        no_out(name, out)
         a = _operand(a)
         if not is_inexact(dtype_of(a)):
             return reduction(a, axis, keepdims=keepdims, initial=initial, where=where)
@@ -368,7 +375,7 @@ nanmin = _extremum_ignoring_nan("nanmin", red.amin, np.inf)
 
 def _arg_ignoring_nan(name: str, arg, fill: float):
     def f(a, axis=None, out=None, *, keepdims=False):
-        _no_out(name, out)
+        no_out(name, out)
         a = _operand(a)
         if is_inexact(dtype_of(a)):
             mask = isnan(a)
@@ -441,7 +448,7 @@ def _nan_spread_fn(name: str, plain, of_variance):
         mean=None,
         correction=None,
     ):
-        _no_out(name, out)
+        no_out(name, out)
         a = _operand(a)
         if not is_inexact(dtype_of(a)):
             return plain(
@@ -585,7 +592,7 @@ def corrcoef(x, y=None, rowvar=True, *, dtype=None):
     if ndim_of(c) == 0:  # one variable: nan if its variance is nan, inf or 0, else 1
         with np.errstate(invalid="ignore", divide="ignore"):
             return c / c
-    d = arr.diagonal(c)
+    d = diagonal(c)
     stddev = sqrt(ew.real(d))
     c = c / shp.expand_dims(stddev, 1)
     c = c / shp.expand_dims(stddev, 0)
@@ -609,7 +616,7 @@ def bincount(x, weights=None, minlength=0):
         >>> ad.grad(lambda w: bincount(np.array([0, 2, 2]), w)[2])(np.array([1.0, 2.0, 3.0]))
         array([0., 1., 1.])
     """
-    values = arr.concrete_values(x, "bincount")
+    values = concrete_values(x, "bincount")
     if weights is None:
         return np.bincount(values, minlength=minlength)
     weights = _operand(weights)
@@ -621,7 +628,7 @@ def bincount(x, weights=None, minlength=0):
     if np.issubdtype(dtype_of(weights), np.complexfloating):
         raise TypeError("Cannot cast array data from dtype('complex128') to dtype('float64')")
     w = astype(weights, np.float64)
-    return arr._scatter_add_along(w, values.astype(np.intp), 0, (counts.shape[0],))
+    return scatter_add_along(w, values.astype(np.intp), 0, (counts.shape[0],))
 
 
 def digitize(x, bins, right=False):
@@ -649,8 +656,8 @@ def digitize(x, bins, right=False):
             raise ValueError("bins must be monotonically increasing or decreasing")
     side = "left" if right else "right"
     if mono == -1:
-        return shape_of(bins)[0] - arr.searchsorted(shp.flip(bins, 0), x, side=side)
-    return arr.searchsorted(bins, x, side=side)
+        return shape_of(bins)[0] - searchsorted(shp.flip(bins, 0), x, side=side)
+    return searchsorted(bins, x, side=side)
 
 
 FUNCTIONS = {

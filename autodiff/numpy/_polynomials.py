@@ -1,6 +1,5 @@
 """NumPy's polynomial functions (coefficient arrays, highest power first), as composites:
-poly, roots, polyadd, polysub, polymul, polydiv, polyder, polyint, polyfit (polyval is in
-`arrays`).
+poly, roots, polyval, polyadd, polysub, polymul, polydiv, polyder, polyint, polyfit.
 
 Each follows NumPy's computation, so values match NumPy's; derivatives come from the parts
 (convolutions, a least-squares solve, the eigenvalues of the companion matrix). Where NumPy
@@ -15,7 +14,9 @@ import warnings
 import numpy as np
 
 from autodiff.core.dtypes import dtype_of
-from autodiff.ops import arrays as arr
+from autodiff.numpy._arguments import concrete_values
+from autodiff.numpy._matrices import vander
+from autodiff.numpy._sequences import convolve
 from autodiff.ops import linalg
 from autodiff.ops import reduce as red
 from autodiff.ops import shape as shp
@@ -38,7 +39,7 @@ def _length(p) -> int:
 
 def _leading_zeros_stripped(p):
     """NumPy's poly1d(p): the coefficients without leading zeros ([0] for all zeros)."""
-    values = arr.concrete_values(p, "polymul")
+    values = concrete_values(p, "polymul")
     nonzero = np.flatnonzero(values)
     if nonzero.size == 0:
         return getitem(p, slice(-1, None)) * 0 if _length(p) else np.array([0.0])
@@ -70,9 +71,9 @@ def poly(seq_of_zeros):
     a = np.ones((1,), dtype=dt)
     for k in range(_length(seq)):
         factor = shp.stack([np.ones((), dt), -getitem(seq, k)])
-        a = arr.convolve(a, factor, mode="full")
+        a = convolve(a, factor, mode="full")
     if np.issubdtype(dt, np.complexfloating):
-        values = arr.concrete_values(seq, "poly").astype(complex)
+        values = concrete_values(seq, "poly").astype(complex)
         if np.all(np.sort(values) == np.sort(values.conjugate())):
             a = _F["real"](a)
     return a
@@ -93,7 +94,7 @@ def roots(p):
     p = shp.atleast_1d(_operand(p))
     if ndim_of(p) != 1:
         raise ValueError("Input must be a rank-1 array.")
-    non_zero = np.flatnonzero(arr.concrete_values(p, "roots"))
+    non_zero = np.flatnonzero(concrete_values(p, "roots"))
     if len(non_zero) == 0:
         return np.array([])
     trailing_zeros = _length(p) - int(non_zero[-1]) - 1
@@ -106,7 +107,7 @@ def roots(p):
         below = np.diag(np.ones((n - 2,), dtype_of(p)), -1)[1:]
         companion = shp.concatenate([shp.expand_dims(first_row, 0), below], axis=0)
         found = linalg.eigvals(companion)
-        if np.all(np.imag(arr.concrete_values(found, "roots")) == 0):
+        if np.all(np.imag(concrete_values(found, "roots")) == 0):
             found = _F["real"](found)  # (NumPy's eigvals: real when every root is)
     else:
         found = np.array([])
@@ -160,7 +161,7 @@ def polymul(a1, a2):
     """
     a1 = _leading_zeros_stripped(_coefficients(a1))
     a2 = _leading_zeros_stripped(_coefficients(a2))
-    return arr.convolve(a1, a2)
+    return convolve(a1, a2)
 
 
 def polydiv(u, v):
@@ -183,7 +184,7 @@ def polydiv(u, v):
         d = scale * getitem(r, k)
         q = index_set(q, k, d)
         r = index_set(r, slice(k, k + n + 1), getitem(r, slice(k, k + n + 1)) - d * v)
-    values = arr.concrete_values(r, "polydiv")
+    values = concrete_values(r, "polydiv")
     start = 0
     while np.allclose(values[start], 0, rtol=1e-14) and values.shape[-1] - start > 1:
         start += 1
@@ -246,6 +247,16 @@ def _check_fit_arguments(x, y, deg) -> None:
         raise TypeError("expected x and y to have same length")
 
 
+def _weighted(lhs, rhs, w):
+    """polyfit's least-squares system with each row scaled by its weight in `w`."""
+    w = _operand(w) + 0.0
+    if ndim_of(w) != 1:
+        raise TypeError("expected a 1-d array for weights")
+    if shape_of(w)[0] != shape_of(rhs)[0]:
+        raise TypeError("expected w and y to have the same length")
+    return lhs * shp.expand_dims(w, 1), rhs * (shp.expand_dims(w, 1) if ndim_of(rhs) == 2 else w)
+
+
 def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     """`numpy.polyfit`: least-squares polynomial coefficients (NumPy's scaled Vandermonde
     solve), differentiable in `x`, `y` and `w`; `full` and `cov` as NumPy's.
@@ -261,16 +272,10 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     _check_fit_arguments(x, y, deg)
     if rcond is None:
         rcond = shape_of(x)[0] * np.finfo(dtype_of(x)).eps
-    lhs = arr.vander(x, order)
+    lhs = vander(x, order)
     rhs = y
     if w is not None:
-        w = _operand(w) + 0.0
-        if ndim_of(w) != 1:
-            raise TypeError("expected a 1-d array for weights")
-        if shape_of(w)[0] != shape_of(y)[0]:
-            raise TypeError("expected w and y to have the same length")
-        lhs = lhs * shp.expand_dims(w, 1)
-        rhs = rhs * (shp.expand_dims(w, 1) if ndim_of(rhs) == 2 else w)
+        lhs, rhs = _weighted(lhs, rhs, w)
     scale = _F["sqrt"](red.sum(lhs * lhs, axis=0))
     lhs = lhs / scale
     c, resids, rank, s = linalg.lstsq(lhs, rhs, rcond)
@@ -295,7 +300,24 @@ def polyfit(x, y, deg, rcond=None, full=False, w=None, cov=False):
     return c, shp.expand_dims(v_base, 2) * fac
 
 
+def polyval(p, x):
+    """`numpy.polyval` (Horner's scheme, as NumPy), differentiable in `p` and `x`.
+
+    Example:
+        >>> import numpy as np
+        >>> polyval(np.array([1.0, 0.0, -1.0]), np.array([2.0, 3.0]))
+        array([3., 8.])
+    """
+    p, x = _operand(p), _operand(x)
+    if ndim_of(p) == 0:
+        raise TypeError("iteration over a 0-d array")
+    y = np.zeros(shape_of(x), dtype_of(x))
+    for i in range(shape_of(p)[0]):
+        y = y * x + getitem(p, i)
+    return y
+
+
 FUNCTIONS = {
     f.__name__: f
-    for f in (poly, roots, polyadd, polysub, polymul, polydiv, polyder, polyint, polyfit)
+    for f in (poly, roots, polyadd, polysub, polymul, polydiv, polyder, polyint, polyfit, polyval)
 }

@@ -18,7 +18,9 @@ from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 from autodiff.core.abstract import aval_of, ufunc_result_dtype
 from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.tensor import Tensor
-from autodiff.ops import arrays as arr
+from autodiff.numpy._arguments import concrete_values
+from autodiff.numpy._cumulative import cumprod, cumsum
+from autodiff.numpy._sequences import diff
 from autodiff.ops import elementwise as ew
 from autodiff.ops import reduce as red
 from autodiff.ops import shape as shp
@@ -79,7 +81,7 @@ def real_if_close(a, tol=100):
         return a
     if tol > 1:
         tol = np.finfo(dtype_of(a)).eps * tol
-    values = arr.concrete_values(a, "real_if_close")
+    values = concrete_values(a, "real_if_close")
     if np.all(np.absolute(np.imag(values)) < tol):
         return real(a)
     return a
@@ -357,14 +359,14 @@ def _constant_ufunc(ufunc):
     def f(*args, **kwargs):
         if kwargs.get("out") is not None:
             raise NotImplementedError(f"autodiff.numpy.{ufunc.__name__} does not support out=")
-        args = [_scalar_or_operand(a) for a in args]
+        operands = [_scalar_or_operand(a) for a in args]
         if (
             logical is not None
             and not kwargs
-            and all(isinstance(a, bool) or dtype_of(a) == np.bool_ for a in args)
+            and all(isinstance(a, bool) or dtype_of(a) == np.bool_ for a in operands)
         ):
-            return logical(*args)
-        values = [arr.concrete_values(a, ufunc.__name__) for a in args]
+            return logical(*operands)
+        values = [concrete_values(a, ufunc.__name__) for a in operands]
         return ufunc(*values, **kwargs)
 
     f.__name__ = f.__qualname__ = ufunc.__name__
@@ -378,7 +380,7 @@ def _constant_ufunc(ufunc):
     return f
 
 
-_CONSTANT_UFUNCS = {
+_CONSTANT_UFUNCS: dict = {
     u.__name__: _constant_ufunc(u)
     for u in (
         np.gcd,
@@ -429,12 +431,12 @@ def trapezoid(y, x=None, dx=1.0, axis=-1):
     else:
         x = _operand(x)
         if ndim_of(x) == 1:
-            d = arr.diff(x)
+            d = diff(x)
             shape = [1] * nd
             shape[axis] = shape_of(d)[0]
             d = shp.reshape(d, tuple(shape))
         else:
-            d = arr.diff(x, axis=axis)
+            d = diff(x, axis=axis)
     upper = getitem(y, _along(axis, nd, slice(1, None)))
     lower = getitem(y, _along(axis, nd, slice(None, -1)))
     return red.sum(d * (upper + lower) / 2.0, axis)
@@ -463,7 +465,7 @@ def _spacings(f, varargs, axes):
             )
         if np.issubdtype(dtype_of(distances), np.integer):
             distances = astype(distances, np.float64)
-        diffx = arr.diff(distances)
+        diffx = diff(distances)
         even = red.all(diffx == getitem(diffx, 0))
         if isinstance(even, (np.ndarray, np.generic)) and even:
             diffx = getitem(diffx, 0)
@@ -558,7 +560,7 @@ def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
     p = _operand(p)
     nd = ndim_of(p)
     axis = normalize_axis_index(axis, nd)
-    dd = stop_gradient(arr.diff(p, axis=axis))
+    dd = stop_gradient(diff(p, axis=axis))
     if discont is None:
         discont = period / 2
     dtype = np.result_type(dtype_of(dd), period)
@@ -576,7 +578,7 @@ def unwrap(p, discont=None, axis=-1, *, period=2 * np.pi):
     ph_correct = where(_F["absolute"](dd) < discont, 0, ph_correct)
     up = astype(p, dtype)
     head = getitem(up, _along(axis, nd, slice(0, 1)))
-    tail = getitem(p, _along(axis, nd, slice(1, None))) + arr.cumsum(ph_correct, axis)
+    tail = getitem(p, _along(axis, nd, slice(1, None))) + cumsum(ph_correct, axis)
     return shp.concatenate([head, astype(tail, dtype)], axis)
 
 
@@ -590,7 +592,7 @@ def ediff1d(ary, to_end=None, to_begin=None):
     """
     ary = shp.ravel(_operand(ary))
     dtype = dtype_of(ary)
-    parts = [arr.diff(ary)] if shape_of(ary)[0] else [ary]
+    parts = [diff(ary)] if shape_of(ary)[0] else [ary]
     for where_, extra in ((0, to_begin), (1, to_end)):
         if extra is None:
             continue
@@ -641,8 +643,8 @@ def _cumulative(name: str, cumulate, identity):
     return f
 
 
-cumulative_sum = _cumulative("cumulative_sum", arr.cumsum, 0)
-cumulative_prod = _cumulative("cumulative_prod", arr.cumprod, 1)
+cumulative_sum = _cumulative("cumulative_sum", cumsum, 0)
+cumulative_prod = _cumulative("cumulative_prod", cumprod, 1)
 
 
 FUNCTIONS = {
