@@ -24,7 +24,7 @@ from autodiff.core.abstract import ShapedArray, aval_of
 from autodiff.core.errors import ConcretizationError
 from autodiff.core.primitive import all_primitives, bind
 from autodiff.core.pytree import tree_flatten, tree_unflatten
-from autodiff.ops import arrays, at, index, reduce, shape, special, structural
+from autodiff.ops import arrays, at, index, rearrange, reduce, special, structural
 from autodiff.ops.index import ARG
 
 CASES = []
@@ -200,24 +200,24 @@ def _shapes():
         for axes in (None, (2, 0, 1), (-1, 0, 1)):
             yield _bind(structural.transpose_p, x, axes=axes)
         for axis in (None, 1, -1, (0, 2)):
-            yield _bind(shape.flip_p, x, axis=axis)
-        yield _bind(shape.copy_p, x)
-        yield _bind(shape.split_p, x, ranges=((0, 1), (1, 3), (3, 3)), axis=1)
-        yield _bind(shape.unstack_p, x, axis=2)
+            yield _bind(rearrange.flip_p, x, axis=axis)
+        yield _bind(rearrange.copy_p, x)
+        yield _bind(rearrange.split_p, x, ranges=((0, 1), (1, 3), (3, 3)), axis=1)
+        yield _bind(rearrange.unstack_p, x, axis=2)
         for repeats, axis in [(2, 0), ((1, 0, 2), 1), (3, None)]:
-            yield _bind(shape.repeat_p, x, repeats=repeats, axis=axis)
+            yield _bind(rearrange.repeat_p, x, repeats=repeats, axis=axis)
         for counts in [(2, 2), (1, 0, 3)]:
-            yield _bind(shape.segment_sum_p, x, counts=counts, axis=2)
+            yield _bind(rearrange.segment_sum_p, x, counts=counts, axis=2)
         yield _bind(function._delayed_error_p, x)
     mixed = (_values((2, 3), "int32"), _values((2, 1), "float32"), _values((2, 2), "bool"))
     joined = dict(dtype=None, casting="same_kind")
-    yield _bind(shape.concatenate_p, *mixed, axis=-1, **joined)
-    yield _bind(shape.concatenate_p, *mixed, axis=1, dtype=np.float32, casting="unsafe")
+    yield _bind(rearrange.concatenate_p, *mixed, axis=-1, **joined)
+    yield _bind(rearrange.concatenate_p, *mixed, axis=1, dtype=np.float32, casting="unsafe")
     same = (_values((2, 3), "int8"), _values((2, 3), "float32"), _values((2, 3), "complex64"))
     for axis in (0, 1, 2, -1):
-        yield _bind(shape.stack_p, *same, axis=axis, **joined)
-    yield _bind(shape.stack_p, *same, axis=0, dtype=np.complex128, casting="same_kind")
-    yield _bind(shape.stack_p, np.float32(1.0), 2.0, axis=0, **joined)  # a Python scalar
+        yield _bind(rearrange.stack_p, *same, axis=axis, **joined)
+    yield _bind(rearrange.stack_p, *same, axis=0, dtype=np.complex128, casting="same_kind")
+    yield _bind(rearrange.stack_p, np.float32(1.0), 2.0, axis=0, **joined)  # a Python scalar
 
 
 def _indexing():

@@ -35,6 +35,7 @@ SHARED = 3
 # `saves_inputs` are not rules).
 RULES = {"impl", "abstract_eval", "jvp", "vjp", "batch", "fwd"}
 FAST_RULES = {"vjp", "fused_vjp", "scalar_impl", "pooled_ufunc"}
+CREATION = "creation arguments"
 
 
 @dataclass
@@ -173,45 +174,63 @@ def _rule_target(target):
     return None
 
 
-def _scan(modules: dict):
-    """Every primitive's creation span, keyed (module, name), and every attachment."""
-    creators = _creators(modules)
+def _arguments(call: ast.Call) -> list:
+    return [*call.args, *(k.value for k in call.keywords)]
+
+
+def _creations(modules: dict, creators: set):
+    """Each primitive's creation span, keyed (module, name), and its creation arguments."""
     created, attachments = {}, []
     for module in modules.values():
-        for node, loops in _module_statements(module.tree.body):
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
-                callee = node.value.func
-                if isinstance(callee, ast.Name) and (
-                    _resolve(modules, module, callee.id) in creators
-                ):
-                    for target in node.targets:
-                        if isinstance(target, ast.Name):
-                            key = (module.name, target.id)
-                            created[key] = _span(node)
-                            args = ast.Tuple(
-                                elts=[*node.value.args, *(k.value for k in node.value.keywords)]
-                            )
-                            functions = _named_functions(args)
-                            attachments.append(
-                                Attachment(key, "creation arguments", module.name, node.lineno, functions)
-                            )
-                    continue
-            if not isinstance(node, ast.Assign):
+        for node, _ in _module_statements(module.tree.body):
+            if not (isinstance(node, ast.Assign) and isinstance(node.value, ast.Call)):
                 continue
-            for target in node.targets:
-                found = _rule_target(target)
-                if found is None:
-                    continue
-                variable, rule = found
-                primitives = {variable}
-                for names, iterable in loops:
-                    if variable in names:
-                        primitives = _names_in(iterable)
-                for name in primitives:
-                    key = _resolve(modules, module, name)
-                    if key is not None:
-                        functions = _named_functions(node.value)
-                        attachments.append(Attachment(key, rule, module.name, node.lineno, functions))
+            callee = node.value.func
+            if isinstance(callee, ast.Name) and _resolve(modules, module, callee.id) in creators:
+                functions = _named_functions(ast.Tuple(elts=_arguments(node.value)))
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        key = (module.name, target.id)
+                        created[key] = _span(node)
+                        attachments.append(
+                            Attachment(key, CREATION, module.name, node.lineno, functions)
+                        )
+    return created, attachments
+
+
+def _attached(modules: dict, module: Module, node, loops, created: dict):
+    """The attachments a module-level statement makes: `x_p.rule = f` (in loops too), or a call
+    taking primitives and rules (`vjp_rules(x_p, _x_vjp)`)."""
+    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
+        arguments = _arguments(node.value)
+        keys = {_resolve(modules, module, n) for arg in arguments for n in _names_in(arg)}
+        functions = _named_functions(node.value)
+        call = ast.unparse(node.value.func)
+        for key in keys & created.keys():
+            yield Attachment(key, f"{call}(...)", module.name, node.lineno, functions)
+        return
+    for target in node.targets if isinstance(node, ast.Assign) else []:
+        found = _rule_target(target)
+        if found is None:
+            continue
+        variable, rule = found
+        primitives = {variable}
+        for names, iterable in loops:
+            if variable in names:
+                primitives = _names_in(iterable)
+        for name in primitives:
+            key = _resolve(modules, module, name)
+            if key is not None:
+                functions = _named_functions(node.value)
+                yield Attachment(key, rule, module.name, node.lineno, functions)
+
+
+def _scan(modules: dict):
+    """Every primitive's creation span, keyed (module, name), and every attachment."""
+    created, attachments = _creations(modules, _creators(modules))
+    for module in modules.values():
+        for node, loops in _module_statements(module.tree.body):
+            attachments += _attached(modules, module, node, loops, created)
     return created, attachments
 
 
@@ -245,7 +264,7 @@ def _attachment_offences(modules: dict, created: dict, attachments: list, users:
         where_attached = _where(a.module, a.line)
         if a.module != module:
             offences.append(f"{prim} ({at}): its {a.what} rule is attached in {where_attached}")
-        elif a.what != "creation arguments":
+        elif a.what != CREATION:
             gap = _distance(span, (a.line, a.line))
             if gap > MAX_DISTANCE:
                 offences.append(f"{prim}.{a.what} attached {gap} lines from it ({where_attached})")
@@ -260,7 +279,7 @@ def _attachment_offences(modules: dict, created: dict, attachments: list, users:
                 continue
             gap = _distance(span, modules[key[0]].definitions[key[1]])
             if gap > MAX_DISTANCE:
-                attached_in = f"{a.what} rule" if a.what != "creation arguments" else a.what
+                attached_in = f"{a.what} rule" if a.what != CREATION else a.what
                 offences.append(f"{prim} ({at}): {name} ({attached_in}) defined {gap} lines away")
     return offences
 

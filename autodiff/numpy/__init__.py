@@ -9,7 +9,13 @@ built at import; `__init__.pyi` lists them for editors and type checkers
 
 import numpy as _np
 
-from autodiff.numpy import _creation, _elementwise_namespace, _histograms, _index_tricks
+from autodiff.numpy import (
+    _creation,
+    _elementwise_namespace,
+    _histograms,
+    _index_tricks,
+    _shape_composites,
+)
 from autodiff.ops import arrays as _arrays
 from autodiff.ops import elementwise as _elementwise
 from autodiff.ops import index as _index
@@ -25,6 +31,7 @@ for _family in (
     _elementwise,
     _reduce,
     _shape,
+    _shape_composites,
     _index,
     _products,
     _arrays,
