@@ -24,8 +24,8 @@ from autodiff.core.abstract import ShapedArray, aval_of
 from autodiff.core.errors import ConcretizationError
 from autodiff.core.primitive import all_primitives, bind
 from autodiff.core.pytree import tree_flatten, tree_unflatten
-from autodiff.ops import arrays, at, index, rearrange, reduce, special, structural
-from autodiff.ops.index import ARG
+from autodiff.ops import arrays, at, gather_scatter, index, rearrange, reduce, special, structural
+from autodiff.ops.gather_scatter import ARG
 
 CASES = []
 for path in sorted(pathlib.Path(__file__).parent.glob("cases_*.py")):
@@ -227,16 +227,18 @@ def _indexing():
         x = _values((3, 4, 2), dtype)
         for idx in [(1,), (slice(None), None, -1), (Ellipsis, 0), (mask,), (rows, slice(1, 3), 0)]:
             selected = x[idx]
-            yield _bind(index.getitem_p, x, index=idx)
-            yield _bind(index.scatter_add_p, selected, shape=x.shape, index=idx)
-            yield _bind(index.index_set_p, x, _values(selected.shape, "float64"), index=idx)
+            yield _bind(gather_scatter.getitem_p, x, index=idx)
+            yield _bind(gather_scatter.scatter_add_p, selected, shape=x.shape, index=idx)
+            yield _bind(
+                gather_scatter.index_set_p, x, _values(selected.shape, "float64"), index=idx
+            )
         traced = (slice(None), ARG, ARG)  # index arrays that are arguments
         args = (cols, np.array([[1], [0]]))
         selected = x[:, cols, args[1]]
-        yield _bind(index.getitem_p, x, *args, index=traced)
-        yield _bind(index.scatter_add_p, selected, *args, shape=x.shape, index=traced)
-        for p in (index.index_set_p, at.index_multiply_p, at.index_min_p, at.index_max_p):
-            if dtype != "complex64" or p is index.index_set_p:  # (no order on complex)
+        yield _bind(gather_scatter.getitem_p, x, *args, index=traced)
+        yield _bind(gather_scatter.scatter_add_p, selected, *args, shape=x.shape, index=traced)
+        for p in (gather_scatter.index_set_p, at.index_multiply_p, at.index_min_p, at.index_max_p):
+            if dtype != "complex64" or p is gather_scatter.index_set_p:  # (no order on complex)
                 yield _bind(p, x, _values(selected.shape, dtype), *args, index=traced)
         # Dynamic slices: starts of any integer type (Python ints weak), clamped.
         yield _bind(index.dynamic_slice_p, x, 1, np.int32(-1), np.uint8(5), sizes=(2, 3, 1))
