@@ -14,15 +14,7 @@ from numpy.lib.array_utils import normalize_axis_index
 
 from autodiff.core.tensor import Tensor
 from autodiff.ops import structural
-from autodiff.ops.shape import (
-    _holds_tensor,
-    _operand,
-    asarray,
-    concatenate,
-    flip,
-    ravel,
-    transpose,
-)
+from autodiff.ops.shape import _holds_tensor, _operand, asarray, concatenate, flip, ravel, transpose
 from autodiff.ops.structural import ndim_of
 
 

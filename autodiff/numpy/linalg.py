@@ -23,6 +23,22 @@ from autodiff.ops import shape as _shape
 from autodiff.ops.arrays import cross as _cross
 from autodiff.ops.elementwise import astype, stop_gradient, where
 from autodiff.ops.linalg import (
+    cholesky,
+    det,
+    eig,
+    eigh,
+    eigvals,
+    eigvalsh,
+    inv,
+    lstsq,
+    pinv,
+    qr,
+    slogdet,
+    solve,
+    svd,
+)
+from autodiff.ops.linalg_solve import inv_p
+from autodiff.ops.matrix import (
     LinAlgError,
     _abs2,
     _check_matrix,
@@ -31,20 +47,6 @@ from autodiff.ops.linalg import (
     _diagonal,
     _mT,
     _trace,
-    cholesky,
-    det,
-    eig,
-    eigh,
-    eigvals,
-    eigvalsh,
-    inv,
-    inv_p,
-    lstsq,
-    pinv,
-    qr,
-    slogdet,
-    solve,
-    svd,
 )
 from autodiff.ops.products import _array, dot, einsum, matmul, tensordot
 from autodiff.ops.products import outer as _outer

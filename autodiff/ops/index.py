@@ -44,13 +44,7 @@ from autodiff.ops.gather_scatter import (
     split_index,
 )
 from autodiff.ops.shape import ravel
-from autodiff.ops.structural import (
-    batch_size,
-    move_batch_axis,
-    move_to_front,
-    reshape,
-    shape_of,
-)
+from autodiff.ops.structural import batch_size, move_batch_axis, move_to_front, reshape, shape_of
 
 remainder = ELEMENTWISE["remainder"]
 maximum = ELEMENTWISE["maximum"]

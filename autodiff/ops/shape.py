@@ -32,12 +32,7 @@ from autodiff.ops.rearrange import (
     stack_p,
     unstack_p,
 )
-from autodiff.ops.structural import (
-    ndim_of,
-    reshape_p,
-    shape_of,
-    transpose_p,
-)
+from autodiff.ops.structural import ndim_of, reshape_p, shape_of, transpose_p
 
 
 def _holds_tensor(obj) -> bool:
