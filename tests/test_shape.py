@@ -365,7 +365,11 @@ PRIMITIVES = [
     (rearrange.split_p, [X3], {"ranges": ((1, 2),), "axis": 1}),
     (rearrange.repeat_p, [X], {"repeats": (2, 0, 3), "axis": 1}),
     (rearrange.repeat_p, [X], {"repeats": 2, "axis": 0}),
-    (rearrange.segment_sum_p, [np.arange(10.0).reshape(2, 5)], {"counts": (0, 3, 0, 2, 0), "axis": 1}),
+    (
+        rearrange.segment_sum_p,
+        [np.arange(10.0).reshape(2, 5)],
+        {"counts": (0, 3, 0, 2, 0), "axis": 1},
+    ),
     (rearrange.segment_sum_p, [np.arange(12.0).reshape(6, 2)], {"counts": (3, 3), "axis": 0}),
 ]
 
