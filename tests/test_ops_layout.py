@@ -2,19 +2,22 @@
 
 Read from the source (AST), nothing is imported. A primitive is a module-level name bound
 to `Primitive(...)` or to a call of a function that creates one (`unary(...)`,
-`_kernel_primitive(...)`, ...). Its rules are attached
+`_kernel_primitive(...)`, ...). Its rules are attached at module level
 
-- as attributes at module level, `x_p.vjp = f` or `x_p.fast.vjp = f` (also in a `for _p in
-  (x_p, y_p):` loop, which attaches to each primitive it names), or
-- as arguments of the call that creates it (`_unary("expit", _expit_impl, _expit_deriv)`).
+- as attributes, `x_p.vjp = f` or `x_p.fast.vjp = f` (also in a `for _p in (x_p, y_p):`
+  loop, which attaches to each primitive it names),
+- as arguments of the call that creates it (`_unary("expit", _expit_impl, _expit_deriv)`), or
+- by a call that takes the primitive (`vjp_rules(stack_p, _stack_vjp)`).
 
 Each attachment must sit within `MAX_DISTANCE` lines of the primitive's creation, and so must
 each function it names: `x_p.vjp = _x_vjp` counts the lines between `x_p = ...` and `def
-_x_vjp`, and `x_p.batch = _axis_batch_rule(x_p)` those to `_axis_batch_rule`. So does
-the private function a lambda forwards to (`x_p.vjp = lambda g, x, *, out: _x_vjp(g, x)`). Exempt: functions
-defined outside `autodiff/ops/`, public functions of another ops module, and shared rules — a
-function the rules of at least `SHARED` primitives name. A private function of another ops
-module that fewer primitives use is an offender: it belongs beside its primitive.
+_x_vjp` (the nearer end of it), `x_p.batch = _axis_batch_rule(x_p)` those to
+`_axis_batch_rule`, and `x_p.vjp = lambda g, x, *, out: _x_vjp(g, x)` those to the private
+function the lambda forwards to. Exempt: functions defined outside `autodiff/ops/`, public
+functions of another ops module, and shared rules, which the rules of at least `SHARED`
+primitives name. A rule attached in another module than its primitive's, or a private
+function of another ops module that fewer primitives use, is an offender: it belongs beside
+its primitive.
 """
 
 from __future__ import annotations
@@ -249,8 +252,12 @@ def _distance(span: tuple, other: tuple) -> int:
     return max(0, other[0] - span[1])
 
 
+def _path(module_name: str) -> str:
+    return module_name.replace(".", "/") + ".py"
+
+
 def _where(module_name: str, line: int) -> str:
-    return f"{module_name.replace('.', '/')}.py:{line}"
+    return f"{_path(module_name)}:{line}"
 
 
 def _attachment_offences(modules: dict, created: dict, attachments: list, users: dict) -> list:
@@ -274,7 +281,7 @@ def _attachment_offences(modules: dict, created: dict, attachments: list, users:
             if key[0] != a.module or a.module != module:
                 if key[1].startswith("_"):
                     offences.append(
-                        f"{prim} ({at}): its {a.what} rule {name} lives in {_where(key[0], 0)}"
+                        f"{prim} ({at}): its {a.what} rule {name} lives in {_path(key[0])}"
                     )
                 continue
             gap = _distance(span, modules[key[0]].definitions[key[1]])
@@ -301,9 +308,13 @@ def test_the_scan_finds_every_kind_of_primitive():
     assert {"matmul_p", "sin_p", "reduce_max_p", "gammainc_p", "index_min_p"} <= names
     assert len(created) > 80
     rules = {(a.primitive[1], a.what) for a in attachments}
-    assert {("matmul_p", "vjp"), ("real_p", "abstract_eval"), ("add_p", "fast.scalar_impl")} <= (
-        rules
-    )
+    assert {
+        ("matmul_p", "vjp"),
+        ("real_p", "abstract_eval"),  # (in a loop)
+        ("add_p", "fast.scalar_impl"),
+        ("stack_p", "vjp_rules(...)"),
+        ("gammainc_p", CREATION),
+    } <= rules
 
 
 def test_rules_sit_beside_their_primitive():
