@@ -357,6 +357,14 @@ def multi_dot(arrays, *, out=None):
         arrays[0] = _shape.reshape(arrays[0], (1, -1))
     if last == 1:
         arrays[-1] = _shape.reshape(arrays[-1], (-1, 1))
+    result = _chain_product(arrays)
+    if first == 1 and last == 1:
+        return result[0, 0]
+    return _shape.ravel(result) if first == 1 or last == 1 else result
+
+
+def _chain_product(arrays):
+    """The product of a chain of matrices, in NumPy's cheapest order."""
     for x in arrays:
         if len(shape_of(x)) != 2:
             raise LinAlgError(
@@ -369,10 +377,7 @@ def multi_dot(arrays, *, out=None):
             return arrays[i]
         return dot(product(i, split[i][j]), product(split[i][j] + 1, j))
 
-    result = product(0, len(arrays) - 1)
-    if first == 1 and last == 1:
-        return result[0, 0]
-    return _shape.ravel(result) if first == 1 or last == 1 else result
+    return product(0, len(arrays) - 1)
 
 
 def _chain_order(shapes) -> list:
