@@ -31,7 +31,7 @@ from autodiff.core.primitive import Primitive, bind
 from autodiff.core.pytree import tree_flatten, tree_map, tree_unflatten
 from autodiff.core.tensor import Tensor
 from autodiff.forward_ad.transforms import jvp, zero_tangent
-from autodiff.ops.index import filled
+from autodiff.ops.gather_scatter import filled
 from autodiff.ops.products import _einsum_spec, dot_p, einsum_p, matmul_p
 from autodiff.ops.structural import shape_of
 from autodiff.reverse.transforms import check_argnums, pullback

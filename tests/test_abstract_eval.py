@@ -28,14 +28,16 @@ from autodiff.ops import (
     at,
     correlate,
     cumulative,
+    gather_scatter,
     index,
+    rearrange,
     reduce,
-    shape,
     sorting,
     special,
+    special_integrals,
     structural,
 )
-from autodiff.ops.index import ARG
+from autodiff.ops.gather_scatter import ARG
 
 CASES = []
 for path in sorted(pathlib.Path(__file__).parent.glob("cases_*.py")):
@@ -210,24 +212,24 @@ def _shapes():
         for axes in (None, (2, 0, 1), (-1, 0, 1)):
             yield _bind(structural.transpose_p, x, axes=axes)
         for axis in (None, 1, -1, (0, 2)):
-            yield _bind(shape.flip_p, x, axis=axis)
-        yield _bind(shape.copy_p, x)
-        yield _bind(shape.split_p, x, ranges=((0, 1), (1, 3), (3, 3)), axis=1)
-        yield _bind(shape.unstack_p, x, axis=2)
+            yield _bind(rearrange.flip_p, x, axis=axis)
+        yield _bind(rearrange.copy_p, x)
+        yield _bind(rearrange.split_p, x, ranges=((0, 1), (1, 3), (3, 3)), axis=1)
+        yield _bind(rearrange.unstack_p, x, axis=2)
         for repeats, axis in [(2, 0), ((1, 0, 2), 1), (3, None)]:
-            yield _bind(shape.repeat_p, x, repeats=repeats, axis=axis)
+            yield _bind(rearrange.repeat_p, x, repeats=repeats, axis=axis)
         for counts in [(2, 2), (1, 0, 3)]:
-            yield _bind(shape.segment_sum_p, x, counts=counts, axis=2)
+            yield _bind(rearrange.segment_sum_p, x, counts=counts, axis=2)
         yield _bind(function._delayed_error_p, x)
     mixed = (_values((2, 3), "int32"), _values((2, 1), "float32"), _values((2, 2), "bool"))
     joined = dict(dtype=None, casting="same_kind")
-    yield _bind(shape.concatenate_p, *mixed, axis=-1, **joined)
-    yield _bind(shape.concatenate_p, *mixed, axis=1, dtype=np.float32, casting="unsafe")
+    yield _bind(rearrange.concatenate_p, *mixed, axis=-1, **joined)
+    yield _bind(rearrange.concatenate_p, *mixed, axis=1, dtype=np.float32, casting="unsafe")
     same = (_values((2, 3), "int8"), _values((2, 3), "float32"), _values((2, 3), "complex64"))
     for axis in (0, 1, 2, -1):
-        yield _bind(shape.stack_p, *same, axis=axis, **joined)
-    yield _bind(shape.stack_p, *same, axis=0, dtype=np.complex128, casting="same_kind")
-    yield _bind(shape.stack_p, np.float32(1.0), 2.0, axis=0, **joined)  # a Python scalar
+        yield _bind(rearrange.stack_p, *same, axis=axis, **joined)
+    yield _bind(rearrange.stack_p, *same, axis=0, dtype=np.complex128, casting="same_kind")
+    yield _bind(rearrange.stack_p, np.float32(1.0), 2.0, axis=0, **joined)  # a Python scalar
 
 
 def _indexing():
@@ -237,16 +239,18 @@ def _indexing():
         x = _values((3, 4, 2), dtype)
         for idx in [(1,), (slice(None), None, -1), (Ellipsis, 0), (mask,), (rows, slice(1, 3), 0)]:
             selected = x[idx]
-            yield _bind(index.getitem_p, x, index=idx)
-            yield _bind(index.scatter_add_p, selected, shape=x.shape, index=idx)
-            yield _bind(index.index_set_p, x, _values(selected.shape, "float64"), index=idx)
+            yield _bind(gather_scatter.getitem_p, x, index=idx)
+            yield _bind(gather_scatter.scatter_add_p, selected, shape=x.shape, index=idx)
+            yield _bind(
+                gather_scatter.index_set_p, x, _values(selected.shape, "float64"), index=idx
+            )
         traced = (slice(None), ARG, ARG)  # index arrays that are arguments
         args = (cols, np.array([[1], [0]]))
         selected = x[:, cols, args[1]]
-        yield _bind(index.getitem_p, x, *args, index=traced)
-        yield _bind(index.scatter_add_p, selected, *args, shape=x.shape, index=traced)
-        for p in (index.index_set_p, at.index_multiply_p, at.index_min_p, at.index_max_p):
-            if dtype != "complex64" or p is index.index_set_p:  # (no order on complex)
+        yield _bind(gather_scatter.getitem_p, x, *args, index=traced)
+        yield _bind(gather_scatter.scatter_add_p, selected, *args, shape=x.shape, index=traced)
+        for p in (gather_scatter.index_set_p, at.index_multiply_p, at.index_min_p, at.index_max_p):
+            if dtype != "complex64" or p is gather_scatter.index_set_p:  # (no order on complex)
                 yield _bind(p, x, _values(selected.shape, dtype), *args, index=traced)
         # Dynamic slices: starts of any integer type (Python ints weak), clamped.
         yield _bind(index.dynamic_slice_p, x, 1, np.int32(-1), np.uint8(5), sizes=(2, 3, 1))
@@ -298,9 +302,9 @@ def _specials():
     for dtype in _DTYPES:
         if np.dtype(dtype).kind != "c":
             x = _values((3,), dtype)
-            yield _bind(special.riemann_zeta_p, x)
+            yield _bind(special_integrals.riemann_zeta_p, x)
             yield _bind(special.gammasgn_p, x)
-    yield _bind(special.riemann_zeta_p, np.float16(2.5))
+    yield _bind(special_integrals.riemann_zeta_p, np.float16(2.5))
 
 
 VARIANTS = [

@@ -14,7 +14,8 @@ import autodiff.numpy as anp
 from autodiff.core.trace import trace_stack_depth
 from autodiff.kernels import _numba, scatter
 from autodiff.ops.at import at
-from autodiff.ops.index import getitem, getitem_p, scatter_add, scatter_add_p, take, take_along_axis
+from autodiff.ops.gather_scatter import getitem_p, scatter_add_p
+from autodiff.ops.index import getitem, scatter_add, take, take_along_axis
 
 RNG = np.random.default_rng(0)
 X = np.arange(24.0).reshape(2, 3, 4)

@@ -290,7 +290,7 @@ def test_nodes_of_one_and_two_inputs_read_as_tuples_and_release_their_residuals(
     y = trace.process(ad.ops.elementwise.multiply_p, (x, 3.0), {})
     z = trace.process(ad.ops.elementwise.sin_p, (y,), {})
     w = trace.process(
-        ad.ops.shape.stack_p, (z, y, x), {"axis": 0, "dtype": None, "casting": "same_kind"}
+        ad.ops.rearrange.stack_p, (z, y, x), {"axis": 0, "dtype": None, "casting": "same_kind"}
     )
     mul, sin, stack = (edge_node(t._edge) for t in (y, z, w))
     assert (mul.p1, sin.p1, stack.p1, leaf.p1) == (None, ONE, MANY, MANY)

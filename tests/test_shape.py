@@ -7,7 +7,7 @@ from optable import assert_same_as_numpy
 import autodiff as ad
 import autodiff.numpy as anp
 from autodiff.core.tensor import Tensor
-from autodiff.ops import shape, structural
+from autodiff.ops import rearrange, structural
 from autodiff.ops.structural import sum_to_shape
 
 X = np.arange(6.0).reshape(2, 3)
@@ -353,20 +353,24 @@ PRIMITIVES = [
     (structural.reshape_p, [X3], {"shape": (6, 4), "order": "C"}),
     (structural.transpose_p, [X3], {"axes": (2, 0, 1)}),
     (structural.transpose_p, [X3], {"axes": None}),
-    (shape.flip_p, [X3], {"axis": (0, 2)}),
-    (shape.copy_p, [X], {}),
+    (rearrange.flip_p, [X3], {"axis": (0, 2)}),
+    (rearrange.copy_p, [X], {}),
     (
-        shape.concatenate_p,
+        rearrange.concatenate_p,
         [X, np.ones((2, 2)), np.ones((2, 0))],
         {"axis": -1, "dtype": None, "casting": "same_kind"},
     ),
-    (shape.split_p, [np.arange(7.0)], {"ranges": ((0, 2), (2, 2), (2, 7)), "axis": 0}),
-    (shape.split_p, [X3], {"ranges": ((0, 3), (1, 4), (2, 2)), "axis": 2}),
-    (shape.split_p, [X3], {"ranges": ((1, 2),), "axis": 1}),
-    (shape.repeat_p, [X], {"repeats": (2, 0, 3), "axis": 1}),
-    (shape.repeat_p, [X], {"repeats": 2, "axis": 0}),
-    (shape.segment_sum_p, [np.arange(10.0).reshape(2, 5)], {"counts": (0, 3, 0, 2, 0), "axis": 1}),
-    (shape.segment_sum_p, [np.arange(12.0).reshape(6, 2)], {"counts": (3, 3), "axis": 0}),
+    (rearrange.split_p, [np.arange(7.0)], {"ranges": ((0, 2), (2, 2), (2, 7)), "axis": 0}),
+    (rearrange.split_p, [X3], {"ranges": ((0, 3), (1, 4), (2, 2)), "axis": 2}),
+    (rearrange.split_p, [X3], {"ranges": ((1, 2),), "axis": 1}),
+    (rearrange.repeat_p, [X], {"repeats": (2, 0, 3), "axis": 1}),
+    (rearrange.repeat_p, [X], {"repeats": 2, "axis": 0}),
+    (
+        rearrange.segment_sum_p,
+        [np.arange(10.0).reshape(2, 5)],
+        {"counts": (0, 3, 0, 2, 0), "axis": 1},
+    ),
+    (rearrange.segment_sum_p, [np.arange(12.0).reshape(6, 2)], {"counts": (3, 3), "axis": 0}),
 ]
 
 
@@ -396,15 +400,15 @@ def test_linear_rules(prim, primals, params):
 
 def test_split_vjp_with_missing_cotangents():
     x = np.arange(5.0)
-    out = shape.split_p.impl(x, ranges=((0, 2), (2, 5)), axis=0)
-    (ct,) = shape.split_p.vjp([None, np.ones(3)], x, out=out, ranges=((0, 2), (2, 5)), axis=0)
+    out = rearrange.split_p.impl(x, ranges=((0, 2), (2, 5)), axis=0)
+    (ct,) = rearrange.split_p.vjp([None, np.ones(3)], x, out=out, ranges=((0, 2), (2, 5)), axis=0)
     np.testing.assert_array_equal(ct, [0, 0, 1, 1, 1])
 
 
 def test_stack_matches_numpy_in_dtype_layout_and_errors():
     """stack's impl concatenates arrays of one shape and dtype along the first axis: the
     result is np.stack's, whatever the inputs' dtypes and layouts."""
-    stack_p = shape.stack_p
+    stack_p = rearrange.stack_p
     rng = np.random.default_rng(0)
     a = rng.standard_normal((3, 4))
     cases = [

@@ -31,7 +31,8 @@ from autodiff.core.primitive import Primitive
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE, state
 from autodiff.ops.elementwise import imag, real, where
-from autodiff.ops.index import filled, index_set, take
+from autodiff.ops.gather_scatter import filled
+from autodiff.ops.index import index_set, take
 from autodiff.ops.structural import reshape
 
 

@@ -22,7 +22,7 @@ from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE, pop_trace, push_trace, state
 from autodiff.forward_ad.trace import ForwardTrace, ForwardTracer
 from autodiff.ops.elementwise import astype
-from autodiff.ops.shape import copy_p
+from autodiff.ops.rearrange import copy_p
 from autodiff.ops.structural import shape_of
 
 

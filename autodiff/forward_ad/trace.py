@@ -13,7 +13,7 @@ from autodiff.core.dtypes import SCALARS
 from autodiff.core.primitive import bind, dispatch
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE, Trace, state
-from autodiff.ops.shape import copy_p
+from autodiff.ops.rearrange import copy_p
 
 
 class ForwardTracer(Tensor):

@@ -25,6 +25,7 @@ from autodiff.numpy import (
     _polynomials,
     _rearranging,
     _sequences,
+    _shape_composites,
     _sorting,
     _statistics,
 )
@@ -39,6 +40,7 @@ for _family in (
     _elementwise,
     _reduce,
     _shape,
+    _shape_composites,
     _index,
     _products,
     _cumulative,

@@ -18,6 +18,7 @@ from autodiff.core.pytree import tree_map
 from autodiff.core.tensor import Tensor
 from autodiff.numpy._creation import PASSTHROUGH
 from autodiff.ops import special as special_ops
+from autodiff.ops import special_integrals
 from autodiff.ops.elementwise import BINARY
 
 
@@ -131,7 +132,7 @@ def _scipy_ufunc(ufunc: np.ufunc):
         name = _SCIPY_PRIVATE[name]
     elif getattr(special, name, None) is not ufunc:
         return None
-    return special_ops.FUNCTIONS.get(name)
+    return special_ops.FUNCTIONS.get(name) or special_integrals.FUNCTIONS.get(name)
 
 
 _SCIPY_PRIVATE = {"_zeta": "zeta", "_riemann_zeta": "zeta"}

@@ -23,6 +23,22 @@ from autodiff.ops import reduce as _reduce
 from autodiff.ops import shape as _shape
 from autodiff.ops.elementwise import astype, stop_gradient, where
 from autodiff.ops.linalg import (
+    cholesky,
+    det,
+    eig,
+    eigh,
+    eigvals,
+    eigvalsh,
+    inv,
+    lstsq,
+    pinv,
+    qr,
+    slogdet,
+    solve,
+    svd,
+)
+from autodiff.ops.linalg_solve import inv_p
+from autodiff.ops.matrix import (
     LinAlgError,
     _abs2,
     _check_matrix,
@@ -31,20 +47,6 @@ from autodiff.ops.linalg import (
     _diagonal,
     _mT,
     _trace,
-    cholesky,
-    det,
-    eig,
-    eigh,
-    eigvals,
-    eigvalsh,
-    inv,
-    inv_p,
-    lstsq,
-    pinv,
-    qr,
-    slogdet,
-    solve,
-    svd,
 )
 from autodiff.ops.products import _array, dot, einsum, matmul, tensordot
 from autodiff.ops.products import outer as _outer
@@ -355,24 +357,27 @@ def multi_dot(arrays, *, out=None):
         arrays[0] = _shape.reshape(arrays[0], (1, -1))
     if last == 1:
         arrays[-1] = _shape.reshape(arrays[-1], (-1, 1))
+    result = _chain_product(arrays)
+    if first == 1 and last == 1:
+        return result[0, 0]
+    return _shape.ravel(result) if first == 1 or last == 1 else result
+
+
+def _chain_product(arrays):
+    """The product of a chain of matrices, in NumPy's cheapest order."""
     for x in arrays:
         if len(shape_of(x)) != 2:
             raise LinAlgError(
                 f"{len(shape_of(x))}-dimensional array given. Array must be two-dimensional"
             )
     split = _chain_order([shape_of(x) for x in arrays])
-    result = _chain_product(arrays, split, 0, len(arrays) - 1)
-    if first == 1 and last == 1:
-        return result[0, 0]
-    return _shape.ravel(result) if first == 1 or last == 1 else result
 
+    def product(i, j):
+        if i == j:
+            return arrays[i]
+        return dot(product(i, split[i][j]), product(split[i][j] + 1, j))
 
-def _chain_product(arrays: list, split: list, i: int, j: int):
-    """The product of matrices i..j, split where `split` (from `_chain_order`) says."""
-    if i == j:
-        return arrays[i]
-    k = split[i][j]
-    return dot(_chain_product(arrays, split, i, k), _chain_product(arrays, split, k + 1, j))
+    return product(0, len(arrays) - 1)
 
 
 def _chain_order(shapes) -> list:

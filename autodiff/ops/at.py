@@ -18,22 +18,18 @@ from autodiff.core.abstract import same_aval
 from autodiff.core.dtypes import dtype_of
 from autodiff.core.primitive import Primitive, bind
 from autodiff.ops.elementwise import add, astype, equal, greater, where
-from autodiff.ops.index import (
+from autodiff.ops.gather_scatter import (
     TracedSliceBounds,
     conform_value,
-    dynamic_parts,
     fill_index,
     filled,
     gather,
-    getitem,
-    index_set,
     scatter,
     selection_shape,
-    slice_block,
     split_index,
     update_batch_rule,
-    update_block,
 )
+from autodiff.ops.index import dynamic_parts, getitem, index_set, slice_block, update_block
 from autodiff.ops.structural import shape_of
 
 

@@ -22,7 +22,7 @@ from functools import partial
 import numpy as np
 
 from autodiff.core import buffers
-from autodiff.core.abstract import ShapedArray, all_weak, result_type, ufunc_operand
+from autodiff.core.abstract import ShapedArray, all_weak, result_type, same_aval, ufunc_operand
 from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.primitive import Primitive, bind, bind_binary, bind_unary
 from autodiff.core.tensor import SHAPE_OF_VALUE
@@ -116,10 +116,6 @@ def ufunc_abstract_eval(ufunc):
         return ShapedArray(shape, dtype, weak_type=dtype.kind != "b" and all_weak(*avals))
 
     return abstract_eval
-
-
-def _same_shape_dtype(x, **params):
-    return x
 
 
 def _real_dtype(dtype: np.dtype) -> np.dtype:
@@ -294,9 +290,9 @@ ceil_p = nondiff("ceil", np.ceil)
 trunc_p = nondiff("trunc", np.trunc)
 rint_p = nondiff("rint", np.rint)
 round_p = nondiff("round", lambda x, decimals: np.round(x, decimals))
-round_p.abstract_eval = _same_shape_dtype
+round_p.abstract_eval = same_aval
 stop_gradient_p = nondiff("stop_gradient", lambda x: x)
-stop_gradient_p.abstract_eval = _same_shape_dtype
+stop_gradient_p.abstract_eval = same_aval
 isnan_p = nondiff("isnan", np.isnan)
 isinf_p = nondiff("isinf", np.isinf)
 isfinite_p = nondiff("isfinite", np.isfinite)

@@ -37,7 +37,7 @@ def vjp_rules(prim: Primitive, rule) -> None:
 
     Example:
         >>> import numpy as np
-        >>> from autodiff.ops.index import getitem_p  # (x[1] of an x of 3 elements)
+        >>> from autodiff.ops.gather_scatter import getitem_p  # (x[1] of an x of 3 elements)
         >>> ct, x, params = np.array(5.0), np.zeros(3), {"index": (1,)}
         >>> getitem_p.vjp(ct, x, out=ct, **params), getitem_p.fast.vjp(ct, ct, x, **params)
         ((array([0., 5., 0.]),), (array([0., 5., 0.]),))

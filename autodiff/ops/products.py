@@ -76,7 +76,58 @@ def _ravel(x):
 
 
 # ---------------------------------------------------------------------------------------------
-# matmul: NumPy's matmul, 1-D operands and broadcast batch dims included.
+# matmul: NumPy's matmul, 1-D operands and broadcast batch dims included. Batch rules (vmap)
+# here get `dims[i]`, the batch axis of `values[i]` (None: unbatched), and are written with the
+# primitives themselves (and transpose/reshape), so vmap nests with every transform.
+
+
+def _matmul_batch(values, dims):
+    (a, b), (da, db) = values, dims
+    nda, ndb = len(shape_of(a)), len(shape_of(b))
+    # One operand batched, the other at most a matrix: the batch axis rides along as a stack
+    # (or row) axis of the batched operand. The stack is folded into the rows, so the product
+    # is one matrix-matrix call, not a stack of (often vector-matrix) ones.
+    if db is None and ndb <= 2 and da < nda - 1:
+        if nda >= 2:
+            a_shape = shape_of(a)
+            rows = reshape(a, (-1, a_shape[-1]))
+            out = bind(matmul_p, rows, b)
+            return reshape(out, a_shape[:-1] + shape_of(out)[1:]), da
+        return bind(matmul_p, a, b), da
+    # An unbatched matrix times per-example vectors: one product of the vectors, as rows, with
+    # the matrix's transpose; the result keeps the batch first, the layout the cotangents and
+    # tangents around it have (mixed layouts make NumPy's elementwise loops slow).
+    if da is None and nda == 2 and ndb == 2:
+        rows = b if db == 0 else matrix_transpose(b)
+        return bind(matmul_p, rows, matrix_transpose(a)), 0
+    # An unbatched matrix times a batched stack of matrices: fold the batch into the columns.
+    if da is None and nda == 2 and ndb == 3 and db != 1:
+        k, n = _drop(shape_of(b), db)
+        size = shape_of(b)[db]
+        cols = reshape(moveaxis(b, db, -1), (k, n * size))
+        out = bind(matmul_p, a, cols)
+        return reshape(out, (shape_of(a)[0], n, size)), 2
+    if da is None and nda <= 2 and db < ndb - 2:
+        return bind(matmul_p, a, b), db
+    # General case: batch axes first; a per-example vector becomes a row (left) or a column
+    # (right) matrix; batched operands are padded with 1-axes so that NumPy's broadcasting of
+    # stack dims lines the batch axes up; the added row/column axes are dropped at the end.
+    size = shape_of(a)[da] if da is not None else shape_of(b)[db]
+    pa = shape_of(a) if da is None else _drop(shape_of(a), da)
+    pb = shape_of(b) if db is None else _drop(shape_of(b), db)
+    rank = max(len(pa), len(pb), 2)
+    if da is not None:
+        ma = pa if len(pa) > 1 else (1,) + pa  # a row
+        a = reshape(moveaxis(a, da, 0), (size,) + (1,) * (rank - len(ma)) + ma)
+    if db is not None:
+        mb = pb if len(pb) > 1 else pb + (1,)  # a column
+        b = reshape(moveaxis(b, db, 0), (size,) + (1,) * (rank - len(mb)) + mb)
+    out = bind(matmul_p, a, b)
+    return reshape(out, (size,) + _matmul_out_shape(pa, pb)), 0
+
+
+def _drop(shape: tuple, axis: int) -> tuple:
+    return shape[:axis] + shape[axis + 1 :]
 
 
 def _matmul_vjp(g, a, b, *, out, needs=(True, True)):
@@ -120,25 +171,13 @@ def _matmul_vjp(g, a, b, *, out, needs=(True, True)):
     )
 
 
-def _bilinear_jvp(prim):
-    """The jvp of a bilinear product p(a, b): p(ta, b) + p(a, tb), in the output's dtype."""
-
-    def jvp(primals, tangents, *, out):
-        a, b = primals
-        ta, tb = tangents
-        t = add_terms(
-            None if ta is None else bind(prim, ta, b), None if tb is None else bind(prim, a, tb)
-        )
-        return tangent_in_dtype_of(t, out)
-
-    return jvp
-
-
 matmul_p = Primitive("matmul", node_name="MmBackward0")
 matmul_p.impl = buffers.matmul_into  # (np.matmul, into recycled memory when there is some)
 matmul_p.vjp = _matmul_vjp
 matmul_p.vjp_takes_needs = True
-matmul_p.jvp = _bilinear_jvp(matmul_p)
+
+
+matmul_p.batch = _matmul_batch
 
 
 def _matmul_out_shape(a_shape: tuple, b_shape: tuple) -> tuple:
@@ -161,6 +200,100 @@ def _matmul_abstract_eval(a, b):
 
 
 matmul_p.abstract_eval = _matmul_abstract_eval
+
+
+def _bilinear_jvp(prim):
+    """The jvp of a bilinear product p(a, b): p(ta, b) + p(a, tb), in the output's dtype."""
+
+    def jvp(primals, tangents, *, out):
+        a, b = primals
+        ta, tb = tangents
+        t = add_terms(
+            None if ta is None else bind(prim, ta, b), None if tb is None else bind(prim, a, tb)
+        )
+        return tangent_in_dtype_of(t, out)
+
+    return jvp
+
+
+matmul_p.jvp = _bilinear_jvp(matmul_p)
+
+
+# ---------------------------------------------------------------------------------------------
+# dot_p: NumPy's dot where it is not a matmul (an operand with more than 2 dims). Its impl is
+# np.dot itself, whose per-element summation order matmul would not reproduce.
+
+
+def _dot_batch(values, dims):
+    """One batched operand: the batch axis rides along as a free axis of np.dot (no data
+    movement when it is not the contracted axis). Both batched: a batched matmul of the
+    operands flattened to (batch, rows, k) and (batch, k, cols)."""
+    (a, b), (da, db) = values, dims
+    nda, ndb = len(shape_of(a)), len(shape_of(b))
+    if db is None:
+        if da == nda - 1:  # the contracted axis: put the batch axis first
+            a, da = moveaxis(a, da, 0), 0
+        return bind(dot_p, a, b), da
+    if da is None:
+        if ndb == 2:  # per-example vector: (k, batch), contracted on its first axis
+            return bind(dot_p, a, moveaxis(b, db, 1)), nda - 1
+        if db >= ndb - 2:
+            b, db = moveaxis(b, db, 0), 0
+        return bind(dot_p, a, b), nda - 1 + db
+    a, b = moveaxis(a, da, 0), moveaxis(b, db, 0)
+    sa, sb = shape_of(a), shape_of(b)
+    size, k = sa[0], sa[-1]
+    rows = int(np.prod(sa[1:-1], dtype=np.int64))
+    a = reshape(a, (size, rows, k))
+    if ndb == 2:
+        b, out_shape = reshape(b, (size, k, 1)), sa[:-1]
+    else:  # (batch, *lead, k, n) -> (batch, k, lead * n)
+        b = transpose(b, (0, ndb - 2, *range(1, ndb - 2), ndb - 1))
+        cols = int(np.prod(sb[1:-2], dtype=np.int64)) * sb[-1]
+        b, out_shape = reshape(b, (size, k, cols)), sa[:-1] + sb[1:-2] + sb[-1:]
+    return reshape(bind(matmul_p, a, b), out_shape), 0
+
+
+dot_p = Primitive("dot")
+dot_p.impl = np.dot
+dot_p.vjp_takes_needs = True
+dot_p.jvp = _bilinear_jvp(dot_p)
+
+
+def _dot_vjp(g, a, b, *, out, needs=(True, True)):
+    nda, ndb = len(shape_of(a)), len(shape_of(b))
+    kb = max(ndb - 2, 0)  # b's contracted axis
+    free_b = [j for j in range(ndb) if j != kb]
+    lead = list(range(nda - 1))  # a's free axes, also the leading axes of g
+    ga = gb = None
+    if needs[0] and _differentiable(a):
+        ga = unbroadcast(tensordot(g, b, axes=(list(range(nda - 1, len(shape_of(g)))), free_b)), a)
+    if needs[1] and _differentiable(b):
+        gb = tensordot(a, g, axes=(lead, lead))  # b's contracted axis first, then its free axes
+        gb = transpose(gb, [0 if j == kb else 1 + free_b.index(j) for j in range(ndb)])
+        gb = unbroadcast(gb, b)
+    return ga, gb
+
+
+dot_p.vjp = _dot_vjp
+
+
+def _dot_abstract_eval(a, b):
+    if a.ndim == 0 or b.ndim == 0:
+        shape = b.shape if a.ndim == 0 else a.shape
+    else:
+        k = b.shape[0] if b.ndim == 1 else b.shape[-2]
+        if a.shape[-1] != k:
+            raise ValueError(
+                f"shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} (dim {a.ndim - 1}) "
+                f"!= {k} (dim {max(b.ndim - 2, 0)})"
+            )
+        shape = a.shape[:-1] + b.shape[:-2] + b.shape[-1:] if b.ndim > 1 else a.shape[:-1]
+    return result_aval(shape, array_result_type(a, b), a, b)
+
+
+dot_p.abstract_eval = _dot_abstract_eval
+dot_p.batch = _dot_batch
 
 
 def matmul(x1, x2, /, out=None, **kwargs):
@@ -362,6 +495,19 @@ def _einsum_abstract_eval(*operands, subscripts, optimize):
 einsum_p.abstract_eval = _einsum_abstract_eval
 
 
+def _einsum_batch(values, dims, *, subscripts, optimize):
+    """The batch axis gets a fresh label on each batched operand, where it already is, and
+    comes first in the output. An explicit contraction path still fits (same operands)."""
+    (z,) = _fresh_labels(set(subscripts), 1)
+    lhs, _, out = subscripts.partition("->")
+    terms = [t if d is None else t[:d] + z + t[d:] for t, d in zip(lhs.split(","), dims)]
+    spec = ",".join(terms) + "->" + z + out
+    return bind(einsum_p, *values, subscripts=spec, optimize=optimize), 0
+
+
+einsum_p.batch = _einsum_batch
+
+
 def _sublist_subscripts(sublist) -> str:
     out = ""
     for s in sublist:
@@ -403,153 +549,6 @@ def einsum(*operands, out=None, optimize=False, dtype=None, order="K", casting="
     if isinstance(optimize, list):
         optimize = tuple(tuple(p) if isinstance(p, list) else p for p in optimize)
     return bind(einsum_p, *ops, subscripts=canonical, optimize=optimize)
-
-
-# ---------------------------------------------------------------------------------------------
-# dot_p: NumPy's dot where it is not a matmul (an operand with more than 2 dims). Its impl is
-# np.dot itself, whose per-element summation order matmul would not reproduce.
-
-
-def _dot_vjp(g, a, b, *, out, needs=(True, True)):
-    nda, ndb = len(shape_of(a)), len(shape_of(b))
-    kb = max(ndb - 2, 0)  # b's contracted axis
-    free_b = [j for j in range(ndb) if j != kb]
-    lead = list(range(nda - 1))  # a's free axes, also the leading axes of g
-    ga = gb = None
-    if needs[0] and _differentiable(a):
-        ga = unbroadcast(tensordot(g, b, axes=(list(range(nda - 1, len(shape_of(g)))), free_b)), a)
-    if needs[1] and _differentiable(b):
-        gb = tensordot(a, g, axes=(lead, lead))  # b's contracted axis first, then its free axes
-        gb = transpose(gb, [0 if j == kb else 1 + free_b.index(j) for j in range(ndb)])
-        gb = unbroadcast(gb, b)
-    return ga, gb
-
-
-dot_p = Primitive("dot")
-dot_p.impl = np.dot
-dot_p.vjp = _dot_vjp
-dot_p.vjp_takes_needs = True
-dot_p.jvp = _bilinear_jvp(dot_p)
-
-
-def _dot_abstract_eval(a, b):
-    if a.ndim == 0 or b.ndim == 0:
-        shape = b.shape if a.ndim == 0 else a.shape
-    else:
-        k = b.shape[0] if b.ndim == 1 else b.shape[-2]
-        if a.shape[-1] != k:
-            raise ValueError(
-                f"shapes {a.shape} and {b.shape} not aligned: {a.shape[-1]} (dim {a.ndim - 1}) "
-                f"!= {k} (dim {max(b.ndim - 2, 0)})"
-            )
-        shape = a.shape[:-1] + b.shape[:-2] + b.shape[-1:] if b.ndim > 1 else a.shape[:-1]
-    return result_aval(shape, array_result_type(a, b), a, b)
-
-
-dot_p.abstract_eval = _dot_abstract_eval
-
-
-# ---------------------------------------------------------------------------------------------
-# Batch rules (vmap): `dims[i]` is the batch axis of `values[i]` (None: unbatched). Written with
-# the primitives themselves (and transpose/reshape), so vmap nests with every transform.
-
-
-def _matmul_batch(values, dims):
-    (a, b), (da, db) = values, dims
-    nda, ndb = len(shape_of(a)), len(shape_of(b))
-    # One operand batched, the other at most a matrix: the batch axis rides along as a stack
-    # (or row) axis of the batched operand. The stack is folded into the rows, so the product
-    # is one matrix-matrix call, not a stack of (often vector-matrix) ones.
-    if db is None and ndb <= 2 and da < nda - 1:
-        if nda >= 2:
-            a_shape = shape_of(a)
-            rows = reshape(a, (-1, a_shape[-1]))
-            out = bind(matmul_p, rows, b)
-            return reshape(out, a_shape[:-1] + shape_of(out)[1:]), da
-        return bind(matmul_p, a, b), da
-    # An unbatched matrix times per-example vectors: one product of the vectors, as rows, with
-    # the matrix's transpose; the result keeps the batch first, the layout the cotangents and
-    # tangents around it have (mixed layouts make NumPy's elementwise loops slow).
-    if da is None and nda == 2 and ndb == 2:
-        rows = b if db == 0 else matrix_transpose(b)
-        return bind(matmul_p, rows, matrix_transpose(a)), 0
-    # An unbatched matrix times a batched stack of matrices: fold the batch into the columns.
-    if da is None and nda == 2 and ndb == 3 and db != 1:
-        k, n = _drop(shape_of(b), db)
-        size = shape_of(b)[db]
-        cols = reshape(moveaxis(b, db, -1), (k, n * size))
-        out = bind(matmul_p, a, cols)
-        return reshape(out, (shape_of(a)[0], n, size)), 2
-    if da is None and nda <= 2 and db < ndb - 2:
-        return bind(matmul_p, a, b), db
-    # General case: batch axes first; a per-example vector becomes a row (left) or a column
-    # (right) matrix; batched operands are padded with 1-axes so that NumPy's broadcasting of
-    # stack dims lines the batch axes up; the added row/column axes are dropped at the end.
-    size = shape_of(a)[da] if da is not None else shape_of(b)[db]
-    pa = shape_of(a) if da is None else _drop(shape_of(a), da)
-    pb = shape_of(b) if db is None else _drop(shape_of(b), db)
-    rank = max(len(pa), len(pb), 2)
-    if da is not None:
-        ma = pa if len(pa) > 1 else (1,) + pa  # a row
-        a = reshape(moveaxis(a, da, 0), (size,) + (1,) * (rank - len(ma)) + ma)
-    if db is not None:
-        mb = pb if len(pb) > 1 else pb + (1,)  # a column
-        b = reshape(moveaxis(b, db, 0), (size,) + (1,) * (rank - len(mb)) + mb)
-    out = bind(matmul_p, a, b)
-    return reshape(out, (size,) + _matmul_out_shape(pa, pb)), 0
-
-
-def _drop(shape: tuple, axis: int) -> tuple:
-    return shape[:axis] + shape[axis + 1 :]
-
-
-matmul_p.batch = _matmul_batch
-
-
-def _einsum_batch(values, dims, *, subscripts, optimize):
-    """The batch axis gets a fresh label on each batched operand, where it already is, and
-    comes first in the output. An explicit contraction path still fits (same operands)."""
-    (z,) = _fresh_labels(set(subscripts), 1)
-    lhs, _, out = subscripts.partition("->")
-    terms = [t if d is None else t[:d] + z + t[d:] for t, d in zip(lhs.split(","), dims)]
-    spec = ",".join(terms) + "->" + z + out
-    return bind(einsum_p, *values, subscripts=spec, optimize=optimize), 0
-
-
-einsum_p.batch = _einsum_batch
-
-
-def _dot_batch(values, dims):
-    """One batched operand: the batch axis rides along as a free axis of np.dot (no data
-    movement when it is not the contracted axis). Both batched: a batched matmul of the
-    operands flattened to (batch, rows, k) and (batch, k, cols)."""
-    (a, b), (da, db) = values, dims
-    nda, ndb = len(shape_of(a)), len(shape_of(b))
-    if db is None:
-        if da == nda - 1:  # the contracted axis: put the batch axis first
-            a, da = moveaxis(a, da, 0), 0
-        return bind(dot_p, a, b), da
-    if da is None:
-        if ndb == 2:  # per-example vector: (k, batch), contracted on its first axis
-            return bind(dot_p, a, moveaxis(b, db, 1)), nda - 1
-        if db >= ndb - 2:
-            b, db = moveaxis(b, db, 0), 0
-        return bind(dot_p, a, b), nda - 1 + db
-    a, b = moveaxis(a, da, 0), moveaxis(b, db, 0)
-    sa, sb = shape_of(a), shape_of(b)
-    size, k = sa[0], sa[-1]
-    rows = int(np.prod(sa[1:-1], dtype=np.int64))
-    a = reshape(a, (size, rows, k))
-    if ndb == 2:
-        b, out_shape = reshape(b, (size, k, 1)), sa[:-1]
-    else:  # (batch, *lead, k, n) -> (batch, k, lead * n)
-        b = transpose(b, (0, ndb - 2, *range(1, ndb - 2), ndb - 1))
-        cols = int(np.prod(sb[1:-2], dtype=np.int64)) * sb[-1]
-        b, out_shape = reshape(b, (size, k, cols)), sa[:-1] + sb[1:-2] + sb[-1:]
-    return reshape(bind(matmul_p, a, b), out_shape), 0
-
-
-dot_p.batch = _dot_batch
 
 
 # ---------------------------------------------------------------------------------------------

@@ -71,18 +71,6 @@ def reduction_abstract_eval(out_dtype=None):
     return rule
 
 
-def _without_identity_abstract_eval(name: str, rule):
-    """`rule` for a reduction without an identity (max, argmax): an empty group is an error."""
-
-    def checked(x, **params):
-        axis = params.get("axes", params.get("axis"))
-        if builtins.any(x.shape[a] == 0 for a in normalize_axes(axis, x.ndim)):
-            raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
-        return rule(x, **params)
-
-    return checked
-
-
 def _reduce(p, a, axis, keepdims):
     """`p` over NumPy's `axis` (None, an int or a tuple of them) of `a`."""
     return bind(p, a, axes=normalize_axes(axis, len(shape_of(a))), keepdims=bool(keepdims))
@@ -231,6 +219,18 @@ def _tie_weights(x, out, axes, keepdims):
     return bind(tie_weights_p, x, out, axes=axes, keepdims=keepdims)
 
 
+def _without_identity_abstract_eval(name: str, rule):
+    """`rule` for a reduction without an identity (max, argmax): an empty group is an error."""
+
+    def checked(x, **params):
+        axis = params.get("axes", params.get("axis"))
+        if builtins.any(x.shape[a] == 0 for a in normalize_axes(axis, x.ndim)):
+            raise ValueError(f"zero-size array to reduction operation {name} which has no identity")
+        return rule(x, **params)
+
+    return checked
+
+
 def _extremum(name: str, ufunc):
     p = weighted_reduction(
         name,
@@ -243,41 +243,6 @@ def _extremum(name: str, ufunc):
 
 reduce_max_p = _extremum("reduce_max", np.maximum)
 reduce_min_p = _extremum("reduce_min", np.minimum)
-
-# ---------------------------------------------------------------------------------------------
-# prod. d prod / d x_i is the product of the other factors of x_i's group: out / x_i when no
-# factor is zero; with exactly one zero, the product of the nonzero factors at the zero and 0
-# elsewhere; with two or more zeros, 0. Written with autodiff ops, so it differentiates again;
-# the higher derivatives are exact wherever a group has at most one zero factor (with two, the
-# mixed derivative between the two zero factors is reported as 0).
-
-
-def _prod_others(x, out, axes: tuple, keepdims: bool):
-    """For each element of `x`, the product of the other elements of its group."""
-    out_b = expand_reduced(out, axes, keepdims, shape_of(x))
-    is_zero = bind(equal_p, x, 0.0)
-    # A concrete mask without zeros (the common case) needs no guarding.
-    if isinstance(is_zero, (np.ndarray, np.generic)) and not is_zero.any():
-        return out_b / x
-    safe = elementwise.where(is_zero, 1.0, x)
-    zero_count = reduce_sum(is_zero, axes, True)
-    nonzero_prod = reduce_prod(safe, axes, True)
-    at_zero = elementwise.where(zero_count == 1, nonzero_prod, 0.0)
-    return elementwise.where(is_zero, at_zero, out_b / safe)
-
-
-def reduce_prod(x, axes: tuple, keepdims: bool):
-    """Product over `axes` (already normalized)."""
-    return bind(reduce_prod_p, x, axes=axes, keepdims=keepdims)
-
-
-reduce_prod_p = weighted_reduction(
-    "reduce_prod",
-    lambda x, *, axes, keepdims: np.multiply.reduce(x, axes, None, None, keepdims),
-    _prod_others,
-    node_name="ProdBackward0",
-)
-reduce_prod_p.abstract_eval = reduction_abstract_eval(accumulation_dtype)
 
 # ---------------------------------------------------------------------------------------------
 # Non-differentiable reductions: integer or boolean results.
@@ -341,6 +306,42 @@ def _arg_batch(p):
 
 argmax_p.batch = _arg_batch(argmax_p)
 argmin_p.batch = _arg_batch(argmin_p)
+
+# ---------------------------------------------------------------------------------------------
+# prod. d prod / d x_i is the product of the other factors of x_i's group: out / x_i when no
+# factor is zero; with exactly one zero, the product of the nonzero factors at the zero and 0
+# elsewhere; with two or more zeros, 0. Written with autodiff ops, so it differentiates again;
+# the higher derivatives are exact wherever a group has at most one zero factor (with two, the
+# mixed derivative between the two zero factors is reported as 0).
+
+
+def _prod_others(x, out, axes: tuple, keepdims: bool):
+    """For each element of `x`, the product of the other elements of its group."""
+    out_b = expand_reduced(out, axes, keepdims, shape_of(x))
+    is_zero = bind(equal_p, x, 0.0)
+    # A concrete mask without zeros (the common case) needs no guarding.
+    if isinstance(is_zero, (np.ndarray, np.generic)) and not is_zero.any():
+        return out_b / x
+    safe = elementwise.where(is_zero, 1.0, x)
+    zero_count = reduce_sum(is_zero, axes, True)
+    nonzero_prod = reduce_prod(safe, axes, True)
+    at_zero = elementwise.where(zero_count == 1, nonzero_prod, 0.0)
+    return elementwise.where(is_zero, at_zero, out_b / safe)
+
+
+def reduce_prod(x, axes: tuple, keepdims: bool):
+    """Product over `axes` (already normalized)."""
+    return bind(reduce_prod_p, x, axes=axes, keepdims=keepdims)
+
+
+reduce_prod_p = weighted_reduction(
+    "reduce_prod",
+    lambda x, *, axes, keepdims: np.multiply.reduce(x, axes, None, None, keepdims),
+    _prod_others,
+    node_name="ProdBackward0",
+)
+reduce_prod_p.abstract_eval = reduction_abstract_eval(accumulation_dtype)
+
 
 # ---------------------------------------------------------------------------------------------
 # The functions. NumPy names and signatures; `autodiff.numpy` re-exports them.

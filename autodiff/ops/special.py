@@ -4,9 +4,10 @@ The primitives come first, each with its rules side by side; the functions NumPy
 (erf, erfc, erfinv, ndtri, log_ndtr, gammaln, gamma, digamma, polygamma) have the scalar
 kernels of `autodiff/kernels/special.py` as impls (Numba ufuncs, or `np.vectorize` without
 Numba). Then come the functions, composites among them (ndtr, beta, betaln, softmax,
-log_softmax), and `FUNCTIONS`, the table that `autodiff.scipy.special` re-exports. Every
-derivative is again a function of this module, so all orders work: gammaln' = digamma,
-digamma' = polygamma(1, .), polygamma(n, .)' = polygamma(n + 1, .).
+log_softmax), and `FUNCTIONS`, the table that `autodiff.scipy.special` re-exports with
+ops/special_integrals.py's (Bessel, incomplete gamma and beta, zeta). Every derivative is
+again a function of this module, so all orders work: gammaln' = digamma, digamma' =
+polygamma(1, .), polygamma(n, .)' = polygamma(n + 1, .).
 """
 
 from __future__ import annotations
@@ -44,7 +45,6 @@ from autodiff.ops.structural import (
     broadcast_to,
     broadcasting_batch_rule,
     shape_of,
-    unary_batch_rule,
 )
 
 # (elementwise.FUNCTIONS has every elementwise function; its module names only those it calls)
@@ -67,32 +67,8 @@ def _elementwise_aval(dtype, *avals):
     return result_aval(np.broadcast_shapes(*(a.shape for a in avals)), dtype, *avals)
 
 
-def _kernel_abstract_eval(kernel):
-    """The abstract_eval of a primitive whose impl is `kernel` (kernels/special.py)."""
-    return lambda *avals: _elementwise_aval(kernel.result_dtype(avals[-1].dtype), *avals)
-
-
 # ---------------------------------------------------------------------------------------------
-# Unary primitives: impl, derivative d(x, out) (jvp = t * d, vjp = g * d), elementwise batch.
-
-
-def _kernel_unary(name: str, kernel, deriv):
-    p = _unary(name, kernel, deriv)
-    p.abstract_eval = _kernel_abstract_eval(kernel)
-    return p
-
-
-erf_p = _kernel_unary("erf", kernels.erf, lambda x, out: _TWO_OVER_SQRT_PI * exp(-(x * x)))
-erfc_p = _kernel_unary("erfc", kernels.erfc, lambda x, out: -_TWO_OVER_SQRT_PI * exp(-(x * x)))
-erfinv_p = _kernel_unary("erfinv", kernels.erfinv, lambda x, out: 0.5 * _SQRT_PI * exp(out * out))
-ndtri_p = _kernel_unary("ndtri", kernels.ndtri, lambda x, out: _SQRT_2PI * exp(0.5 * (out * out)))
-# (log ndtr)' = pdf / ndtr = exp(-x^2/2 - log_ndtr(x)) / sqrt(2 pi): no overflow either way.
-log_ndtr_p = _kernel_unary(
-    "log_ndtr", kernels.log_ndtr, lambda x, out: exp(-0.5 * (x * x) - out) / _SQRT_2PI
-)
-gammaln_p = _kernel_unary("gammaln", kernels.gammaln, lambda x, out: digamma(x))
-gamma_p = _kernel_unary("gamma", kernels.gamma, lambda x, out: out * digamma(x))
-digamma_p = _kernel_unary("digamma", kernels.digamma, lambda x, out: polygamma(1, x))
+# The logistic functions and entr.
 
 
 def _expit_impl(x):
@@ -141,6 +117,35 @@ entr_p = _unary("entr", _entr_impl, _entr_deriv)
 entr_p.abstract_eval = lambda x: _elementwise_aval(
     ufunc_result_dtype(np.multiply, x, ufunc_result_dtype(np.log, x)), x
 )
+
+
+# ---------------------------------------------------------------------------------------------
+# Unary primitives: impl, derivative d(x, out) (jvp = t * d, vjp = g * d), elementwise batch.
+
+
+def _kernel_abstract_eval(kernel):
+    """The abstract_eval of a primitive whose impl is `kernel` (kernels/special.py)."""
+    return lambda *avals: _elementwise_aval(kernel.result_dtype(avals[-1].dtype), *avals)
+
+
+def _kernel_unary(name: str, kernel, deriv):
+    p = _unary(name, kernel, deriv)
+    p.abstract_eval = _kernel_abstract_eval(kernel)
+    return p
+
+
+erf_p = _kernel_unary("erf", kernels.erf, lambda x, out: _TWO_OVER_SQRT_PI * exp(-(x * x)))
+erfc_p = _kernel_unary("erfc", kernels.erfc, lambda x, out: -_TWO_OVER_SQRT_PI * exp(-(x * x)))
+erfinv_p = _kernel_unary("erfinv", kernels.erfinv, lambda x, out: 0.5 * _SQRT_PI * exp(out * out))
+ndtri_p = _kernel_unary("ndtri", kernels.ndtri, lambda x, out: _SQRT_2PI * exp(0.5 * (out * out)))
+# (log ndtr)' = pdf / ndtr = exp(-x^2/2 - log_ndtr(x)) / sqrt(2 pi): no overflow either way.
+log_ndtr_p = _kernel_unary(
+    "log_ndtr", kernels.log_ndtr, lambda x, out: exp(-0.5 * (x * x) - out) / _SQRT_2PI
+)
+gammaln_p = _kernel_unary("gammaln", kernels.gammaln, lambda x, out: digamma(x))
+gamma_p = _kernel_unary("gamma", kernels.gamma, lambda x, out: out * digamma(x))
+digamma_p = _kernel_unary("digamma", kernels.digamma, lambda x, out: polygamma(1, x))
+
 
 # ---------------------------------------------------------------------------------------------
 # xlogy, xlog1py: 0 where x == 0 (unless y is nan). d/dx is log(y) even there; d/dy = x / y
@@ -203,6 +208,7 @@ polygamma_p.impl = kernels.polygamma
 polygamma_p.abstract_eval = _kernel_abstract_eval(kernels.polygamma)
 polygamma_p.jvp = _polygamma_jvp
 polygamma_p.vjp = _polygamma_vjp
+polygamma_p.batch = broadcasting_batch_rule(polygamma_p)
 
 # ---------------------------------------------------------------------------------------------
 # logsumexp over `axes` (normalized, see `reduce.normalize_axes`). Its derivative is the
@@ -246,22 +252,6 @@ logsumexp_p.abstract_eval = reduction_abstract_eval(
     lambda dtype: dtype if is_inexact(dtype) else np.dtype(np.float64)
 )
 
-for _p in (
-    erf_p,
-    erfc_p,
-    erfinv_p,
-    ndtri_p,
-    log_ndtr_p,
-    gammaln_p,
-    gamma_p,
-    digamma_p,
-    expit_p,
-    logit_p,
-    entr_p,
-):
-    _p.batch = unary_batch_rule(_p)
-for _p in (xlogy_p, xlog1py_p, polygamma_p):
-    _p.batch = broadcasting_batch_rule(_p)
 
 # ---------------------------------------------------------------------------------------------
 # The functions: SciPy's names and signatures.
@@ -594,240 +584,6 @@ def softmax(x, axis=None):
     return exp(log_softmax(x, axis))
 
 
-# ---------------------------------------------------------------------------------------------
-# Bessel, incomplete gamma and beta, zeta: kernels as impls (kernels/special.py), derivatives
-# with this module's functions. Where a derivative is not implemented (betainc in a and b,
-# zeta in its exponent, the second derivative of gammainc in a), asking for it raises: a
-# silent zero would be a wrong answer.
-
-
-def _i1e_deriv(x, out):
-    # i1e' = i0e - i1e (sign(x) + 1/x), which tends to 1/2 at 0 (as JAX, the limit is used
-    # where |x| is below the float's resolution; the double where keeps 1/x finite)
-    tiny = absolute(x) <= np.finfo(dtype_of(x)).eps
-    safe = where(tiny, 1.0, x)
-    return where(tiny, 0.5, i0e(safe) - out * (sign(safe) + 1.0 / safe))
-
-
-i0e_p = _kernel_unary("i0e", kernels.i0e, lambda x, out: i1e(x) - sign(x) * out)
-i1e_p = _kernel_unary("i1e", kernels.i1e, _i1e_deriv)
-riemann_zeta_p = Primitive("riemann_zeta")
-riemann_zeta_p.impl = kernels.riemann_zeta
-riemann_zeta_p.abstract_eval = _kernel_abstract_eval(kernels.riemann_zeta)
-
-
-def _no_derivative(what: str):
-    raise NotImplementedError(
-        f"autodiff.scipy.special: the derivative of {what} is not implemented (JAX raises "
-        "for it too); wrap the argument in stop_gradient if it is meant as a constant"
-    )
-
-
-def _riemann_zeta_jvp(primals, tangents, *, out):
-    _no_derivative("zeta(x) (Riemann's, q=None) with respect to x")
-
-
-def _riemann_zeta_vjp(g, x, *, out):
-    _no_derivative("zeta(x) (Riemann's, q=None) with respect to x")
-
-
-riemann_zeta_p.jvp = _riemann_zeta_jvp
-riemann_zeta_p.vjp = _riemann_zeta_vjp
-
-
-def _kernel_primitive(name: str, kernel, partials):
-    """An elementwise primitive of several arguments with `kernel` as impl and derivative
-    factors `partials[i](*args, out)` (None: not implemented, raises when asked for)."""
-    p = Primitive(name)
-    p.impl = kernel
-    p.abstract_eval = _kernel_abstract_eval(kernel)
-
-    def jvp(primals, tangents, *, out):
-        terms = []
-        for i, t in enumerate(tangents):
-            if t is None:
-                continue
-            if partials[i] is None:
-                _no_derivative(f"{name} with respect to argument {i}")
-            terms.append(t * partials[i](*primals, out))
-        if not terms:
-            return None
-        total = terms[0]
-        for term in terms[1:]:
-            total = total + term
-        return broadcast_to(total, shape_of(out)) if shape_of(total) != shape_of(out) else total
-
-    def vjp(g, *primals, out, needs):
-        cts = []
-        for i, x in enumerate(primals):
-            if not needs[i]:
-                cts.append(None)
-                continue
-            if partials[i] is None:
-                _no_derivative(f"{name} with respect to argument {i}")
-            cts.append(unbroadcast(g * partials[i](*primals, out), x))
-        return tuple(cts)
-
-    p.jvp = jvp
-    p.vjp = vjp
-    p.vjp_takes_needs = True
-    p.batch = broadcasting_batch_rule(p)
-    return p
-
-
-def _gamma_density(a, x, out):
-    # d gammainc / dx = x^(a-1) e^-x / gamma(a) (0 at x = 0 for a > 1, as its limit)
-    return exp(xlogy(a - 1.0, x) - x - gammaln(a))
-
-
-def _gammainc_da(a, x, out):
-    return bind(gammainc_da_p, a, x)
-
-
-def _gammainc_da_dx(a, x, out):
-    # d/dx dP/da = d/da dP/dx = the density times (log x - digamma(a))
-    return _gamma_density(a, x, out) * (log(x) - digamma(a))
-
-
-gammainc_da_p = _kernel_primitive("gammainc_da", kernels.gammainc_da, (None, _gammainc_da_dx))
-gammainc_p = _kernel_primitive("gammainc", kernels.gammainc, (_gammainc_da, _gamma_density))
-gammaincc_p = _kernel_primitive(
-    "gammaincc",
-    kernels.gammaincc,
-    (lambda a, x, out: -_gammainc_da(a, x, out), lambda a, x, out: -_gamma_density(a, x, out)),
-)
-
-
-def _beta_density(a, b, x, out):
-    # d betainc / dx = x^(a-1) (1-x)^(b-1) / B(a, b)
-    return exp(xlogy(a - 1.0, x) + xlog1py(b - 1.0, -x) - betaln(a, b))
-
-
-betainc_p = _kernel_primitive("betainc", kernels.betainc, (None, None, _beta_density))
-
-
-def _zeta_dq(x, q, out):
-    return -x * bind(zeta_p, x + 1.0, q)
-
-
-zeta_p = _kernel_primitive("zeta", kernels.zeta, (None, _zeta_dq))
-riemann_zeta_p.batch = unary_batch_rule(riemann_zeta_p)
-
-
-def i0e(x):
-    """`scipy.special.i0e`: the exponentially scaled modified Bessel function exp(-abs(x)) I0(x);
-    i0e' = i1e - sign(x) i0e.
-
-    Example:
-        >>> import autodiff as ad
-        >>> round(float(i0e(1.0)), 12), round(float(ad.grad(i0e)(1.0)), 12)
-        (0.465759607594, -0.257849192244)
-    """
-    return bind(i0e_p, x)
-
-
-def i1e(x):
-    """`scipy.special.i1e`: exp(-abs(x)) I1(x); i1e' = i0e - i1e (sign(x) + 1/x), 1/2 at 0.
-
-    Example:
-        >>> import autodiff as ad
-        >>> round(float(i1e(1.0)), 12), float(ad.grad(i1e)(0.0))
-        (0.20791041535, 0.5)
-    """
-    return bind(i1e_p, x)
-
-
-def i0(x):
-    """`scipy.special.i0`: the modified Bessel function I0 = i0e(x) exp(abs(x)).
-
-    Example:
-        >>> round(float(i0(1.0)), 12)
-        1.266065877752
-    """
-    return i0e(x) * exp(absolute(x))
-
-
-def i1(x):
-    """`scipy.special.i1`: the modified Bessel function I1 = i1e(x) exp(abs(x)).
-
-    Example:
-        >>> round(float(i1(1.0)), 12)
-        0.565159103992
-    """
-    return i1e(x) * exp(absolute(x))
-
-
-def _promoted(*args):
-    """The arguments in one dtype (NumPy's promotion, as SciPy's ufuncs), Python numbers next
-    to single-precision arrays as float32 (`_typed_numbers`); the kernels follow the last."""
-    args = list(args)
-    for i in range(len(args) - 1):
-        args[i], args[-1] = _typed_numbers(args[i], args[-1])
-    for i in range(len(args) - 1):
-        args[i], args[-1] = _typed_numbers(args[i], args[-1])
-    number = (int, float, bool)
-    typed = [dtype_of(a) for a in args if type(a) not in number]
-    if len(typed) < 2:
-        return args
-    dt = np.result_type(*typed)
-    return [a if type(a) in number or dtype_of(a) == dt else astype(a, dt) for a in args]
-
-
-def gammainc(a, x):
-    """`scipy.special.gammainc`: the regularized lower incomplete gamma function P(a, x).
-
-    Differentiable in `x` (the gamma density) and in `a` (computed alongside the value by its
-    series or continued fraction); the second derivative in `a` is not implemented (raises).
-
-    Example:
-        >>> import autodiff as ad
-        >>> round(float(gammainc(2.0, 1.5)), 12), round(float(ad.grad(gammainc, 1)(2.0, 1.5)), 12)
-        (0.442174599629, 0.334695240223)
-    """
-    return bind(gammainc_p, *_promoted(a, x))
-
-
-def gammaincc(a, x):
-    """`scipy.special.gammaincc`: Q(a, x) = 1 - P(a, x), accurate where P is near 1.
-
-    Example:
-        >>> import autodiff as ad
-        >>> round(float(gammaincc(2.0, 1.5)), 12), round(float(ad.grad(gammaincc, 0)(2.0, 1.5)), 12)
-        (0.557825400371, 0.313488637825)
-    """
-    return bind(gammaincc_p, *_promoted(a, x))
-
-
-def betainc(a, b, x):
-    """`scipy.special.betainc`: the regularized incomplete beta function I_x(a, b).
-
-    Differentiable in `x`; its derivatives in `a` and `b` are not implemented and raise
-    (as JAX).
-
-    Example:
-        >>> import autodiff as ad
-        >>> value, slope = betainc(2.0, 3.0, 0.4), ad.grad(betainc, 2)(2.0, 3.0, 0.4)
-        >>> round(float(value), 12), round(float(slope), 12)
-        (0.5248, 1.728)
-    """
-    return bind(betainc_p, *_promoted(a, b, x))
-
-
-def zeta(x, q=None):
-    """`scipy.special.zeta`: the Hurwitz zeta function sum_k (k + q)^-x, or Riemann's (q=None,
-    every real x). Differentiable in `q` (d/dq = -x zeta(x + 1, q)); the derivative in `x`
-    is not implemented and raises.
-
-    Example:
-        >>> import autodiff as ad
-        >>> round(float(zeta(2.0)), 12), round(float(ad.grad(zeta, 1)(3.0, 1.5)), 12)
-        (1.644934066848, -0.704545517001)
-    """
-    if q is None:
-        return bind(riemann_zeta_p, x)
-    return bind(zeta_p, *_promoted(x, q))
-
-
 def multigammaln(a, d):
     """`scipy.special.multigammaln`: the log of the multivariate gamma function of dimension
     `d` (a positive integer), d(d-1)/4 log(pi) + sum_j gammaln(a - j/2), j = 0..d-1.
@@ -880,7 +636,6 @@ def _rgamma_deriv(x, out):
 
 rgamma_p = _unary("rgamma", _rgamma_impl, _rgamma_deriv)
 rgamma_p.abstract_eval = _kernel_abstract_eval(kernels.gamma)
-rgamma_p.batch = unary_batch_rule(rgamma_p)
 
 
 def rgamma(x):
@@ -954,14 +709,6 @@ FUNCTIONS = {
     "logsumexp": logsumexp,
     "softmax": softmax,
     "log_softmax": log_softmax,
-    "i0": i0,
-    "i0e": i0e,
-    "i1": i1,
-    "i1e": i1e,
-    "gammainc": gammainc,
-    "gammaincc": gammaincc,
-    "betainc": betainc,
-    "zeta": zeta,
     "multigammaln": multigammaln,
     "rgamma": rgamma,
     "gammasgn": gammasgn,

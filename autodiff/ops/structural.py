@@ -88,6 +88,17 @@ broadcast_to_p.abstract_eval = _broadcast_to_abstract_eval
 broadcast_to_p.jvp = lambda primals, tangents, *, out, shape: broadcast_to(tangents[0], shape)
 broadcast_to_p.vjp = lambda g, x, *, out, shape: (sum_to_shape(g, shape_of(x)),)
 
+
+def _broadcast_to_batch(values, dims, *, shape):
+    x = move_to_front(values[0], dims[0])
+    size, per_example = shape_of(x)[0], tuple(shape_of(x)[1:])
+    x = reshape(x, (size,) + (1,) * (len(shape) - len(per_example)) + per_example)
+    return broadcast_to(x, (size,) + shape), 0
+
+
+broadcast_to_p.batch = _broadcast_to_batch
+
+
 sum_to_shape_p = Primitive("sum_to_shape")
 sum_to_shape_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 sum_to_shape_p.saves_output = False
@@ -95,6 +106,18 @@ sum_to_shape_p.impl = _sum_to_shape_impl
 sum_to_shape_p.abstract_eval = _sum_to_shape_abstract_eval
 sum_to_shape_p.jvp = lambda primals, tangents, *, out, shape: sum_to_shape(tangents[0], shape)
 sum_to_shape_p.vjp = lambda g, x, *, out, shape: (broadcast_to(g, shape_of(x)),)
+
+
+def _sum_to_shape_batch(values, dims, *, shape):
+    x = move_to_front(values[0], dims[0])
+    size, per_example = shape_of(x)[0], tuple(shape_of(x)[1:])
+    lead = len(per_example) - len(shape)
+    x = sum_to_shape(x, (size,) + (1,) * lead + shape)
+    return reshape(x, (size,) + shape), 0
+
+
+sum_to_shape_p.batch = _sum_to_shape_batch
+
 
 # ---------------------------------------------------------------------------------------------
 # reshape and transpose: linear, each transposed by itself (reshape back, the inverse
@@ -131,6 +154,18 @@ reshape_p.jvp = lambda primals, tangents, *, out, shape, order: apply_linear(
 reshape_p.vjp = lambda g, x, *, out, shape, order: (reshape(g, shape_of(x), order),)
 
 
+def _reshape_batch(values, dims, *, shape, order):
+    x = move_to_front(values[0], dims[0])
+    shape = _resolve_inferred(shape, math.prod(shape_of(x)[1:]))
+    if order == "F":  # F order runs the last axis slowest: each example stays one block there
+        x = moveaxis(x, 0, -1)
+        return bind(reshape_p, x, shape=shape + (shape_of(x)[-1],), order=order), len(shape)
+    return bind(reshape_p, x, shape=(shape_of(x)[0],) + shape, order=order), 0
+
+
+reshape_p.batch = _reshape_batch
+
+
 def _transpose_abstract_eval(x, *, axes):
     perm = range(x.ndim)[::-1] if axes is None else normalize_axis_tuple(axes, x.ndim)
     if len(perm) != x.ndim:
@@ -154,6 +189,17 @@ transpose_p.impl = lambda x, axes: (
 transpose_p.abstract_eval = _transpose_abstract_eval
 transpose_p.jvp = lambda primals, tangents, *, out, axes: apply_linear(transpose, tangents[0], axes)
 transpose_p.vjp = lambda g, x, *, out, axes: (transpose(g, _inverse_axes(axes, ndim_of(x))),)
+
+
+def _transpose_batch(values, dims, *, axes):
+    x, bdim = values[0], dims[0]
+    n = ndim_of(x) - 1
+    perm = range(n)[::-1] if axes is None else normalize_axis_tuple(axes, n)
+    return bind(transpose_p, x, axes=(bdim,) + tuple(axis_in_batched(a, bdim) for a in perm)), 0
+
+
+transpose_p.batch = _transpose_batch
+
 
 # ---------------------------------------------------------------------------------------------
 # The functions, on checked parameters.
@@ -340,44 +386,3 @@ def broadcasting_batch_rule(prim):
         return bind(prim, *align_for_broadcast(values, dims), **params), 0
 
     return rule
-
-
-# ---------------------------------------------------------------------------------------------
-# The batch rules of the primitives above. Shapes and axes params are per example.
-
-
-def _broadcast_to_batch(values, dims, *, shape):
-    x = move_to_front(values[0], dims[0])
-    size, per_example = shape_of(x)[0], tuple(shape_of(x)[1:])
-    x = reshape(x, (size,) + (1,) * (len(shape) - len(per_example)) + per_example)
-    return broadcast_to(x, (size,) + shape), 0
-
-
-def _sum_to_shape_batch(values, dims, *, shape):
-    x = move_to_front(values[0], dims[0])
-    size, per_example = shape_of(x)[0], tuple(shape_of(x)[1:])
-    lead = len(per_example) - len(shape)
-    x = sum_to_shape(x, (size,) + (1,) * lead + shape)
-    return reshape(x, (size,) + shape), 0
-
-
-def _reshape_batch(values, dims, *, shape, order):
-    x = move_to_front(values[0], dims[0])
-    shape = _resolve_inferred(shape, math.prod(shape_of(x)[1:]))
-    if order == "F":  # F order runs the last axis slowest: each example stays one block there
-        x = moveaxis(x, 0, -1)
-        return bind(reshape_p, x, shape=shape + (shape_of(x)[-1],), order=order), len(shape)
-    return bind(reshape_p, x, shape=(shape_of(x)[0],) + shape, order=order), 0
-
-
-def _transpose_batch(values, dims, *, axes):
-    x, bdim = values[0], dims[0]
-    n = ndim_of(x) - 1
-    perm = range(n)[::-1] if axes is None else normalize_axis_tuple(axes, n)
-    return bind(transpose_p, x, axes=(bdim,) + tuple(axis_in_batched(a, bdim) for a in perm)), 0
-
-
-broadcast_to_p.batch = _broadcast_to_batch
-sum_to_shape_p.batch = _sum_to_shape_batch
-reshape_p.batch = _reshape_batch
-transpose_p.batch = _transpose_batch

@@ -18,12 +18,14 @@ from autodiff.ops.elementwise import where
 from autodiff.ops.reduce import sum as _sum
 from autodiff.ops.special import FUNCTIONS as SPECIAL
 from autodiff.ops.special import _as_float
+from autodiff.ops.special_integrals import betainc as _betainc
+from autodiff.ops.special_integrals import gammainc as _gammainc
+from autodiff.ops.special_integrals import gammaincc as _gammaincc
 
 _exp, _log, _log1p, _floor = (ELEMENTWISE[n] for n in ("exp", "log", "log1p", "floor"))
 _gammaln, _betaln, _xlogy, _xlog1py = (
     SPECIAL[n] for n in ("gammaln", "betaln", "xlogy", "xlog1py")
 )
-_gammainc, _gammaincc, _betainc = (SPECIAL[n] for n in ("gammainc", "gammaincc", "betainc"))
 
 
 def _scaled(x, loc, scale):

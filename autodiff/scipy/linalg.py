@@ -13,19 +13,12 @@ from autodiff.core.dtypes import dtype_of
 from autodiff.core.primitive import bind
 from autodiff.ops import elementwise as _ew
 from autodiff.ops.elementwise import where
-from autodiff.ops.linalg import (
-    LinAlgError,
-    _check_matrix,
-    _cols,
-    _mT,
-    _triangle,
-    cholesky_p,
-    expm_p,
-    triangular_solve,
-)
 from autodiff.ops.linalg import det as _numpy_det
 from autodiff.ops.linalg import inv as _numpy_inv
 from autodiff.ops.linalg import solve as _numpy_solve
+from autodiff.ops.linalg_factor import cholesky_p, expm_p
+from autodiff.ops.linalg_solve import triangular_solve
+from autodiff.ops.matrix import LinAlgError, _check_matrix, _cols, _mT, _triangle
 from autodiff.ops.products import _array
 from autodiff.ops.structural import broadcast_to, shape_of
 

@@ -32,7 +32,7 @@ from collections.abc import Callable
 import numpy as np
 
 from autodiff.core.abstract import ShapedArray, ufunc_operand
-from autodiff.ops.index import _Arg
+from autodiff.ops.gather_scatter import _Arg
 from autodiff.staging.ir import Literal
 from autodiff.staging.numba import approx
 
