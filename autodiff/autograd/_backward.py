@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from autodiff import torch_dtypes as _dtypes
+from autodiff.torch import dtypes as _dtypes
 from autodiff.autograd._record import gradient_edge
 from autodiff.autograd._state import autograd_state
 from autodiff.autograd.graph import GradientEdge

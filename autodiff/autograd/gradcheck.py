@@ -30,7 +30,7 @@ from autodiff.autograd.function import Function
 from autodiff.autograd.grad_mode import enable_grad
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE
-from autodiff.factories import zeros_like
+from autodiff.torch.creation import zeros_like
 from autodiff.reverse.transforms import pullback as _functional_pullback
 from autodiff.vmap import vmap
 
