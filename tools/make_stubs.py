@@ -239,8 +239,8 @@ def _member(name: str, value, imports: Imports, table: bool) -> list[str]:
 
 def tensor_stub() -> str:
     """autodiff/core/tensor.pyi: the module's names, Tensor's own attributes and the table's."""
-    import autodiff.torch._tensor_methods as table
     import autodiff.core.tensor as module
+    import autodiff.torch._tensor_methods as table
 
     tensor = module.Tensor
     imports = Imports({"Tensor"})

@@ -18,11 +18,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from autodiff.torch import views
 from autodiff.autograd._views import _regrow, check_view_inplace
 from autodiff.core.graph import VersionCounter
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE, state
+from autodiff.torch import views
 
 
 def _apply_in_place(self: Tensor, name: str, view_op: Callable, *args) -> Tensor:
@@ -133,9 +133,7 @@ def unsqueeze_(self: Tensor, dim: int) -> Tensor:
 def as_strided_(self: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
     """In-place version of `as_strided(size, stride, storage_offset)` (a contiguous tensor:
     the strides count its elements in row-major order, as `as_strided`'s)."""
-    return _apply_in_place(
-        self, "as_strided_", views.as_strided, size, stride, storage_offset
-    )
+    return _apply_in_place(self, "as_strided_", views.as_strided, size, stride, storage_offset)
 
 
 __all__ = ["as_strided_", "squeeze_", "swapaxes_", "swapdims_", "t_", "transpose_", "unsqueeze_"]

@@ -30,8 +30,8 @@ from autodiff.autograd.function import Function
 from autodiff.autograd.grad_mode import enable_grad
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE
-from autodiff.torch.creation import zeros_like
 from autodiff.reverse.transforms import pullback as _functional_pullback
+from autodiff.torch.creation import zeros_like
 from autodiff.vmap import vmap
 
 __all__ = [

@@ -18,11 +18,11 @@ from autodiff.autograd.grad_mode import no_grad
 from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE
-from autodiff.torch.creation import rand
 from autodiff.ops.elementwise import stop_gradient
 from autodiff.ops.special import erf, expit
 from autodiff.ops.special import log_softmax as _log_softmax
 from autodiff.ops.special import softmax as _softmax
+from autodiff.torch.creation import rand
 
 # ------------------------------------------------------------------------------ helpers
 

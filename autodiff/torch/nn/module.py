@@ -17,10 +17,10 @@ import numpy as np
 from autodiff.autograd.grad_mode import no_grad
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE
+from autodiff.torch.dtypes import dtype_of_torch, to_numpy_dtype
 from autodiff.torch.nn._hooks import BackwardHook, RemovableHandle, WrappedHook
 from autodiff.torch.nn.parameter import Parameter
 from autodiff.torch.types import check_device, device
-from autodiff.torch.dtypes import dtype_of_torch, to_numpy_dtype
 
 _HOOK_DICTS = (
     "_forward_pre_hooks",
