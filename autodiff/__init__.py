@@ -57,6 +57,7 @@ from autodiff.reverse import grad, linear_transpose, linearize, value_and_grad, 
 from autodiff.staging.api import jit, make_graph
 from autodiff.torch import (
     _aliases,
+    _node_names,
     _tensor_methods,  # noqa: F401  (installs Tensor's operators and methods: the one place)
 )
 
@@ -437,6 +438,7 @@ __version__ = "0.1.0"
 # as `autodiff.torch.nn`'s (autodiff/torch/_aliases.py).
 _ON_FIRST_USE = ("nn", "optim", "utils", "_C")  # (_C: torch._C's names autodiff maps)
 _aliases.install()
+_node_names.install()  # (torch's node names and view primitives, into core's hooks)
 
 
 def __getattr__(name: str):

@@ -49,6 +49,7 @@ from autodiff.ops.elementwise import astype, conj_complex
 from autodiff.ops.structural import shape_of, sum_to_shape
 from autodiff.reverse.engine import RELEASED_MESSAGE, check_versions
 from autodiff.reverse.graph import ReverseTrace
+from autodiff.torch._node_names import name_primitive
 from autodiff.vmap import vmap
 
 _FUNCTORCH_HINT = (
@@ -1005,7 +1006,7 @@ def _primitive_of(cls) -> Primitive:
     prim = cls.__dict__.get("_ad_primitive")
     if prim is None:
         prim = Primitive(cls.__name__, multiple_results=True)
-        prim.node_name = f"{cls.__name__}Backward"
+        name_primitive(prim, f"{cls.__name__}Backward")
         prim.impl = _impl
         prim.vjp = _vjp
         prim.jvp = _jvp
@@ -1183,7 +1184,6 @@ class Function:
 # torch's DelayedError node: one node over all the outputs of a once-differentiable backward
 # (None outputs enter as constants, edges of no gradient), whose own backward raises.
 _delayed_error_p = Primitive("delayed_error", multiple_results=True)
-_delayed_error_p.node_name = "torch::autograd::Error"
 _delayed_error_p.impl = lambda *xs: tuple(xs)
 _delayed_error_p.abstract_eval = lambda *avals: tuple(avals)
 _delayed_error_p.jvp = lambda primals, tangents, *, out: tuple(tangents)

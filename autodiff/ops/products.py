@@ -134,7 +134,7 @@ def _bilinear_jvp(prim):
     return jvp
 
 
-matmul_p = Primitive("matmul", node_name="MmBackward0")
+matmul_p = Primitive("matmul")
 matmul_p.impl = buffers.matmul_into  # (np.matmul, into recycled memory when there is some)
 matmul_p.vjp = _matmul_vjp
 matmul_p.vjp_takes_needs = True
