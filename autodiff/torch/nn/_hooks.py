@@ -194,6 +194,34 @@ class BackwardHook:
         self.input_tensors_index = input_idx
         return res
 
+    def _run_pre_hooks(self) -> None:
+        """The user's backward pre-hooks, each of which may replace the grad_outputs."""
+        if not self.user_pre_hooks:
+            return
+        expected_len = len(self.grad_outputs)
+        for user_pre_hook in self.user_pre_hooks:
+            hook_grad_outputs = user_pre_hook(self.module, self.grad_outputs)
+            if hook_grad_outputs is None:
+                continue
+            actual_len = len(hook_grad_outputs)
+            if actual_len != expected_len:
+                raise RuntimeError(
+                    "Backward pre hook returned an invalid number of grad_output, "
+                    f"got {actual_len}, but expected {expected_len}"
+                )
+            self.grad_outputs = hook_grad_outputs
+
+    def _run_hooks_without_inputs(self) -> None:
+        """The user's backward hooks when no input needs a gradient (no grad_inputs)."""
+        grad_inputs = self._pack_with_none([], [], self.n_inputs)
+        for user_hook in self.user_hooks:
+            res = user_hook(self.module, grad_inputs, self.grad_outputs)
+            if res is not None and not (isinstance(res, tuple) and all(el is None for el in res)):
+                raise RuntimeError(
+                    "Backward hook for Modules where no input requires gradient "
+                    "should always return None or None for all gradients."
+                )
+
     def setup_output_hook(self, args):
         """The module's result with its tensors passed through a hooked
         `BackwardHookFunction` (whose pre-hook records the grad_outputs)."""
@@ -203,32 +231,11 @@ class BackwardHook:
                 self.grad_outputs = self._pack_with_none(
                     self.output_tensors_index, grad_output, self.n_outputs
                 )
-                if self.user_pre_hooks:
-                    expected_len = len(self.grad_outputs)
-                    for user_pre_hook in self.user_pre_hooks:
-                        hook_grad_outputs = user_pre_hook(self.module, self.grad_outputs)
-                        if hook_grad_outputs is None:
-                            continue
-                        actual_len = len(hook_grad_outputs)
-                        if actual_len != expected_len:
-                            raise RuntimeError(
-                                "Backward pre hook returned an invalid number of grad_output, "
-                                f"got {actual_len}, but expected {expected_len}"
-                            )
-                        self.grad_outputs = hook_grad_outputs
+                self._run_pre_hooks()
                 local_grad_outputs = self.grad_outputs
                 # No input needs a gradient: the user's hooks run here, with no grad_inputs.
                 if self.input_tensors_index is None:
-                    grad_inputs = self._pack_with_none([], [], self.n_inputs)
-                    for user_hook in self.user_hooks:
-                        res = user_hook(self.module, grad_inputs, self.grad_outputs)
-                        if res is not None and not (
-                            isinstance(res, tuple) and all(el is None for el in res)
-                        ):
-                            raise RuntimeError(
-                                "Backward hook for Modules where no input requires gradient "
-                                "should always return None or None for all gradients."
-                            )
+                    self._run_hooks_without_inputs()
                     self.grad_outputs = None
                 if local_grad_outputs is not None:
                     assert self.output_tensors_index is not None

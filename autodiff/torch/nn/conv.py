@@ -23,6 +23,28 @@ def _tuple(value, n: int) -> tuple:
     return value * n if len(value) == 1 else value
 
 
+def _check_arguments(in_channels, out_channels, stride, padding, groups, padding_mode) -> None:
+    """torch's checks of a convolution layer's arguments, in torch's order."""
+    if groups <= 0:
+        raise ValueError("groups must be a positive integer")
+    if in_channels % groups != 0:
+        raise ValueError("in_channels must be divisible by groups")
+    if out_channels % groups != 0:
+        raise ValueError("out_channels must be divisible by groups")
+    if isinstance(padding, str):
+        if padding not in ("same", "valid"):
+            raise ValueError(
+                f"Invalid padding string {padding!r}, should be one of {{'same', 'valid'}}"
+            )
+        if padding == "same" and any(s != 1 for s in stride):
+            raise ValueError("padding='same' is not supported for strided convolutions")
+    if padding_mode not in _PADDING_MODES:
+        raise ValueError(
+            f"padding_mode must be one of {set(_PADDING_MODES)}, but got "
+            f"padding_mode='{padding_mode}'"
+        )
+
+
 class _ConvNd(Module):
     _nd = 0
     _conv = staticmethod(F.conv2d)
@@ -48,24 +70,7 @@ class _ConvNd(Module):
         dilation = _tuple(dilation, nd)
         if not isinstance(padding, str):
             padding = _tuple(padding, nd)
-        if groups <= 0:
-            raise ValueError("groups must be a positive integer")
-        if in_channels % groups != 0:
-            raise ValueError("in_channels must be divisible by groups")
-        if out_channels % groups != 0:
-            raise ValueError("out_channels must be divisible by groups")
-        if isinstance(padding, str):
-            if padding not in ("same", "valid"):
-                raise ValueError(
-                    f"Invalid padding string {padding!r}, should be one of {{'same', 'valid'}}"
-                )
-            if padding == "same" and any(s != 1 for s in stride):
-                raise ValueError("padding='same' is not supported for strided convolutions")
-        if padding_mode not in _PADDING_MODES:
-            raise ValueError(
-                f"padding_mode must be one of {set(_PADDING_MODES)}, but got "
-                f"padding_mode='{padding_mode}'"
-            )
+        _check_arguments(in_channels, out_channels, stride, padding, groups, padding_mode)
         self.in_channels = in_channels
         self.out_channels = out_channels
         self.kernel_size = kernel_size

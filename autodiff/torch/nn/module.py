@@ -124,6 +124,40 @@ def _device_and_dtype(args: tuple, kwargs: dict) -> tuple:
     return where, dtype
 
 
+def _key_errors(missing: list, unexpected: list) -> list:
+    """load_state_dict's errors for missing and unexpected keys (strict=True), as torch's."""
+    errors = []
+    if missing:
+        errors.append(
+            "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". "
+        )
+    if unexpected:
+        errors.append(
+            "Unexpected key(s) in state_dict: " + ", ".join(f'"{k}"' for k in unexpected) + ". "
+        )
+    return errors
+
+
+def _loadable(key: str, target, source) -> tuple:
+    """(source, None) if `source` can be loaded into `target`, else (None, torch's error)."""
+    if not isinstance(source, (Tensor, np.ndarray)):
+        return None, (
+            f'While copying the parameter named "{key}", expected torch.Tensor or '
+            f"Tensor-like object from checkpoint but received {type(source)}"
+        )
+    shape = tuple(np.shape(source))
+    if target.ndim == 0 and shape == (1,):  # (torch's backward compatibility)
+        source = source[0]
+        shape = ()
+    if shape != target.shape:
+        return None, (
+            f"size mismatch for {key}: copying a param with shape "
+            f"torch.Size({list(shape)}) from checkpoint, the shape in current model is "
+            f"torch.Size({list(target.shape)})."
+        )
+    return source, None
+
+
 class Module:
     """Base class of neural-network layers and models (torch.nn.Module).
 
@@ -480,30 +514,10 @@ class Module:
 
     def __setattr__(self, name: str, value: Any) -> None:
         params = self.__dict__.get("_parameters")
-        if isinstance(value, Parameter):
-            if params is None:
-                raise AttributeError("cannot assign parameters before Module.__init__() call")
-            self._remove(name, keep="_parameters")
-            self.register_parameter(name, value)
-        elif params is not None and name in params:
-            if value is not None:
-                raise TypeError(
-                    f"cannot assign '{_typename(value)}' as parameter '{name}' "
-                    "(torch.nn.Parameter or None expected)"
-                )
-            self.register_parameter(name, value)
-        elif isinstance(value, Module):
-            if self.__dict__.get("_modules") is None:
-                raise AttributeError("cannot assign module before Module.__init__() call")
-            self._remove(name, keep="_modules")
-            self._modules[name] = value
-        elif name in self.__dict__.get("_modules", ()):
-            if value is not None:
-                raise TypeError(
-                    f"cannot assign '{_typename(value)}' as child module '{name}' "
-                    "(torch.nn.Module or None expected)"
-                )
-            self._modules[name] = value
+        if isinstance(value, Parameter) or (params is not None and name in params):
+            self._assign_parameter(name, value, params)
+        elif isinstance(value, Module) or name in self.__dict__.get("_modules", ()):
+            self._assign_module(name, value)
         elif name in self.__dict__.get("_buffers", ()):
             if value is not None and not isinstance(value, Tensor):
                 raise TypeError(
@@ -513,6 +527,32 @@ class Module:
             self._buffers[name] = value
         else:
             object.__setattr__(self, name, value)
+
+    def _assign_parameter(self, name: str, value: Any, params) -> None:
+        """`self.<name> = value` for a Parameter value or a parameter's name."""
+        if isinstance(value, Parameter):
+            if params is None:
+                raise AttributeError("cannot assign parameters before Module.__init__() call")
+            self._remove(name, keep="_parameters")
+        elif value is not None:
+            raise TypeError(
+                f"cannot assign '{_typename(value)}' as parameter '{name}' "
+                "(torch.nn.Parameter or None expected)"
+            )
+        self.register_parameter(name, value)
+
+    def _assign_module(self, name: str, value: Any) -> None:
+        """`self.<name> = value` for a Module value or a child module's name."""
+        if isinstance(value, Module):
+            if self.__dict__.get("_modules") is None:
+                raise AttributeError("cannot assign module before Module.__init__() call")
+            self._remove(name, keep="_modules")
+        elif value is not None:
+            raise TypeError(
+                f"cannot assign '{_typename(value)}' as child module '{name}' "
+                "(torch.nn.Module or None expected)"
+            )
+        self._modules[name] = value
 
     def _remove(self, name: str, keep: str) -> None:
         """Forget `name` everywhere but in the `keep` registry (an attribute changes kind)."""
@@ -693,42 +733,16 @@ class Module:
         own = self.state_dict(keep_vars=True)
         missing = [k for k in own if k not in state_dict]
         unexpected = [k for k in state_dict if k not in own]
-        errors = []
-        if strict:
-            if unexpected:
-                errors.append(
-                    "Unexpected key(s) in state_dict: "
-                    + ", ".join(f'"{k}"' for k in unexpected)
-                    + ". "
-                )
-            if missing:
-                errors.insert(
-                    0,
-                    "Missing key(s) in state_dict: " + ", ".join(f'"{k}"' for k in missing) + ". ",
-                )
+        errors = _key_errors(missing, unexpected) if strict else []
         updates = []
         for key, target in own.items():
             if key not in state_dict:
                 continue
-            source = state_dict[key]
-            if not isinstance(source, (Tensor, np.ndarray)):
-                errors.append(
-                    f'While copying the parameter named "{key}", expected torch.Tensor or '
-                    f"Tensor-like object from checkpoint but received {type(source)}"
-                )
-                continue
-            shape = tuple(np.shape(source))
-            if target.ndim == 0 and shape == (1,):  # (torch's backward compatibility)
-                source = source[0]
-                shape = ()
-            if shape != target.shape:
-                errors.append(
-                    f"size mismatch for {key}: copying a param with shape "
-                    f"torch.Size({list(shape)}) from checkpoint, the shape in current model is "
-                    f"torch.Size({list(target.shape)})."
-                )
-                continue
-            updates.append((key, target, source))
+            source, error = _loadable(key, target, state_dict[key])
+            if error is None:
+                updates.append((key, target, source))
+            else:
+                errors.append(error)
         if errors:
             raise RuntimeError(
                 f"Error(s) in loading state_dict for {self._get_name()}:\n\t" + "\n\t".join(errors)

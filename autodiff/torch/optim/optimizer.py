@@ -57,6 +57,50 @@ def check_flags(foreach, fused, differentiable: bool) -> None:
         raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
 
+def _group_params(group: dict) -> list:
+    """A param group's parameters as a list, checked as torch's (and its `param_names`,
+    where they come as (name, parameter) pairs, put in `group`)."""
+    params = group["params"]
+    if isinstance(params, Tensor):
+        params = [params]
+    elif isinstance(params, set):
+        raise TypeError(
+            "optimizer parameters need to be organized in ordered collections, but the "
+            "ordering of tensors in sets will change between runs. Please use a list instead."
+        )
+    params = list(params)
+    names = [p[0] for p in params if isinstance(p, tuple)]
+    if names:
+        if len(names) != len(params):
+            raise ValueError(
+                "all optimizer params should be with/without names. Some param names are missing"
+            )
+        group["param_names"] = names
+        params = [p[1] for p in params]
+    for p in params:
+        if not isinstance(p, Tensor):
+            raise TypeError(
+                "optimizer can only optimize Tensors, but one of the params is "
+                f"{type(p).__module__}.{type(p).__qualname__}"
+            )
+        if not (p.is_leaf or p.retains_grad):
+            raise ValueError("can't optimize a non-leaf Tensor")
+    return params
+
+
+def _cast_state(param: Tensor, value: Any, key: Any = None) -> Any:
+    """A saved state value for `param`: tensors copied, cast to the parameter's dtype (but
+    `step`), containers cast entry by entry, anything else deep-copied."""
+    if isinstance(value, Tensor):
+        data = np.array(value.detach()._value, copy=True)
+        if key != "step" and np.dtype(param.dtype).kind in "fc":
+            data = data.astype(param.dtype)
+        return Tensor(data)
+    if isinstance(value, dict):
+        return {k: _cast_state(param, v, k) for k, v in value.items()}
+    return copy.deepcopy(value)
+
+
 class Optimizer:
     """Base class of optimizers: `param_groups` (dicts of "params" and hyperparameters),
     `state` (per parameter), `zero_grad`, `step`, `state_dict`/`load_state_dict`.
@@ -110,33 +154,7 @@ class Optimizer:
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
         group = dict(param_group)
-        params = group["params"]
-        if isinstance(params, Tensor):
-            params = [params]
-        elif isinstance(params, set):
-            raise TypeError(
-                "optimizer parameters need to be organized in ordered collections, but the "
-                "ordering of tensors in sets will change between runs. Please use a list instead."
-            )
-        params = list(params)
-        names = [p[0] for p in params if isinstance(p, tuple)]
-        if names:
-            if len(names) != len(params):
-                raise ValueError(
-                    "all optimizer params should be with/without names. Some param names are "
-                    "missing"
-                )
-            group["param_names"] = names
-            params = [p[1] for p in params]
-        for p in params:
-            if not isinstance(p, Tensor):
-                raise TypeError(
-                    "optimizer can only optimize Tensors, but one of the params is "
-                    f"{type(p).__module__}.{type(p).__qualname__}"
-                )
-            if not (p.is_leaf or p.retains_grad):
-                raise ValueError("can't optimize a non-leaf Tensor")
-        group["params"] = params
+        params = _group_params(group)
         for name, default in self.defaults.items():
             if default is required and name not in group:
                 raise ValueError(
@@ -228,20 +246,10 @@ class Optimizer:
             for saved, p in zip(s["params"], g["params"])
         }
 
-        def cast(param: Tensor, value: Any, key: Any = None) -> Any:
-            if isinstance(value, Tensor):
-                data = np.array(value.detach()._value, copy=True)
-                if key != "step" and np.dtype(param.dtype).kind in "fc":
-                    data = data.astype(param.dtype)
-                return Tensor(data)
-            if isinstance(value, dict):
-                return {k: cast(param, v, k) for k, v in value.items()}
-            return copy.deepcopy(value)
-
         state: defaultdict[Tensor, dict[str, Any]] = defaultdict(dict)
         for key, value in state_dict["state"].items():
             if key in id_map:
-                state[id_map[key]] = cast(id_map[key], value)
+                state[id_map[key]] = _cast_state(id_map[key], value)
             else:
                 state[key] = copy.deepcopy(value)
         new_groups = []

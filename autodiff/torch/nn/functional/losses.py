@@ -139,6 +139,28 @@ def nll_loss(
     return anp.sum(loss) / anp.sum(w)
 
 
+def _cross_entropy_probabilities(
+    logp, target, weight, w_shape, class_axis: int, reduction: str, label_smoothing: float
+):
+    """cross_entropy against class probabilities (`target` of the input's shape)."""
+    shape = _shape(logp)
+    n_classes = shape[class_axis]
+    if not is_inexact(dtype_of(target)):
+        raise RuntimeError(
+            "Expected floating point type for target with class probabilities, got "
+            f"{dtype_of(target)}"
+        )
+    if label_smoothing > 0.0:
+        target = target * (1.0 - label_smoothing) + label_smoothing / n_classes
+    terms = logp * target
+    if weight is not None:
+        terms = terms * anp.reshape(weight, w_shape)
+    if reduction == "none":
+        return -anp.sum(terms, axis=class_axis)
+    total = -anp.sum(terms)
+    return total if reduction == "sum" else total / (math.prod(shape) / n_classes)
+
+
 def cross_entropy(
     input,
     target,
@@ -171,20 +193,9 @@ def cross_entropy(
     w_shape = [1] * ndim
     w_shape[class_axis] = n_classes
     if _shape(target) == shape:  # class probabilities
-        if not is_inexact(dtype_of(target)):
-            raise RuntimeError(
-                "Expected floating point type for target with class probabilities, got "
-                f"{dtype_of(target)}"
-            )
-        if label_smoothing > 0.0:
-            target = target * (1.0 - label_smoothing) + label_smoothing / n_classes
-        terms = logp * target
-        if weight is not None:
-            terms = terms * anp.reshape(weight, w_shape)
-        if reduction == "none":
-            return -anp.sum(terms, axis=class_axis)
-        total = -anp.sum(terms)
-        return total if reduction == "sum" else total / (math.prod(shape) / n_classes)
+        return _cross_entropy_probabilities(
+            logp, target, weight, w_shape, class_axis, reduction, label_smoothing
+        )
     loss = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if label_smoothing == 0.0:
         return loss

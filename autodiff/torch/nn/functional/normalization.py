@@ -64,6 +64,25 @@ def _affine(out, weight, bias, ndim: int):
     return out
 
 
+def _batch_norm_count(shape: tuple, training: bool, eps: float) -> int:
+    """The number of values per channel, once batch_norm's input shape and eps are checked."""
+    ndim = len(shape)
+    if ndim < 2:
+        raise ValueError(f"batch_norm: expected an input of 2 or more dims, got {ndim}D input")
+    count = int(np.prod((shape[0],) + shape[2:], dtype=np.int64))
+    if training:
+        if count == 1:
+            raise ValueError(
+                "Expected more than 1 value per channel when training, got input size "
+                f"{_size_text(shape)}"
+            )
+        if eps <= 0.0:
+            raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    elif eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    return count
+
+
 def batch_norm(
     input,
     running_mean,
@@ -91,19 +110,7 @@ def batch_norm(
     """
     shape = _shape(input)
     ndim = len(shape)
-    if ndim < 2:
-        raise ValueError(f"batch_norm: expected an input of 2 or more dims, got {ndim}D input")
-    if training:
-        count = int(np.prod((shape[0],) + shape[2:], dtype=np.int64))
-        if count == 1:
-            raise ValueError(
-                "Expected more than 1 value per channel when training, got input size "
-                f"{_size_text(shape)}"
-            )
-        if eps <= 0.0:
-            raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
-    elif eps < 0.0:
-        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    count = _batch_norm_count(shape, training, eps)
     _check_norm_channels(shape, weight, bias, running_mean, running_var)
     if not training:
         if running_mean is None:
