@@ -25,7 +25,7 @@ import numpy as np
 from autodiff.core.tensor import Tensor
 
 
-class dtype:  # noqa: N801 - torch's name
+class dtype:
     """A torch dtype: `autodiff.float64`, `autodiff.long`, ... standing for a NumPy dtype.
 
     Example:
@@ -233,24 +233,24 @@ uint8 = DTYPES["uint8"]
 uint16 = DTYPES["uint16"]
 uint32 = DTYPES["uint32"]
 uint64 = DTYPES["uint64"]
-bool = DTYPES["bool"]  # noqa: A001
-float = DTYPES["float"]  # noqa: A001
+bool = DTYPES["bool"]
+float = DTYPES["float"]
 double = DTYPES["double"]
 half = DTYPES["half"]
 cfloat = DTYPES["cfloat"]
 cdouble = DTYPES["cdouble"]
 short = DTYPES["short"]
-int = DTYPES["int"]  # noqa: A001
+int = DTYPES["int"]
 long = DTYPES["long"]
 
 
-def finfo(type=None):  # noqa: A002 - torch's name
+def finfo(type=None):
     """`torch.finfo(dtype=default)`: NumPy's finfo of that dtype (eps, tiny, max, ...)."""
     d = to_numpy_dtype(type) if type is not None else default_float()
     return np.finfo(d)
 
 
-def iinfo(type):  # noqa: A002
+def iinfo(type):
     """`torch.iinfo(dtype)`: NumPy's iinfo of that dtype."""
     return np.iinfo(to_numpy_dtype(type))
 

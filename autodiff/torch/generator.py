@@ -28,7 +28,7 @@ class Generator:
 
     _DEFAULT_SEED = 67280421310721  # (torch's default generator's initial seed)
 
-    def __init__(self, device: str | device = "cpu") -> None:  # noqa: F811 - torch's keyword
+    def __init__(self, device: str | device = "cpu") -> None:
         check_device(device)
         self.device = CPU
         self._lock = threading.Lock()

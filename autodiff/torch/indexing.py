@@ -314,14 +314,14 @@ def argwhere(self: Tensor) -> Tensor:
 nonzero = torch_nonzero
 
 
-def take(input, index):  # noqa: A002
+def take(input, index):
     """`torch.take(input, index)`: entries of the flattened input."""
     return anp.take(anp.ravel(input), index)
 
 
 def searchsorted(
     sorted_sequence, input, *, right: bool = False, side: str | None = None, out_int32: bool = False
-):  # noqa: A002
+):
     """`torch.searchsorted(sorted_sequence, values, right=False)` (int64 indices)."""
     side = side or ("right" if right else "left")
     seq = np.asarray(_concrete(sorted_sequence))

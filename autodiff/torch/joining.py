@@ -194,7 +194,7 @@ def split(tensor, split_size_or_sections, dim: int = 0) -> tuple:
     return views.split(tensor, split_size_or_sections, dim)
 
 
-def reshape(input, shape):  # noqa: A002
+def reshape(input, shape):
     """`torch.reshape(input, shape)`."""
     return (
         views.reshape(input, *shape)
@@ -203,7 +203,7 @@ def reshape(input, shape):  # noqa: A002
     )
 
 
-def permute(input, dims):  # noqa: A002
+def permute(input, dims):
     """`torch.permute(input, dims)`."""
     return views.permute(input, *dims)
 
@@ -213,7 +213,7 @@ def broadcast_tensors(*tensors) -> tuple:
     return tuple(anp.broadcast_arrays(*tensors))
 
 
-def broadcast_to(input, size):  # noqa: A002
+def broadcast_to(input, size):
     """`torch.broadcast_to(input, size)` (-1 keeps a dimension, as `expand`)."""
     return expand(input, *size)
 

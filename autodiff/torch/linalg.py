@@ -155,7 +155,7 @@ def kron(self: Tensor, other) -> Tensor:
     return anp.kron(self, other)
 
 
-def trace(input):  # noqa: A002
+def trace(input):
     """`torch.trace(input)`: the sum of a matrix's diagonal."""
     if np.ndim(input) != 2:
         raise RuntimeError("trace: expected a matrix")

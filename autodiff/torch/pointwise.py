@@ -37,12 +37,12 @@ maximum = anp.maximum
 minimum = anp.minimum
 
 
-def pow(input, exponent):  # noqa: A001 - torch's name
+def pow(input, exponent):
     """`torch.pow(input, exponent)`: `input ** exponent` (either may be a number)."""
     return anp.power(input, exponent)
 
 
-def where(condition, input=None, other=None):  # noqa: A002
+def where(condition, input=None, other=None):
     """`torch.where(condition, input, other)`; `torch.where(condition)`: the indices of the
     nonzero entries, as `nonzero(as_tuple=True)`."""
     if input is None and other is None:
@@ -65,7 +65,7 @@ def relu(x):
     return anp.where(x > 0, x, 0.0)
 
 
-def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
+def clamp(x, min=None, max=None):
     """`torch.clamp(input, min=None, max=None)`: bounds may be numbers or tensors; the
     derivative is 1 where `min <= x <= max` (torch's)."""
     if min is None and max is None:
@@ -86,35 +86,35 @@ def clamp(x, min=None, max=None):  # noqa: A002 - torch's names
     return out
 
 
-def clamp_min(x, min):  # noqa: A002
+def clamp_min(x, min):
     """`torch.clamp_min`."""
     return clamp(x, min=min)
 
 
-def clamp_max(x, max):  # noqa: A002
+def clamp_max(x, max):
     """`torch.clamp_max`."""
     return clamp(x, max=max)
 
 
-def add(input, other, *, alpha=1, out=None):  # noqa: A002
+def add(input, other, *, alpha=1, out=None):
     """`torch.add(input, other, *, alpha=1, out=None)`: `input + alpha * other`."""
     result = anp.add(input, other if alpha == 1 else anp.multiply(other, alpha))
     return result if out is None else write_out("add", out, result, (input, other))
 
 
-def sub(input, other, *, alpha=1, out=None):  # noqa: A002
+def sub(input, other, *, alpha=1, out=None):
     """`torch.sub(input, other, *, alpha=1, out=None)`: `input - alpha * other`."""
     result = anp.subtract(input, other if alpha == 1 else anp.multiply(other, alpha))
     return result if out is None else write_out("sub", out, result, (input, other))
 
 
-def mul(input, other, *, out=None):  # noqa: A002
+def mul(input, other, *, out=None):
     """`torch.mul(input, other, *, out=None)`."""
     result = anp.multiply(input, other)
     return result if out is None else write_out("mul", out, result, (input, other))
 
 
-def div(input, other, *, rounding_mode=None, out=None):  # noqa: A002
+def div(input, other, *, rounding_mode=None, out=None):
     """`torch.div(input, other, *, rounding_mode=None, out=None)`: true division, or rounded
     toward zero ('trunc') or down ('floor')."""
     if out is not None:
@@ -146,37 +146,37 @@ def div(input, other, *, rounding_mode=None, out=None):  # noqa: A002
     )
 
 
-def neg(input):  # noqa: A002
+def neg(input):
     """`torch.neg`."""
     return anp.negative(input)
 
 
-def rsqrt(input):  # noqa: A002
+def rsqrt(input):
     """`torch.rsqrt`: 1 / sqrt(x)."""
     return anp.reciprocal(anp.sqrt(input))
 
 
-def frac(input):  # noqa: A002
+def frac(input):
     """`torch.frac`: x - trunc(x) (derivative 1)."""
     return input - anp.trunc(input)
 
 
-def lerp(input, end, weight):  # noqa: A002
+def lerp(input, end, weight):
     """`torch.lerp(input, end, weight)`: input + weight * (end - input)."""
     return input + weight * (end - input)
 
 
-def addcmul(input, tensor1, tensor2, *, value=1):  # noqa: A002
+def addcmul(input, tensor1, tensor2, *, value=1):
     """`torch.addcmul(input, tensor1, tensor2, *, value=1)`."""
     return input + value * tensor1 * tensor2
 
 
-def addcdiv(input, tensor1, tensor2, *, value=1):  # noqa: A002
+def addcdiv(input, tensor1, tensor2, *, value=1):
     """`torch.addcdiv(input, tensor1, tensor2, *, value=1)`."""
     return input + value * tensor1 / tensor2
 
 
-def float_power(input, exponent):  # noqa: A002
+def float_power(input, exponent):
     """`torch.float_power`: the power in double precision."""
     return anp.power(
         _cast(
@@ -187,29 +187,29 @@ def float_power(input, exponent):  # noqa: A002
     )
 
 
-def fmod(input, other):  # noqa: A002
+def fmod(input, other):
     """`torch.fmod`: C's remainder (the sign of the dividend)."""
     return anp.fmod(input, other)
 
 
-def remainder(input, other):  # noqa: A002
+def remainder(input, other):
     """`torch.remainder`: Python's remainder (the sign of the divisor)."""
     return anp.remainder(input, other)
 
 
-def xlogy(input, other):  # noqa: A002
+def xlogy(input, other):
     """`torch.xlogy`: x * log(y), 0 where x is 0."""
     return _special.xlogy(input, other)
 
 
-def logit(input, eps=None):  # noqa: A002
+def logit(input, eps=None):
     """`torch.logit(input, eps=None)`."""
     if eps is not None:
         input = clamp(input, eps, 1 - eps)
     return _special.logit(input)
 
 
-def sgn(input):  # noqa: A002
+def sgn(input):
     """`torch.sgn`: x / |x| (0 at 0), the sign of complex numbers too."""
     if (
         np.iscomplexobj(_concrete(input))
@@ -242,7 +242,7 @@ def _unary(f: Callable, name: str) -> Callable:
 # ---- complex numbers ----
 
 
-def complex(real, imag):  # noqa: A001
+def complex(real, imag):
     """`torch.complex(real, imag)`: real + i imag (both float tensors of one dtype)."""
     for part in (real, imag):
         if not isinstance(part, Tensor) or part.dtype.kind != "f":
@@ -257,43 +257,43 @@ def complex(real, imag):  # noqa: A001
     )
 
 
-def real(input):  # noqa: A002
+def real(input):
     """`torch.real(input)`."""
     return anp.real(input)
 
 
-def imag(input):  # noqa: A002
+def imag(input):
     """`torch.imag(input)`: the imaginary part of a complex tensor."""
     if input.dtype.kind != "c":
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
     return anp.imag(input)
 
 
-def conj(input):  # noqa: A002
+def conj(input):
     """`torch.conj(input)`."""
     return anp.conj(input)
 
 
-def angle(input):  # noqa: A002
+def angle(input):
     """`torch.angle(input)`."""
     return (
         anp.angle(input) if hasattr(anp, "angle") else anp.arctan2(anp.imag(input), anp.real(input))
     )
 
 
-def polar(abs, angle):  # noqa: A002
+def polar(abs, angle):
     """`torch.polar(abs, angle)`: abs * (cos(angle) + i sin(angle))."""
     return complex(abs * anp.cos(angle), abs * anp.sin(angle))
 
 
-def view_as_real(input):  # noqa: A002
+def view_as_real(input):
     """`torch.view_as_real(input)`: a complex tensor as (..., 2) real and imaginary parts."""
     if input.dtype.kind != "c":
         raise RuntimeError("view_as_real is only supported for complex tensors")
     return anp.stack([anp.real(input), anp.imag(input)], axis=-1)
 
 
-def view_as_complex(input):  # noqa: A002
+def view_as_complex(input):
     """`torch.view_as_complex(input)`: a (..., 2) float tensor as complex numbers."""
     if input.dtype.kind != "f" or not input.ndim or input.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
@@ -326,7 +326,7 @@ atan = arctan = anp.arctan
 asinh = arcsinh = anp.arcsinh
 acosh = arccosh = anp.arccosh
 atanh = arctanh = anp.arctanh
-round = anp.round  # noqa: A001
+round = anp.round
 erf = _special.erf
 erfc = _special.erfc
 erfinv = _special.erfinv
@@ -356,22 +356,22 @@ logaddexp = anp.logaddexp
 logaddexp2 = anp.logaddexp2
 
 
-def deg2rad(input):  # noqa: A002
+def deg2rad(input):
     """`torch.deg2rad`."""
     return input * (np.pi / 180.0)
 
 
-def rad2deg(input):  # noqa: A002
+def rad2deg(input):
     """`torch.rad2deg`."""
     return input * (180.0 / np.pi)
 
 
-def nan_to_num(input, nan: float = 0.0, posinf=None, neginf=None):  # noqa: A002
+def nan_to_num(input, nan: float = 0.0, posinf=None, neginf=None):
     """`torch.nan_to_num(input, nan=0.0, posinf=None, neginf=None)`."""
     return anp.nan_to_num(input, nan=nan, posinf=posinf, neginf=neginf)
 
 
-def positive(input):  # noqa: A002
+def positive(input):
     """`torch.positive(input)`: `input` itself."""
     return input
 
@@ -379,7 +379,7 @@ def positive(input):  # noqa: A002
 # ---- functions without a derivative (as in torch and JAX) ----
 
 
-def nextafter(input, other):  # noqa: A002
+def nextafter(input, other):
     """`torch.nextafter(input, other)`: the next floating-point value after `input` towards
     `other`, elementwise. It has no derivative (nor in torch or JAX): given a value that
     carries one (a tensor that requires grad, or a traced value), it raises
@@ -401,13 +401,13 @@ def nextafter(input, other):  # noqa: A002
     return Tensor._from(np.nextafter(_array(input), _array(other)))
 
 
-def igamma(input, other):  # noqa: A002
+def igamma(input, other):
     """`torch.igamma(input, other)`: the regularized lower incomplete gamma function
     P(input, other) (scipy.special.gammainc), differentiable in both arguments."""
     return _special.gammainc(input, other)
 
 
-def igammac(input, other):  # noqa: A002
+def igammac(input, other):
     """`torch.igammac(input, other)`: the regularized upper incomplete gamma function
     Q(input, other) = 1 - P(input, other) (scipy.special.gammaincc)."""
     return _special.gammaincc(input, other)

@@ -68,7 +68,7 @@ def _float_dtype(dtype) -> np.dtype:
     return torch_dtypes.default_float() if d is None else d
 
 
-def rand_like(input, *, dtype=None, device=None, requires_grad: bool = False, generator=None, **kw):  # noqa: A002
+def rand_like(input, *, dtype=None, device=None, requires_grad: bool = False, generator=None, **kw):
     """`torch.rand_like(input)`: uniform samples of `input`'s shape and dtype."""
     check_device(device)
     d = torch_dtypes.to_numpy_dtype(dtype) or input.dtype
@@ -77,7 +77,7 @@ def rand_like(input, *, dtype=None, device=None, requires_grad: bool = False, ge
 
 def randn_like(
     input, *, dtype=None, device=None, requires_grad: bool = False, generator=None, **kw
-):  # noqa: A002
+):
     """`torch.randn_like(input)`: standard normal samples of `input`'s shape and dtype."""
     check_device(device)
     d = torch_dtypes.to_numpy_dtype(dtype) or input.dtype
@@ -113,7 +113,7 @@ def randint(
 
 def randint_like(
     input, low=0, high=None, *, dtype=None, device=None, requires_grad: bool = False, generator=None
-):  # noqa: A002
+):
     """`torch.randint_like(input, low=0, high)`: integers in [low, high) of `input`'s shape."""
     check_device(device)
     if high is None:
@@ -156,14 +156,14 @@ def normal(
     return _make((m + s * noise).astype(d), requires_grad)
 
 
-def bernoulli(input, p=None, *, generator=None):  # noqa: A002
+def bernoulli(input, p=None, *, generator=None):
     """`torch.bernoulli(input)`: 1 with probability `input` (elementwise), else 0."""
     prob = np.asarray(_concrete(input)) if p is None else np.full(np.shape(input), p)
     draws = rng(generator).random(np.shape(input)) < prob
     return Tensor._from(draws.astype(input.dtype))
 
 
-def multinomial(input, num_samples: int, replacement: bool = False, *, generator=None):  # noqa: A002
+def multinomial(input, num_samples: int, replacement: bool = False, *, generator=None):
     """`torch.multinomial(input, num_samples, replacement=False)`: category indices drawn
     with probabilities proportional to each row of `input`."""
     weights = np.asarray(_concrete(input), dtype=np.float64)

@@ -31,7 +31,7 @@ from autodiff.torch.types import return_types
 def _reduction(name: str, numpy_name: str | None = None, keepdim_ok: bool = True) -> Callable:
     f = getattr(anp, numpy_name or name)
 
-    def reduce(input, dim=None, keepdim: bool = False, *, dtype=None, **kwargs):  # noqa: A002
+    def reduce(input, dim=None, keepdim: bool = False, *, dtype=None, **kwargs):
         dim = _alias(kwargs, "axis", dim, None)
         keepdim = _alias(kwargs, "keepdims", keepdim, False)
         _no_extra(name, kwargs)
@@ -46,13 +46,13 @@ def _reduction(name: str, numpy_name: str | None = None, keepdim_ok: bool = True
     return reduce
 
 
-sum = _reduction("sum")  # noqa: A001
+sum = _reduction("sum")
 mean = _reduction("mean")
 nansum = _reduction("nansum")
 nanmean = _reduction("nanmean")
 
 
-def prod(input, dim=None, keepdim: bool = False, *, dtype=None, **kwargs):  # noqa: A002
+def prod(input, dim=None, keepdim: bool = False, *, dtype=None, **kwargs):
     """`torch.prod(input, dim=None, keepdim=False, *, dtype=None)` (dim: one int)."""
     dim = _alias(kwargs, "axis", dim, None)
     keepdim = _alias(kwargs, "keepdims", keepdim, False)
@@ -64,7 +64,7 @@ def prod(input, dim=None, keepdim: bool = False, *, dtype=None, **kwargs):  # no
 def _logical_reduction(name: str) -> Callable:
     f = getattr(anp, name)
 
-    def reduce(input, dim=None, keepdim: bool = False, **kwargs):  # noqa: A002
+    def reduce(input, dim=None, keepdim: bool = False, **kwargs):
         dim = _alias(kwargs, "axis", dim, None)
         keepdim = _alias(kwargs, "keepdims", keepdim, False)
         _no_extra(name, kwargs)
@@ -75,8 +75,8 @@ def _logical_reduction(name: str) -> Callable:
     return reduce
 
 
-all = _logical_reduction("all")  # noqa: A001
-any = _logical_reduction("any")  # noqa: A001
+all = _logical_reduction("all")
+any = _logical_reduction("any")
 amax = _logical_reduction("amax")
 amin = _logical_reduction("amin")
 amax.__doc__ = "`torch.amax(input, dim=(), keepdim=False)`: ties share the gradient evenly."
@@ -86,7 +86,7 @@ amin.__doc__ = "`torch.amin(input, dim=(), keepdim=False)`: ties share the gradi
 def _arg_reduction(name: str) -> Callable:
     f = getattr(anp, name)
 
-    def reduce(input, dim=None, keepdim: bool = False, **kwargs):  # noqa: A002
+    def reduce(input, dim=None, keepdim: bool = False, **kwargs):
         dim = _alias(kwargs, "axis", dim, None)
         keepdim = _alias(kwargs, "keepdims", keepdim, False)
         _no_extra(name, kwargs)
@@ -113,7 +113,7 @@ def _max_min(name: str) -> Callable:
     binary = anp.maximum if name == "max" else anp.minimum
     result = getattr(return_types, name)
 
-    def reduce(input, dim=None, keepdim: bool = False, *, out=None, **kwargs):  # noqa: A002
+    def reduce(input, dim=None, keepdim: bool = False, *, out=None, **kwargs):
         if out is not None:
             raise TypeError(f"{name}(): out= is not supported")
         if isinstance(dim, (Tensor, np.ndarray)):  # torch.max(input, other): elementwise
@@ -150,14 +150,14 @@ def _max_min(name: str) -> Callable:
     return reduce
 
 
-max = _max_min("max")  # noqa: A001
-min = _max_min("min")  # noqa: A001
+max = _max_min("max")
+min = _max_min("min")
 
 
 def _var_std(name: str) -> Callable:
     f = anp.var if name == "var" else anp.std
 
-    def reduce(input, dim=None, unbiased=None, keepdim=None, *, correction=None, **kwargs):  # noqa: A002
+    def reduce(input, dim=None, unbiased=None, keepdim=None, *, correction=None, **kwargs):
         if isinstance(dim, builtins.bool):  # the legacy overload var(input, unbiased)
             dim, unbiased = None, dim
         dim = _alias(kwargs, "axis", dim, None)
@@ -182,7 +182,7 @@ var = _var_std("var")
 std = _var_std("std")
 
 
-def logsumexp(input, dim=None, keepdim: bool = False, **kwargs):  # noqa: A002
+def logsumexp(input, dim=None, keepdim: bool = False, **kwargs):
     """`torch.logsumexp(input, dim, keepdim=False)` (also `axis=`, `keepdims=`)."""
     dim = _alias(kwargs, "axis", dim, None)
     keepdim = _alias(kwargs, "keepdims", keepdim, False)
@@ -205,7 +205,7 @@ def _softmax_dim(name: str, input, dim) -> int:
     return wrap_dim(dim, np.ndim(input))
 
 
-def softmax(input, dim=None, dtype=None, **kwargs):  # noqa: A002
+def softmax(input, dim=None, dtype=None, **kwargs):
     """`torch.softmax(input, dim, dtype=None)`."""
     dim = _alias(kwargs, "axis", dim, None)
     _no_extra("softmax", kwargs)
@@ -215,7 +215,7 @@ def softmax(input, dim=None, dtype=None, **kwargs):  # noqa: A002
     return _special.softmax(x, axis=_softmax_dim("softmax", x, dim))
 
 
-def log_softmax(input, dim=None, dtype=None, **kwargs):  # noqa: A002
+def log_softmax(input, dim=None, dtype=None, **kwargs):
     """`torch.log_softmax(input, dim, dtype=None)`."""
     dim = _alias(kwargs, "axis", dim, None)
     _no_extra("log_softmax", kwargs)
@@ -225,7 +225,7 @@ def log_softmax(input, dim=None, dtype=None, **kwargs):  # noqa: A002
     return _special.log_softmax(x, axis=_softmax_dim("log_softmax", x, dim))
 
 
-def cumsum(input, dim=None, *, dtype=None, **kwargs):  # noqa: A002
+def cumsum(input, dim=None, *, dtype=None, **kwargs):
     """`torch.cumsum(input, dim, *, dtype=None)` (also `axis=`)."""
     dim = _alias(kwargs, "axis", dim, None)
     _no_extra("cumsum", kwargs)
@@ -238,7 +238,7 @@ def cumsum(input, dim=None, *, dtype=None, **kwargs):  # noqa: A002
     return anp.cumsum(x, axis=wrap_dim(dim, np.ndim(x)))
 
 
-def cumprod(input, dim=None, *, dtype=None, **kwargs):  # noqa: A002
+def cumprod(input, dim=None, *, dtype=None, **kwargs):
     """`torch.cumprod(input, dim, *, dtype=None)` (also `axis=`)."""
     dim = _alias(kwargs, "axis", dim, None)
     _no_extra("cumprod", kwargs)
@@ -270,7 +270,7 @@ def _vector_norm(x, p, axis, keepdim: bool):
     return anp.sum(a**p, axis=axis, keepdims=keepdim) ** (1.0 / p)
 
 
-def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None, **kwargs):  # noqa: A002
+def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None, **kwargs):
     """`torch.norm(input, p='fro', dim=None, keepdim=False, dtype=None)`: a vector norm over
     `dim` (all elements by default) for a number `p`; the Frobenius or nuclear matrix norm
     for `p='fro'` / `'nuc'`."""
@@ -299,12 +299,12 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None, **kwargs):
     return _vector_norm(x, p, axis if len(axis) > 1 else axis[0], builtins.bool(keepdim))
 
 
-def dist(input, other, p=2):  # noqa: A002
+def dist(input, other, p=2):
     """`torch.dist(input, other, p=2)`: the p-norm of `input - other`."""
     return norm(anp.subtract(input, other), p)
 
 
-def sort(input, dim: int = -1, descending: bool = False, stable: bool = False, **kwargs) -> Any:  # noqa: A002
+def sort(input, dim: int = -1, descending: bool = False, stable: bool = False, **kwargs) -> Any:
     """`torch.sort(input, dim=-1, descending=False, stable=False)`: (values, indices)."""
     dim = _alias(kwargs, "axis", dim, None)
     _no_extra("sort", kwargs)
@@ -316,7 +316,7 @@ def sort(input, dim: int = -1, descending: bool = False, stable: bool = False, *
     )
 
 
-def argsort(input, dim: int = -1, descending: bool = False, stable: bool = False, **kwargs):  # noqa: A002
+def argsort(input, dim: int = -1, descending: bool = False, stable: bool = False, **kwargs):
     """`torch.argsort(input, dim=-1, descending=False, stable=False)` (stable always)."""
     dim = _alias(kwargs, "axis", dim, None)
     _no_extra("argsort", kwargs)
@@ -333,7 +333,7 @@ def argsort(input, dim: int = -1, descending: bool = False, stable: bool = False
     return anp.argsort(key, axis=d, kind="stable")
 
 
-def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:  # noqa: A002
+def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True) -> Any:
     """`torch.topk(input, k, dim=-1, largest=True, sorted=True)`: (values, indices)."""
     d = wrap_dim(dim, np.ndim(input))
     n = np.shape(input)[d] if np.ndim(input) else 1
@@ -344,7 +344,7 @@ def topk(input, k: int, dim: int = -1, largest: bool = True, sorted: bool = True
     return return_types.topk(anp.take_along_axis(input, indices, axis=d), indices)
 
 
-def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False, **kwargs) -> Any:  # noqa: A002
+def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False, **kwargs) -> Any:
     """`torch.kthvalue(input, k, dim=-1, keepdim=False)`: the k-th smallest (values, indices)
     (also `axis=`, `keepdims=`)."""
     dim = _alias(kwargs, "axis", dim, -1)
@@ -361,7 +361,7 @@ def kthvalue(input, k: int, dim: int = -1, keepdim: bool = False, **kwargs) -> A
     return return_types.kthvalue(values, indices)
 
 
-def median(input, dim=None, keepdim: bool = False, **kwargs) -> Any:  # noqa: A002
+def median(input, dim=None, keepdim: bool = False, **kwargs) -> Any:
     """`torch.median`: the lower of the two middle values (torch's, not NumPy's mean of
     them); with `dim`, the named tuple (values, indices). (Also `axis=`, `keepdims=`.)"""
     dim = _alias(kwargs, "axis", dim, None)
@@ -378,7 +378,7 @@ def median(input, dim=None, keepdim: bool = False, **kwargs) -> Any:  # noqa: A0
     return return_types.median(*result)
 
 
-def count_nonzero(input, dim=None, **kwargs):  # noqa: A002
+def count_nonzero(input, dim=None, **kwargs):
     """`torch.count_nonzero(input, dim=None)` (also `axis=`)."""
     dim = _alias(kwargs, "axis", dim, None)
     _no_extra("count_nonzero", kwargs)
@@ -391,7 +391,7 @@ def unique(
     return_inverse: bool = False,
     return_counts: bool = False,
     dim=None,
-) -> Any:  # noqa: A002
+) -> Any:
     """`Tensor.unique(sorted=True, return_inverse=False, return_counts=False, dim=None)`."""
     out = anp.unique(self, return_inverse=return_inverse, return_counts=return_counts, axis=dim)
     if isinstance(out, tuple):
@@ -405,19 +405,19 @@ def unique(
 # ---- statistics ----
 
 
-def var_mean(input, dim=None, unbiased=None, keepdim=None, *, correction=None, **kwargs):  # noqa: A002
+def var_mean(input, dim=None, unbiased=None, keepdim=None, *, correction=None, **kwargs):
     """`torch.var_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=1)`:
     (var, mean)."""
     return _stat_mean(var, input, dim, unbiased, keepdim, correction, kwargs)
 
 
-def std_mean(input, dim=None, unbiased=None, keepdim=None, *, correction=None, **kwargs):  # noqa: A002
+def std_mean(input, dim=None, unbiased=None, keepdim=None, *, correction=None, **kwargs):
     """`torch.std_mean(input, dim=None, unbiased=True, keepdim=False, *, correction=1)`:
     (std, mean)."""
     return _stat_mean(std, input, dim, unbiased, keepdim, correction, kwargs)
 
 
-def _stat_mean(f, input, dim, unbiased, keepdim, correction, kwargs) -> tuple:  # noqa: A002
+def _stat_mean(f, input, dim, unbiased, keepdim, correction, kwargs) -> tuple:
     if isinstance(dim, builtins.bool):
         dim, unbiased = None, dim
     spread = f(input, dim, unbiased, keepdim, correction=correction, **dict(kwargs))

@@ -12,7 +12,7 @@ import numpy as np
 from autodiff.torch import dtypes as torch_dtypes
 
 
-class device:  # noqa: N801 - torch's name
+class device:
     """`torch.device`: autodiff computes on the CPU; other devices can be named, not used.
 
     Example:
@@ -22,7 +22,7 @@ class device:  # noqa: N801 - torch's name
 
     __slots__ = ("type", "index")
 
-    def __init__(self, type: str | device = "cpu", index: int | None = None) -> None:  # noqa: A002
+    def __init__(self, type: str | device = "cpu", index: int | None = None) -> None:
         if isinstance(type, device):
             type, index = type.type, type.index
         elif isinstance(type, builtins.int) and not isinstance(type, builtins.bool):
@@ -99,7 +99,7 @@ def _return_type(name: str) -> type:
     return type(name, (_ReturnType,), {"__slots__": (), "_name": name})
 
 
-class return_types:  # noqa: N801 - torch's module name
+class return_types:
     """torch.return_types: the named tuples of `max(dim)`, `sort`, `topk`, ..."""
 
     max = _return_type("max")

@@ -291,7 +291,7 @@ def movedim(self: Tensor, source, destination) -> Tensor:
     ndim = self.ndim
     wrap = lambda d: (
         tuple(wrap_dim(i, ndim) for i in d) if isinstance(d, (tuple, list)) else wrap_dim(d, ndim)
-    )  # noqa: E731
+    )
     return anp.moveaxis(self, wrap(source), wrap(destination))
 
 
