@@ -199,7 +199,7 @@ def bind_binary(prim: Primitive, x, y):
     return top.process_dead(prim, (x, y), NO_PARAMS)
 
 
-# The dispatch of Tensor's operators (autodiff/_tensor_methods.py): `bind_binary` where the
+# The dispatch of Tensor's operators (autodiff/torch/_tensor_methods.py): `bind_binary` where the
 # first (or, reflected, the second) operand is known to be a Tensor, so the choice is between
 # its trace and the other operand's (one interpreter frame less per operator).
 

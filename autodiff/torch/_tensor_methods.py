@@ -11,7 +11,7 @@ Nothing else attaches attributes to Tensor (tests/test_public_surface.py checks)
 Where NumPy and torch give a name different meanings (`transpose`, `var`, `max`, `repeat`,
 `sort`, ...), the entry of `SHARED_METHODS` reads each call with the meaning of the tensor's
 face: torch's for torch-face tensors, NumPy's for NumPy-face values (the rules are in
-`autodiff/torch_compat.py`'s docstring).
+`autodiff/torch/faces.py`'s docstring).
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ NDARRAY_METHODS = {
 }
 
 # The names both NumPy's ndarray and torch.Tensor define. Where the meanings differ (or the
-# arguments do), the entry dispatches on the tensor's face (torch_compat.py's docstring);
+# arguments do), the entry dispatches on the tensor's face (autodiff/torch/faces.py's docstring);
 # tests/test_two_faces.py tests each from both faces. (`data`, `dtype`, `item`, `ndim`,
 # `shape`, `size`, `tolist` are core/tensor.py's.)
 SHARED_METHODS = {
@@ -183,7 +183,7 @@ AUTOGRAD_METHODS = {
     "__deepcopy__": autograd.deepcopy,
 }
 
-# torch.Tensor's methods where NumPy's ndarray has none of that name (torch_compat.py).
+# torch.Tensor's methods where NumPy's ndarray has none of that name (autodiff/torch/).
 _UNARY: dict[str, Callable] = {
     "abs": anp.abs,
     "absolute": anp.abs,

@@ -1,4 +1,55 @@
-""""""
+"""The methods whose meanings differ between NumPy and torch: one dispatcher each.
+
+Two faces, one Tensor
+---------------------
+`import autodiff as torch` and `import autodiff.numpy as np` share one array type. Most
+names mean the same in both (`x.sum()`, `x.reshape(2, 3)`, `x.T`); some do not: NumPy's
+`x.transpose(0, 1)` is an axes permutation (the identity on a matrix) where torch's swaps two
+dims, `x.var()` is biased in NumPy and unbiased in torch, `x.max(1)` gives values in NumPy and
+`(values, indices)` in torch, `x.repeat(2, 1)` repeats elements in NumPy and tiles in torch,
+`x.sort()` sorts in place in NumPy and returns `(values, indices)` in torch.
+
+A value's face is the type of the concrete value underneath it (`autodiff.core.tensor.face_of`):
+
+- a level-0 Tensor is torch's: only the torch face makes them (`autodiff.tensor`, `zeros`,
+  `randn`, ..., `Tensor(...)`, `requires_grad=True`, parameters), and every operation on one
+  returns one, so results inherit the face with no bookkeeping on the hot path;
+- a NumPy array or a Python number is NumPy's: `autodiff.numpy` functions on them return
+  arrays, and function transforms (`grad`, `vmap`, ...) trace them with tracers over them;
+- a tracer has the face of the value it traces (its primal chain ends at a level-0 Tensor
+  or at a NumPy array), so `autodiff.grad(f)(np_array)` runs `f` with NumPy's meanings and
+  `autograd.functional.jacobian(f, tensor)` with torch's; a dual tensor is torch's;
+- a staged value (inside `jit`) has only a shape and a dtype: its face is unknown.
+
+A method whose meanings differ is installed once, as a dispatcher, and reads its call so:
+
+- a call both libraries accept with different meanings runs with the value's face's meaning
+  (`x.var()`, `x.max(1)`, `x.transpose(0, 1)` on a matrix, `x.repeat(2, 1)`, `x.sort()`);
+  for a staged value, whose face is unknown, it raises a TypeError naming both readings and
+  the function that says which is meant (`autodiff.numpy.var(x)` or `autodiff.var(x)`);
+- a call spelled in one library's signature only runs with that library's meaning on
+  either face, since there is no other reading to confuse it with: NumPy's `x.transpose()`,
+  `x.cumsum()` without an axis, `x.repeat(2, axis=0)`, `x.sum(0, np.float32)`; torch's
+  `x.sum(1, True)`, `x.max(other)`, `x.flatten(1)`, `x.view(2, 3)`. Keywords never clash:
+  `dim=`, `keepdim=`, `axis=`, `keepdims=` are accepted on both faces;
+- a library's errors for the values given stay that face's errors: NumPy's squeeze of an
+  axis of length 2, torch's `dot` of two matrices, torch's `imag` of a real tensor;
+- NumPy's in-place methods (`sort`, `put`, `resize`) cannot run on a traced value: on the
+  NumPy face they raise, naming the functional spelling.
+
+`x.size` is an int that is also callable on the torch face (`x.size()` is `torch.Size`,
+`x.size(0)` an int; on the NumPy face it is NumPy's plain int). `autodiff.<name>` functions
+are torch's (`autodiff.max(x, 1)` returns `(values, indices)`); `autodiff.numpy` functions
+are NumPy's. `tests/test_two_faces.py` tests every name ndarray and torch.Tensor share from
+both faces, against NumPy and against torch.
+
+What stays one way on both faces, on purpose: `x.shape` is a tuple (it compares equal to
+`torch.Size`, but prints as a tuple), and `x.dtype` is a NumPy dtype (it compares equal to
+`autodiff.float64` and friends, which NumPy accepts as dtypes; see `autodiff/torch/dtypes.py`).
+
+This module holds those dispatchers, which `autodiff/torch/_tensor_methods.py` installs; the
+torch meanings they dispatch to are the torch functions of the package's other modules.
+"""
 
 from __future__ import annotations
 
