@@ -644,7 +644,7 @@ def _remat_batch(values, dims, *, graph, policy, prevent_cse):
     return outs, (0,) * len(outs)
 
 
-remat_p = Primitive("remat", multiple_results=True, node_name="CheckpointBackward0")
+remat_p = Primitive("remat", multiple_results=True)
 remat_p.impl = lambda *args, graph, policy, prevent_cse: tuple(eval_graph(graph, *args))
 remat_p.abstract_eval = _remat_abstract_eval
 remat_p.fwd = _remat_fwd

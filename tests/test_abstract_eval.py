@@ -18,7 +18,7 @@ import pytest
 
 import autodiff as ad
 import autodiff.numpy as anp
-from autodiff.autograd import function
+from autodiff.autograd import _function_rules, function
 from autodiff.autograd._views import copy_slices_p, invalid_view_p
 from autodiff.core.abstract import ShapedArray, aval_of
 from autodiff.core.errors import ConcretizationError
@@ -58,7 +58,9 @@ def _library_primitives() -> list:
     when first applied; its impl runs the user's forward, which staging traces (as it does
     custom_jvp_call's function), so it needs no abstract_eval of its own."""
     return [
-        p for p in all_primitives() if p.impl is not function._impl and not _defined_by_a_test(p)
+        p
+        for p in all_primitives()
+        if p.impl is not _function_rules._impl and not _defined_by_a_test(p)
     ]
 
 

@@ -13,7 +13,9 @@ it may import):
     core          the tracer layer                          imports nothing of autodiff
     kernels       Numba kernels, pure ndarray functions     core
     ops           primitives and their rules                kernels, core
-    namespaces    numpy, scipy, factories, torch_compat     ops, ...
+    namespaces    numpy, scipy, tree_util                   ops, ...
+    torch         the torch face: dtypes, types, functions  namespaces, ...
+                  (autodiff/torch/, but for the rows below)
     forward_ad    ForwardTrace, jvp, dual levels            ops, ...
     reverse       ReverseTrace, engine, grad, vjp           forward_ad (.trace), ops, ...
     distributed   chunks as tasks (executor=), Dask arrays  core
@@ -23,9 +25,11 @@ it may import):
     staging       jit, the Graph IR, passes, executors      reverse, forward_ad, vmap, ...
     control       cond, switch, loops, scan                 staging, namespaces, ...
     testing       check_grads                               reverse, forward_ad, ...
-    autograd      the torch.autograd face                   jacobians, namespaces, ...
-    nn            torch.nn, torch.optim, torch.utils, _C    autograd, ...
+    autograd      the torch.autograd face                   jacobians, torch, ...
+    torch.nn      torch.nn, torch.optim, torch.utils, _C    autograd, ...
+                  (autodiff/torch/nn, optim, utils, _C.py)
     autodiff      the public API, Tensor's method table     everything
+                  (and autodiff/torch/_tensor_methods.py)
 """
 
 from __future__ import annotations
@@ -66,17 +70,12 @@ LAYERS = {
     "kernels": (["autodiff.kernels"], ["core"]),
     "ops": (["autodiff.ops"], ["kernels"]),
     "namespaces": (
-        [
-            "autodiff.numpy",
-            "autodiff.scipy",
-            "autodiff.factories",
-            "autodiff.torch_compat",
-            "autodiff.torch_dtypes",
-            "autodiff.torch_functions",
-            "autodiff.tree_util",
-        ],
+        ["autodiff.numpy", "autodiff.scipy", "autodiff.tree_util"],
         ["ops"],
     ),
+    # The torch face's functions, types and dtypes; its upper parts are the rows torch.nn and
+    # autodiff below (a module is in the layer of the longest name that covers it).
+    "torch": (["autodiff.torch"], ["namespaces"]),
     "forward_ad": (["autodiff.forward_ad"], ["ops"]),
     # The engine gives the residuals of nodes recorded under a dual level their tangents.
     "reverse": (["autodiff.reverse"], ["forward_ad"]),
@@ -92,11 +91,19 @@ LAYERS = {
     "staging": (["autodiff.staging"], ["graphs", "reverse", "vmap"]),
     "control": (["autodiff.control"], ["staging", "namespaces"]),
     "testing": (["autodiff.testing"], ["reverse"]),
-    "autograd": (["autodiff.autograd"], ["jacobians", "namespaces"]),
+    "autograd": (["autodiff.autograd"], ["jacobians", "torch"]),
     # (loaded on first use: `autodiff.nn` is the root's module __getattr__, no import statement)
-    "nn": (["autodiff.nn", "autodiff.optim", "autodiff.utils", "autodiff._C"], ["autograd"]),
+    "torch.nn": (
+        [
+            "autodiff.torch.nn",
+            "autodiff.torch.optim",
+            "autodiff.torch.utils",
+            "autodiff.torch._C",
+        ],
+        ["autograd"],
+    ),
     "autodiff": (
-        ["autodiff", "autodiff._tensor_methods", "autodiff.__main__"],
+        ["autodiff", "autodiff.torch._tensor_methods", "autodiff.__main__"],
         ["autograd", "custom", "control"],
     ),
 }

@@ -8,8 +8,8 @@ import pkgutil
 from pathlib import Path
 
 import autodiff
-import autodiff._tensor_methods as table
 import autodiff.numpy as anp
+import autodiff.torch._tensor_methods as table
 from autodiff.core.tensor import Tensor
 from autodiff.ops.index import getitem
 

@@ -1,5 +1,5 @@
 """Two faces, one Tensor: every name NumPy's ndarray and torch.Tensor both define, tested
-from both faces (API.md section A, autodiff/torch_compat.py's docstring).
+from both faces (API.md section A, autodiff/torch/faces.py's docstring).
 
 For each shared name, `TABLE` lists calls in NumPy's spelling and calls in torch's:
 

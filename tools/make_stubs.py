@@ -1,6 +1,6 @@
 """Write the type stubs of the names autodiff builds at import: Tensor's and autodiff.numpy's.
 
-Tensor's methods are installed from a table (autodiff/_tensor_methods.py) and
+Tensor's methods are installed from a table (autodiff/torch/_tensor_methods.py) and
 autodiff.numpy's names from the op families' FUNCTIONS dicts, so an editor or a type
 checker reading the source sees neither. This script imports autodiff and writes what it
 finds, with each implementation's signature and type hints:
@@ -239,8 +239,8 @@ def _member(name: str, value, imports: Imports, table: bool) -> list[str]:
 
 def tensor_stub() -> str:
     """autodiff/core/tensor.pyi: the module's names, Tensor's own attributes and the table's."""
-    import autodiff._tensor_methods as table
     import autodiff.core.tensor as module
+    import autodiff.torch._tensor_methods as table
 
     tensor = module.Tensor
     imports = Imports({"Tensor"})
@@ -269,7 +269,7 @@ def tensor_stub() -> str:
         where = installed.get(name, "core/tensor.py")
         if where != group:
             group = where
-            body.append(f"    # ---- {where} (autodiff/_tensor_methods.py) ----")
+            body.append(f"    # ---- {where} (autodiff/torch/_tensor_methods.py) ----")
         for line in _member(name, value, imports, table=name in installed):
             body.append(_wrap(line, "    "))
     return "\n".join([*lines, imports.text(), "", *body]) + "\n"

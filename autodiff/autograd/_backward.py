@@ -12,7 +12,6 @@ from collections.abc import Mapping
 
 import numpy as np
 
-from autodiff import torch_dtypes as _dtypes
 from autodiff.autograd._record import gradient_edge
 from autodiff.autograd._state import autograd_state
 from autodiff.autograd.graph import GradientEdge
@@ -23,6 +22,7 @@ from autodiff.core.trace import EVAL_TRACE
 from autodiff.ops.elementwise import conj_complex
 from autodiff.reverse import engine as _engine
 from autodiff.reverse.engine import Sinks, backward_pass
+from autodiff.torch import dtypes as _dtypes
 from autodiff.vmap import vmap
 
 _TASK_IDS = itertools.count()  # torch's graph task ids: one counter for the process

@@ -14,8 +14,8 @@ from autodiff.autograd._record import gradient_edge
 from autodiff.core.graph import SAME_DTYPE
 from autodiff.core.tensor import Tensor
 from autodiff.reverse.engine import grad_dtype_of
-from autodiff.torch_dtypes import dtype as torch_dtype
-from autodiff.torch_dtypes import dtype_of_torch, to_numpy_dtype
+from autodiff.torch.dtypes import dtype as torch_dtype
+from autodiff.torch.dtypes import dtype_of_torch, to_numpy_dtype
 
 # torch's names of dtypes in these messages: c10's ScalarType names ("Float") and the
 # TypeMeta names of a tensor's data ("float").

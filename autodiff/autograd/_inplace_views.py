@@ -18,11 +18,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from autodiff import torch_compat
 from autodiff.autograd._views import _regrow, check_view_inplace
 from autodiff.core.graph import VersionCounter
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE, state
+from autodiff.torch import views
 
 
 def _apply_in_place(self: Tensor, name: str, view_op: Callable, *args) -> Tensor:
@@ -102,40 +102,38 @@ def t_(self: Tensor) -> Tensor:
     """In-place version of `t()`: a matrix transposed in place (its strides swapped)."""
     if self.ndim > 2:
         raise RuntimeError(f"t_() expects a tensor with <= 2 dimensions, but self is {self.ndim}D")
-    return _apply_in_place(self, "t_", torch_compat.t)
+    return _apply_in_place(self, "t_", views.t)
 
 
 def transpose_(self: Tensor, dim0: int, dim1: int) -> Tensor:
     """In-place version of torch's `transpose(dim0, dim1)`: two dimensions swapped in place."""
-    return _apply_in_place(self, "transpose_", torch_compat.torch_transpose, dim0, dim1)
+    return _apply_in_place(self, "transpose_", views.torch_transpose, dim0, dim1)
 
 
 def swapdims_(self: Tensor, dim0: int, dim1: int) -> Tensor:
     """In-place version of `swapdims(dim0, dim1)` (`transpose_`)."""
-    return _apply_in_place(self, "swapdims_", torch_compat.torch_transpose, dim0, dim1)
+    return _apply_in_place(self, "swapdims_", views.torch_transpose, dim0, dim1)
 
 
 def swapaxes_(self: Tensor, axis0: int, axis1: int) -> Tensor:
     """In-place version of `swapaxes(axis0, axis1)` (`transpose_`)."""
-    return _apply_in_place(self, "swapaxes_", torch_compat.torch_transpose, axis0, axis1)
+    return _apply_in_place(self, "swapaxes_", views.torch_transpose, axis0, axis1)
 
 
 def squeeze_(self: Tensor, dim=None) -> Tensor:
     """In-place version of torch's `squeeze(dim=None)`: dimensions of length 1 dropped."""
-    return _apply_in_place(self, "squeeze_", torch_compat.torch_squeeze, dim)
+    return _apply_in_place(self, "squeeze_", views.torch_squeeze, dim)
 
 
 def unsqueeze_(self: Tensor, dim: int) -> Tensor:
     """In-place version of `unsqueeze(dim)`: a dimension of length 1 inserted at `dim`."""
-    return _apply_in_place(self, "unsqueeze_", torch_compat.unsqueeze, dim)
+    return _apply_in_place(self, "unsqueeze_", views.unsqueeze, dim)
 
 
 def as_strided_(self: Tensor, size, stride, storage_offset: int | None = None) -> Tensor:
     """In-place version of `as_strided(size, stride, storage_offset)` (a contiguous tensor:
     the strides count its elements in row-major order, as `as_strided`'s)."""
-    return _apply_in_place(
-        self, "as_strided_", torch_compat.as_strided, size, stride, storage_offset
-    )
+    return _apply_in_place(self, "as_strided_", views.as_strided, size, stride, storage_offset)
 
 
 __all__ = ["as_strided_", "squeeze_", "swapaxes_", "swapdims_", "t_", "transpose_", "unsqueeze_"]

@@ -51,6 +51,7 @@ from autodiff.reverse.engine import (
     node_needs,
     node_residuals,
 )
+from autodiff.torch._node_names import name_of
 
 PACK_IN_PLACE_MESSAGE = (
     "A saved tensor pack hook is modifying its input in place. Tensors provided as input to "
@@ -256,7 +257,7 @@ def node_class(prim, params) -> type:
     cls = _BY_PRIM.get(prim)
     if cls is not None:
         return cls
-    name = prim.node_name
+    name = name_of(prim)
     if type(name) is str:
         cls = _BY_PRIM[prim] = class_named(name)
         return cls
@@ -398,7 +399,7 @@ def _saves_no_tensor(node) -> bool:
     keeps = name in _SAVES_NO_TENSOR or not (
         prim.saves_inputs or prim.saves_output or name in _SAVES_TENSORS
     )
-    if not renamed and type(prim.node_name) is str:
+    if not renamed and type(name_of(prim)) is str:
         _KEEPS[prim] = keeps
     return keeps
 

@@ -1,6 +1,6 @@
 """Tensor's autograd methods (backward, hooks, retain_grad) and its `.grad` property.
 
-Installed on Tensor by `autodiff/_tensor_methods.py`, with every other method, in one table.
+Installed on Tensor by `autodiff/torch/_tensor_methods.py`, with every other method, in one table.
 """
 
 from __future__ import annotations

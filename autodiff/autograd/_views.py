@@ -66,7 +66,7 @@ def _copy_slices_jvp(primals, tangents, *, out, positions, mask, shape):
     return reshape(flat, shape)
 
 
-copy_slices_p = Primitive("copy_slices", node_name="torch::autograd::CopySlices")
+copy_slices_p = Primitive("copy_slices")
 copy_slices_p.saves_inputs = False  # its rules read the positions, not the values
 copy_slices_p.saves_output = False
 copy_slices_p.impl = _copy_slices_impl
@@ -179,7 +179,7 @@ def _invalidate_vjp(g, *, out, message):
 
 
 # The grad_fn of a view that cannot follow a write into its base: its backward raises.
-invalid_view_p = Primitive("invalid_view", node_name="InvalidViewBackward0")
+invalid_view_p = Primitive("invalid_view")
 invalid_view_p.saves_inputs = False
 invalid_view_p.saves_output = False
 invalid_view_p.impl = lambda *, message: np.zeros(())

@@ -28,11 +28,11 @@ from autodiff.autograd import forward_ad
 from autodiff.autograd._backward import grad as _autograd_grad
 from autodiff.autograd.grad_mode import enable_grad, is_grad_enabled, set_grad_enabled
 from autodiff.core.tensor import Tensor
-from autodiff.factories import ones_like, zeros, zeros_like
 from autodiff.jacobians import basis_rows, jacfwd, jacrev, row_blocks
 from autodiff.numpy import copy
 from autodiff.ops.elementwise import conj_complex
 from autodiff.reverse import grad as functional_grad
+from autodiff.torch.creation import ones_like, zeros, zeros_like
 
 __all__ = ["hessian", "hvp", "jacobian", "jvp", "vhp", "vjp"]
 

@@ -361,8 +361,7 @@ class Node:
             return self.extra.name
         if self.prim is None:
             return "torch::autograd::AccumulateGrad"
-        name = self.prim.node_name  # (a string, or a function of the node's params)
-        return name if type(name) is str else name(self.params)
+        return _torch_face.node_name(self.prim, self.params)
 
     @property
     def next_functions(self) -> tuple:
@@ -445,8 +444,14 @@ class Node:
 
 
 class _TorchFace:
-    """What the torch face (autograd/_nodes.py) tells core about its nodes: which keep their
-    shapes when released, and the class a node takes once user code sees it."""
+    """What the torch face tells core about its nodes: which keep their shapes when released,
+    the class a node takes once user code sees it (autograd/_nodes.py), and its name
+    (torch's "MulBackward0": autodiff/torch/_node_names.py, a torch convention core cannot
+    import, being below it)."""
+
+    @staticmethod
+    def node_name(prim, params) -> str:
+        return prim.name
 
     @staticmethod
     def keeps_shapes(node) -> bool:
@@ -464,6 +469,16 @@ def set_torch_face(keeps_shapes, classify) -> None:
     """Install the torch face's `keeps_shapes(node)` and `classify(node)` (see `observed`)."""
     _torch_face.keeps_shapes = keeps_shapes
     _torch_face.classify = classify
+
+
+def set_node_namer(node_name) -> None:
+    """Install the torch face's `node_name(prim, params)`, which names nodes (`Node.name`)."""
+    _torch_face.node_name = node_name
+
+
+def node_name(prim, params) -> str:
+    """The name of the node of `prim` applied with `params` (torch's, once installed)."""
+    return _torch_face.node_name(prim, params)
 
 
 def name_node(result, name: str):

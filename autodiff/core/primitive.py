@@ -85,14 +85,12 @@ class Primitive:
         "batch",
         "multiple_results",
         "differentiable",
-        "node_name",
         "fwd",
         "vjp_takes_needs",
         "jvp_computes_primal",
         "saves_inputs",
         "saves_output",
         "fast",
-        "view",
     )
 
     def __init__(
@@ -101,7 +99,6 @@ class Primitive:
         *,
         multiple_results: bool = False,
         differentiable: bool = True,
-        node_name: str | None = None,
     ):
         self.name = name
         self.impl = None
@@ -126,16 +123,8 @@ class Primitive:
         # for the inputs).
         self.saves_output = True
         self.fast = FastPaths()
-        # True for primitives whose impl may return a view of its first operand (reshape,
-        # transpose, basic indexing): at level 0 such a result, when it does share the
-        # operand's memory, is a view of it (core/views.py).
-        self.view = False
-        # torch-style node name: "sin" -> "SinBackward0", "arcsin" -> "AsinBackward0" (or a
-        # function of a node's params to the name, where torch's depends on them)
-        torch_name = "a" + name[3:] if name.startswith("arc") else name
-        self.node_name = node_name or (
-            "".join(p.capitalize() for p in torch_name.split("_")) + "Backward0"
-        )
+        # (torch's node names and which primitives return views at level 0 are the torch
+        # face's: autodiff/torch/_node_names.py)
         _REGISTRY.append(self)
 
     def __repr__(self):
@@ -210,7 +199,7 @@ def bind_binary(prim: Primitive, x, y):
     return top.process_dead(prim, (x, y), NO_PARAMS)
 
 
-# The dispatch of Tensor's operators (autodiff/_tensor_methods.py): `bind_binary` where the
+# The dispatch of Tensor's operators (autodiff/torch/_tensor_methods.py): `bind_binary` where the
 # first (or, reflected, the second) operand is known to be a Tensor, so the choice is between
 # its trace and the other operand's (one interpreter frame less per operator).
 

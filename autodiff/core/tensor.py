@@ -4,7 +4,7 @@ A level-0 Tensor holds a concrete NumPy array in `_value`. A tracer (a subclass
 defined by its transform) holds its primal in `_value` — a raw array or a tracer
 of a lower level — and its trace in `_trace`. Operators, ndarray-style and torch-style
 methods, the NumPy protocols (`__array_ufunc__`, `__array_function__`) and the autograd
-methods (`backward`, hooks, `.grad`) are installed by `autodiff/_tensor_methods.py`, from one
+methods (`backward`, hooks, `.grad`) are installed by `autodiff/torch/_tensor_methods.py`, from one
 table, because they are written with the op families and the engine and the core must not
 import upward. `tensor.pyi` beside this file shows the whole class.
 """

@@ -75,6 +75,7 @@ class _ThreadState(threading.local):
 
 _NUMBERS = (float, int)
 _shares = np.may_share_memory
+_VIEW_PRIMITIVES = _views.VIEW_PRIMITIVES  # (filled by the torch face at import)
 
 
 def _no_recorder(prim, args, params, out):
@@ -124,7 +125,7 @@ class EvalTrace(Trace):
                 out = _buffers.ufunc_into(fast.pooled_ufunc, tuple(raw))
             else:
                 out = prim.impl(*raw, **params)
-        if prim.view:
+        if prim.name in _VIEW_PRIMITIVES:
             return self._views(prim, args, params, out, record)
         if type(out) is _ndarray and out.base is not None:
             # (an impl that returned a NumPy view of an operand, e.g. np.flip's: as torch's,

@@ -1,6 +1,6 @@
 """Views at level 0: which Tensors share their base's memory, as torch tracks them.
 
-A level-0 operation whose primitive may return a view of its first operand (`Primitive.view`:
+A level-0 operation whose primitive may return a view of its first operand (`VIEW_PRIMITIVES`:
 reshape, transpose, basic indexing, broadcast_to, split, ...) and did (its NumPy result shares
 the operand's memory) makes a Tensor that records its base in `_view`: the root base (a view
 of a view has the same base), how it was made (torch's CreationMeta: in grad mode, under
@@ -19,10 +19,15 @@ import re
 
 import numpy as np
 
-from autodiff.core.graph import VersionCounter, remember
+from autodiff.core.graph import VersionCounter, node_name, remember
 
 # torch's CreationMeta: how a view was made decides whether an in-place operation on it may
 # be recorded.
+# The names of the primitives whose impl may return a view of its first operand: which they
+# are is the torch face's knowledge (autodiff/torch/_node_names.py fills this at import), and
+# core, below it, keeps only the set it reads (core/trace.py).
+VIEW_PRIMITIVES: set[str] = set()
+
 DEFAULT = "default"
 NO_GRAD_MODE = "no_grad_mode"
 MULTI_OUTPUT = "multi_output_node"
@@ -54,7 +59,7 @@ def op_name(meta: ViewMeta) -> str:
     op = meta.op
     if type(op) is tuple:
         prim, params = op
-        op = prim.node_name if type(prim.node_name) is str else prim.node_name(params)
+        op = node_name(prim, params)
     return re.sub(r"Backward\d*$", "", op)
 
 

@@ -1,6 +1,6 @@
 """The implementations of Tensor's operators, ndarray-style methods and NumPy protocols.
 
-Written with autodiff.numpy; `autodiff/_tensor_methods.py` installs them on Tensor (with
+Written with autodiff.numpy; `autodiff/torch/_tensor_methods.py` installs them on Tensor (with
 every other method, in one table), because the core must not import the op families.
 """
 

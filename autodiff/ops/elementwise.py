@@ -130,8 +130,8 @@ def _real_dtype(dtype: np.dtype) -> np.dtype:
 FORMULAS = Formulas()
 
 
-def _elementwise(name: str, impl, make_rule, node_name, batch_rule) -> Primitive:
-    p = Primitive(name, node_name=node_name)
+def _elementwise(name: str, impl, make_rule, batch_rule) -> Primitive:
+    p = Primitive(name)
     p.impl = impl
     _rules_on_first_use(p, make_rule)
     p.batch = batch_rule(p)
@@ -174,21 +174,19 @@ def _set_rule(p: Primitive, form: str, f) -> None:
         p.fast.fused_vjp = f
 
 
-def unary(name: str, impl, d: str, *, node_name: str | None = None) -> Primitive:
+def unary(name: str, impl, d: str) -> Primitive:
     """A differentiable elementwise primitive of one operand `x`: `impl` (a NumPy ufunc), and
     `d`, the formula of `g` times d out / d x (see ops/formulas.py)."""
     make_rule = partial(unary_rule, name, d, FORMULAS)
-    return _elementwise(name, impl, make_rule, node_name, unary_batch_rule)
+    return _elementwise(name, impl, make_rule, unary_batch_rule)
 
 
-def binary(
-    name: str, impl, dx: str, dy: str, *, node_name: str | None = None, symmetric: bool = False
-) -> Primitive:
+def binary(name: str, impl, dx: str, dy: str, *, symmetric: bool = False) -> Primitive:
     """A differentiable elementwise primitive of two broadcasting operands `x` and `y`: `impl`
     (a NumPy ufunc), and `dx`, `dy`, the formulas of `g` times the partial derivatives in `x`
     and in `y` (see ops/formulas.py). `symmetric`: `dy` is `dx` with the operands swapped."""
     make_rule = partial(binary_rule, name, dx, dy, FORMULAS, symmetric)
-    return _elementwise(name, impl, make_rule, node_name, broadcasting_batch_rule)
+    return _elementwise(name, impl, make_rule, broadcasting_batch_rule)
 
 
 def _factor(name: str, deriv) -> str:
@@ -227,7 +225,7 @@ _LN2 = float(np.log(2.0))
 _LN10 = float(np.log(10.0))
 
 # Negation, exponentials and logarithms
-negative_p = unary("negative", np.negative, "-g", node_name="NegBackward0")
+negative_p = unary("negative", np.negative, "-g")
 exp_p = unary("exp", np.exp, "g * out")
 exp2_p = unary("exp2", np.exp2, "g * (out * LN2)")
 expm1_p = unary("expm1", np.expm1, "g * (out + 1.0)")
@@ -235,7 +233,7 @@ expm1_p = unary("expm1", np.expm1, "g * (out + 1.0)")
 log_p = unary("log", np.log, "g * reciprocal(x)")
 log2_p = unary("log2", np.log2, "g * reciprocal(x * LN2)")
 log10_p = unary("log10", np.log10, "g * reciprocal(x * LN10)")
-log1p_p = unary("log1p", np.log1p, "log1p_backward(g, x)", node_name="Log1PBackward0")
+log1p_p = unary("log1p", np.log1p, "log1p_backward(g, x)")
 
 # Powers and roots
 sqrt_p = unary("sqrt", np.sqrt, "g * (0.5 / out)")
@@ -263,7 +261,7 @@ arctanh_p = unary("arctanh", np.arctanh, "g * reciprocal(1.0 - x * x)")
 
 # abs: derivative sign(x), 0 at the origin (the subgradient JAX and PyTorch use). For complex
 # z, d|z| = Re(conj(sgn z) dz), not a product with dz: its jvp and vjp are written apart.
-abs_p = Primitive("absolute", node_name="AbsBackward0")
+abs_p = Primitive("absolute")
 abs_p.impl = np.abs
 abs_p.abstract_eval = ufunc_abstract_eval(np.abs)
 
@@ -315,11 +313,9 @@ logical_xor_p = nondiff("logical_xor", np.logical_xor, batch_rule=_broadcasting)
 # Binary primitives.
 
 add_p = binary("add", np.add, "g", "g")
-subtract_p = binary("subtract", np.subtract, "g", "-g", node_name="SubBackward0")
-multiply_p = binary(
-    "multiply", np.multiply, "g * y", "g * x", node_name="MulBackward0", symmetric=True
-)
-divide_p = binary("divide", np.true_divide, "g / y", "-(g * out / y)", node_name="DivBackward0")
+subtract_p = binary("subtract", np.subtract, "g", "-g")
+multiply_p = binary("multiply", np.multiply, "g * y", "g * x", symmetric=True)
+divide_p = binary("divide", np.true_divide, "g / y", "-(g * out / y)")
 # Python's scalar operators on NumPy scalars (Primitive.fast.scalar_impl).
 for _p, _op in (
     (add_p, operator.add),
@@ -331,9 +327,7 @@ for _p, _op in (
 
 
 # (power_dx, power_dy and chosen: helpers of the formulas, defined at the end of the module)
-power_p = binary(
-    "power", np.power, "g * power_dx(x, y)", "g * power_dy(x, out)", node_name="PowBackward0"
-)
+power_p = binary("power", np.power, "g * power_dx(x, y)", "g * power_dy(x, out)")
 
 
 def _selection(name: str, impl, chooser: str, op: str) -> Primitive:
@@ -415,20 +409,18 @@ def _astype_impl(x, dtype):
     )
 
 
-astype_p = Primitive("astype", node_name="ToCopyBackward0")
+astype_p = Primitive("astype")
 astype_p.impl = _astype_impl
 astype_p.abstract_eval = lambda x, *, dtype: ShapedArray(x.shape, dtype)
 astype_p.jvp = lambda primals, tangents, *, out, dtype: astype(tangents[0], dtype)
 astype_p.vjp = lambda g, x, *, out, dtype: (astype(g, x.dtype),)
 
 real_p = Primitive("real")
-real_p.view = True  # (at level 0 its result may be a view: core/views.py)
 real_p.impl = np.real
 real_p.jvp = lambda primals, tangents, *, out: real(tangents[0])
 real_p.vjp = lambda g, x, *, out: (astype(g, x.dtype) if np.iscomplexobj(x) else g,)
 
 imag_p = Primitive("imag")
-imag_p.view = True  # (at level 0 its result may be a view: core/views.py)
 imag_p.impl = np.imag
 imag_p.jvp = lambda primals, tangents, *, out: imag(tangents[0])
 # Im z = Re(-i z): its transpose sends g to -i g (zero for real inputs).

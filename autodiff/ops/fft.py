@@ -97,7 +97,7 @@ def _fft_vjp(g, x, *, out, axes, inverse, norm):
     return (astype(_fft(g, axes, inverse, norm), dtype_of(x)),)
 
 
-fft_p = Primitive("fft", node_name="FftC2CBackward0")
+fft_p = Primitive("fft")
 fft_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 fft_p.saves_output = False
 fft_p.impl = _fft_impl
@@ -153,7 +153,7 @@ def _irfft_vjp(g, x, *, out, axes, n, norm):
     return (astype(conj(multiply(spectrum, w)), dtype_of(x)),)
 
 
-rfft_p = Primitive("rfft", node_name="FftR2CBackward0")
+rfft_p = Primitive("rfft")
 rfft_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 rfft_p.saves_output = False
 rfft_p.impl = _rfft_impl
@@ -164,7 +164,7 @@ rfft_p.jvp = lambda primals, tangents, *, out, axes, norm: apply_linear(
 rfft_p.vjp = _rfft_vjp
 rfft_p.batch = _axes_batch_rule(rfft_p)
 
-irfft_p = Primitive("irfft", node_name="FftC2RBackward0")
+irfft_p = Primitive("irfft")
 irfft_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 irfft_p.saves_output = False
 irfft_p.impl = _irfft_impl

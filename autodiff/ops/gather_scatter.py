@@ -451,30 +451,7 @@ def _scatter_add_batch(values, dims, *, shape, index):
 scatter_add_p.batch = _scatter_add_batch
 
 
-def _getitem_node_name(params: dict) -> str:
-    """torch's name for the node of `x[index]`: IndexBackward0 for advanced indices; for basic
-    ones torch applies the index's elements in turn, and the node is the last one's that is
-    not a no-op (`:`, `...`): select, slice or unsqueeze (none: an alias). A lone slice is
-    one slice (`x[:]`: torch takes its fast path, which makes a node of it even whole)."""
-    index = params["index"]
-    if len(index) == 1 and type(index[0]) is slice:
-        return "SliceBackward0"
-    name = "AliasBackward0"
-    for i in index:
-        if isinstance(i, (int, np.integer)) and not isinstance(i, (bool, np.bool_)):
-            name = "SelectBackward0"
-        elif i is None:
-            name = "UnsqueezeBackward0"
-        elif type(i) is slice:
-            if i != slice(None):
-                name = "SliceBackward0"
-        elif i is not Ellipsis:
-            return "IndexBackward0"  # (an integer or boolean array: a gather)
-    return name
-
-
-getitem_p = Primitive("getitem", node_name=_getitem_node_name)
-getitem_p.view = True  # (at level 0 its result may be a view: core/views.py)
+getitem_p = Primitive("getitem")
 getitem_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 getitem_p.saves_output = False
 getitem_p.impl = lambda x, *arrays, index: x[fill_index(index, arrays) if arrays else index]
@@ -548,7 +525,7 @@ def _landed_writes(shape: tuple, index: tuple, arrays, selected: tuple):
     return None if isinstance(landed, ndarray) and landed.all() else landed
 
 
-index_set_p = Primitive("index_set", node_name="IndexPutBackward0")
+index_set_p = Primitive("index_set")
 index_set_p.impl = _index_set_impl
 # Its rule reads the shapes of x and value and the index arrays only (as torch's index_put_,
 # which saves neither): a write into x after `x[i] = v` does not invalidate the graph.

@@ -308,7 +308,7 @@ def _dynamic_slice_batch(values, dims, *, sizes):
     return getitem(x, index), 0
 
 
-dynamic_slice_p = Primitive("dynamic_slice", node_name="SliceBackward0")
+dynamic_slice_p = Primitive("dynamic_slice")
 dynamic_slice_p.saves_inputs = False  # its vjp reads the starts and the operand's shape only
 dynamic_slice_p.saves_output = False
 dynamic_slice_p.impl = _dynamic_slice_impl
@@ -375,7 +375,7 @@ def _dynamic_update_slice_batch(values, dims):
     return index_set(x, index, update), 0
 
 
-dynamic_update_slice_p = Primitive("dynamic_update_slice", node_name="SliceScatterBackward0")
+dynamic_update_slice_p = Primitive("dynamic_update_slice")
 dynamic_update_slice_p.saves_inputs = False  # its vjp reads the starts and the shapes only
 dynamic_update_slice_p.saves_output = False
 dynamic_update_slice_p.impl = _dynamic_update_slice_impl

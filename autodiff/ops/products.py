@@ -171,7 +171,7 @@ def _matmul_vjp(g, a, b, *, out, needs=(True, True)):
     )
 
 
-matmul_p = Primitive("matmul", node_name="MmBackward0")
+matmul_p = Primitive("matmul")
 matmul_p.impl = buffers.matmul_into  # (np.matmul, into recycled memory when there is some)
 matmul_p.vjp = _matmul_vjp
 matmul_p.vjp_takes_needs = True

@@ -31,7 +31,7 @@ from autodiff.ops.structural import apply_linear, axis_in_batched, batch_in_fron
 # flip and copy.
 
 
-flip_p = Primitive("flip", node_name="FlipBackward0")
+flip_p = Primitive("flip")
 flip_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 flip_p.saves_output = False
 flip_p.impl = lambda x, axis: np.flip(x, axis)
@@ -54,7 +54,7 @@ def _flip(x, axis):
     return bind(flip_p, x, axis=axis)
 
 
-copy_p = Primitive("copy", node_name="CloneBackward0")  # the identity, as a fresh array
+copy_p = Primitive("copy")  # the identity, as a fresh array
 copy_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 copy_p.saves_output = False
 copy_p.impl = np.copy
@@ -84,8 +84,7 @@ def _unstack_vjp(cts, x, *, out, axis):
     return (bind(stack_p, *filled, axis=axis, dtype=None, casting="same_kind"),)
 
 
-unstack_p = Primitive("unstack", multiple_results=True, node_name="UnbindBackward0")
-unstack_p.view = True  # (at level 0 its result may be a view: core/views.py)
+unstack_p = Primitive("unstack", multiple_results=True)
 unstack_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 unstack_p.impl = _unstack_impl
 unstack_p.abstract_eval = lambda x, *, axis: (
@@ -144,7 +143,7 @@ def _concatenate_vjp(g, *arrays, out, axis, dtype, casting):
     return cotangents_of(bind(split_p, g, ranges=tuple(ranges), axis=axis), arrays)
 
 
-concatenate_p = Primitive("concatenate", node_name="CatBackward0")
+concatenate_p = Primitive("concatenate")
 concatenate_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 concatenate_p.saves_output = False
 concatenate_p.impl = lambda *arrays, axis, dtype, casting: np.concatenate(
@@ -292,8 +291,7 @@ def _split_vjp(cts, x, *, out, ranges, axis):
     return (total,)
 
 
-split_p = Primitive("split", multiple_results=True, node_name="SplitWithSizesBackward0")
-split_p.view = True  # (at level 0 its result may be a view: core/views.py)
+split_p = Primitive("split", multiple_results=True)
 split_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 split_p.impl = _split_impl
 split_p.abstract_eval = _split_abstract_eval
@@ -347,7 +345,7 @@ def _repeat_abstract_eval(x, *, repeats, axis):
     return shaped_like(x, shape_with_length(shape, axis, length))
 
 
-repeat_p = Primitive("repeat", node_name="RepeatInterleaveBackward0")
+repeat_p = Primitive("repeat")
 repeat_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 repeat_p.saves_output = False
 repeat_p.impl = lambda x, repeats, axis: np.repeat(x, repeats, axis)

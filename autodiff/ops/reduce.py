@@ -108,7 +108,7 @@ def expand_reduced(g, axes: tuple, keepdims: bool, shape: tuple):
     return bind(expand_reduced_p, g, axes=axes, shape=shape)
 
 
-reduce_sum_p = Primitive("reduce_sum", node_name="SumBackward0")
+reduce_sum_p = Primitive("reduce_sum")
 reduce_sum_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 reduce_sum_p.saves_output = False
 # ufunc.reduce is numpy.sum minus its Python-level dispatch (same result types and values).
@@ -122,7 +122,7 @@ reduce_sum_p.vjp = lambda g, x, *, out, axes, keepdims: (
 )
 
 
-expand_reduced_p = Primitive("expand_reduced", node_name="ExpandBackward0")
+expand_reduced_p = Primitive("expand_reduced")
 expand_reduced_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 expand_reduced_p.saves_output = False
 expand_reduced_p.impl = lambda g, *, axes, shape: np.broadcast_to(np.expand_dims(g, axes), shape)
@@ -193,11 +193,11 @@ def _tie_weights_batch(values, dims, *, axes, keepdims):
 tie_weights_p.batch = _tie_weights_batch
 
 
-def weighted_reduction(name: str, impl, weights, *, node_name: str | None = None) -> Primitive:
+def weighted_reduction(name: str, impl, weights) -> Primitive:
     """A reduction over `axes` whose derivative is elementwise weights `weights(x, out, axes,
     keepdims)` (same shape as x): jvp = sum(t * w), vjp = expand(g) * w. Max/min (tie weights),
     prod (product of the others) and logsumexp (softmax) are all of this form."""
-    p = Primitive(name, node_name=node_name)
+    p = Primitive(name)
     p.impl = impl
 
     def jvp(primals, tangents, *, out, axes, keepdims):
@@ -338,7 +338,6 @@ reduce_prod_p = weighted_reduction(
     "reduce_prod",
     lambda x, *, axes, keepdims: np.multiply.reduce(x, axes, None, None, keepdims),
     _prod_others,
-    node_name="ProdBackward0",
 )
 reduce_prod_p.abstract_eval = reduction_abstract_eval(accumulation_dtype)
 

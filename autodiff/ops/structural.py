@@ -79,8 +79,7 @@ def _sum_to_shape_abstract_eval(x, *, shape):
     return shaped_like(x, shape, accumulation_dtype(x.dtype))  # a sum, as np.add.reduce sums
 
 
-broadcast_to_p = Primitive("broadcast_to", node_name="ExpandBackward0")
-broadcast_to_p.view = True  # (at level 0 its result may be a view: core/views.py)
+broadcast_to_p = Primitive("broadcast_to")
 broadcast_to_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 broadcast_to_p.saves_output = False
 broadcast_to_p.impl = lambda x, shape: np.broadcast_to(x, shape)
@@ -140,8 +139,7 @@ def _reshaped(shape: tuple, size: int) -> tuple:
     return out
 
 
-reshape_p = Primitive("reshape", node_name="ViewBackward0")
-reshape_p.view = True  # (at level 0 its result may be a view: core/views.py)
+reshape_p = Primitive("reshape")
 reshape_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 reshape_p.saves_output = False
 reshape_p.impl = lambda x, shape, order: (  # the ndarray method skips np.reshape's dispatch
@@ -179,8 +177,7 @@ def _inverse_axes(axes, ndim: int):
     return tuple(int(i) for i in np.argsort(normalize_axis_tuple(axes, ndim)))
 
 
-transpose_p = Primitive("transpose", node_name="PermuteBackward0")
-transpose_p.view = True  # (at level 0 its result may be a view: core/views.py)
+transpose_p = Primitive("transpose")
 transpose_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 transpose_p.saves_output = False
 transpose_p.impl = lambda x, axes: (

@@ -118,7 +118,7 @@ def _numpy_executor(graph: Graph):
     return graph.interpreted
 
 
-call_p = Primitive("jit_call", multiple_results=True, node_name="JitCallBackward0")
+call_p = Primitive("jit_call", multiple_results=True)
 call_p.impl = lambda *args, graph: run_graph(graph, *args)
 
 
