@@ -33,6 +33,7 @@ from autodiff.autograd._nodes import (
     set_function_ctx,
     unpack_saved,
 )
+from autodiff.autograd._saved import check_versions
 from autodiff.autograd._views import write_view
 from autodiff.autograd.grad_mode import no_grad
 from autodiff.autograd.graph import Node as GraphNode
@@ -47,7 +48,7 @@ from autodiff.numpy import moveaxis
 from autodiff.numpy import sum as sum_
 from autodiff.ops.elementwise import astype, conj_complex
 from autodiff.ops.structural import shape_of, sum_to_shape
-from autodiff.reverse.engine import RELEASED_MESSAGE, check_versions
+from autodiff.reverse.engine import RELEASED_MESSAGE
 from autodiff.reverse.graph import ReverseTrace
 from autodiff.vmap import vmap
 
