@@ -45,7 +45,7 @@ from autodiff.core.graph import (
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import state
 from autodiff.ops.elementwise import conj_complex
-from autodiff.reverse.engine import RELEASED_MESSAGE
+from autodiff.reverse.accumulate import RELEASED_MESSAGE
 from autodiff.reverse.plan import node_needs
 
 PACK_IN_PLACE_MESSAGE = (

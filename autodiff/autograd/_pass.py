@@ -40,8 +40,8 @@ from autodiff.core.trace import state
 from autodiff.kernels import fused
 from autodiff.kernels.fused import Lazy
 from autodiff.ops.elementwise import conj_complex
-from autodiff.reverse.accumulate import route
-from autodiff.reverse.engine import RELEASED_MESSAGE, PassHooks, vjp_of
+from autodiff.reverse.accumulate import RELEASED_MESSAGE, route
+from autodiff.reverse.engine import PassHooks, vjp_of
 
 _TASK_IDS = itertools.count()  # torch's graph task ids: one counter for the process
 

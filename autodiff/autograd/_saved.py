@@ -19,7 +19,7 @@ from autodiff.core.graph import Packed, edge_pair
 from autodiff.core.tensor import Tensor
 from autodiff.ops.elementwise import divide_p, multiply_p
 from autodiff.ops.products import dot_p, matmul_p
-from autodiff.reverse.engine import RELEASED_MESSAGE
+from autodiff.reverse.accumulate import RELEASED_MESSAGE
 
 
 def _which_saved(readers: tuple) -> tuple:

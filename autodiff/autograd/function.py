@@ -48,7 +48,7 @@ from autodiff.numpy import moveaxis
 from autodiff.numpy import sum as sum_
 from autodiff.ops.elementwise import astype, conj_complex
 from autodiff.ops.structural import shape_of, sum_to_shape
-from autodiff.reverse.engine import RELEASED_MESSAGE
+from autodiff.reverse.accumulate import RELEASED_MESSAGE
 from autodiff.reverse.graph import ReverseTrace
 from autodiff.vmap import vmap
 

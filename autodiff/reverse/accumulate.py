@@ -6,7 +6,9 @@ fits), a Tensor or tracer of a recorded pass (`add`). A sum the pass made itself
 no one else until its node runs, so later contributions are added into it in place
 (`owned`); large sums go into recycled memory (core/buffers.py), and `recycle` hands back
 what a node's run left that only the pass held. The engine's hot loop inlines the commonest
-cases of `route_one` (reverse/engine.py's `_walk`).
+cases of `route_one` (reverse/engine.py's `_walk`). `RELEASED_MESSAGE` is the error of a pass
+that reaches a node whose residuals an earlier pass released (torch's wording, kept for
+every pass).
 """
 
 from __future__ import annotations

@@ -206,6 +206,8 @@ class PassHooks:
         ct = walk.cts.pop(node, None)
         if ct is not None:
             walk.current = node
+            if type(ct) is Lazy:  # (here, where `ct` is the one reference: see fused.evaluate)
+                ct = fused.evaluate(ct, 1)
             if node.primals is None:
                 raise RuntimeError(RELEASED_MESSAGE)
             if node.prim.multiple_results and all(g is None for g in ct):
@@ -281,16 +283,11 @@ def backward_pass(
 
 
 def _walk(plan: Plan, walk: Walk) -> None:  # noqa: C901 (the hot loop: its common case inline)
-    """Run every node of `plan` that receives a cotangent, consumers first.
-
-    The common node (one output, no `extra`, in a pass that leaves it to the engine) runs
-    here, the others through the pass's `node`. This loop runs once per node of every pass,
-    so its commonest case is unrolled: a small cotangent for a NumPy rule called from the
-    node's slots (`apply_rule`'s), sent to parents with nothing pending (`route_one`'s).
-    """
+    """Run every node of `plan` that receives a cotangent, consumers first: the common node (one
+    output, no `extra`) here, with `apply_rule`'s and `route_one`'s commonest cases unrolled
+    (this runs once per node of every pass), the others through the pass's `node`."""
     cts, deps, owned, retain, hooks = walk.cts, plan.deps, walk.owned, walk.retain, walk.hooks
-    plain_pass = not hooks.every_node
-    pop, get = cts.pop, cts.get
+    pop, get, plain_pass = cts.pop, cts.get, not hooks.every_node
     for node in reversed(plan.order):
         prim = node.prim
         if prim is None:
@@ -307,12 +304,9 @@ def _walk(plan: Plan, walk: Walk) -> None:  # noqa: C901 (the hot loop: its comm
             rule, large = prim.fast.vjp, False
             if (  # the commonest case: a small cotangent, a NumPy rule (apply_rule's)
                 ((type(ct) is ndarray and ct.size < RECYCLE_MIN_SIZE) or type(ct) in SCALARS)
-                and rule is not None
-                and node.raw
-                and node.versions is None
-                and node.out is not None
+                and (rule is not None and node.raw and node.versions is None)
+                and (node.out is not None and node.params is NO_PARAMS)
                 and not prim.vjp_takes_needs
-                and node.params is NO_PARAMS
             ):
                 if p1 is ONE:  # (positional calls from the slots: no tuple)
                     in_cts = rule(ct, node.out, node.x0)
@@ -325,25 +319,33 @@ def _walk(plan: Plan, walk: Walk) -> None:  # noqa: C901 (the hot loop: its comm
                 large = node.raw and (
                     type(ct) is Lazy or (type(ct) is ndarray and ct.size >= RECYCLE_MIN_SIZE)
                 )
-            for edge, in_ct in zip(parents, in_cts):  # (route_one's commonest case)
-                if edge is not None and in_ct is not None:
-                    if type(edge) is not tuple and get(edge) is None:  # (one output, no sum)
-                        cts[edge] = in_ct
-                    else:
-                        route_one(cts, owned, edge, in_ct, large)
-            in_cts = in_ct = None  # (no stale reference may keep an array from recycling)
+            for edge, in_ct in zip(parents, in_cts):  # (route_one's commonest cases)
+                if edge is None or in_ct is None:
+                    continue
+                if type(edge) is tuple:
+                    route_one(cts, owned, edge, in_ct, large)
+                elif (prev := get(edge)) is None:  # (a node of one output, nothing pending)
+                    cts[edge] = in_ct
+                elif type(prev) is type(in_ct) and type(prev) in SCALARS:  # (a parameter's)
+                    cts[edge] = prev + in_ct
+                else:
+                    route_one(cts, owned, edge, in_ct, large)
+            in_cts = in_ct = prev = None  # (no stale reference may keep an array from recycling)
             if large and not retain:
                 recycle(node, ct)
             ct = None
-        if not retain:
+        if not retain and node.versions is None:  # (node.release(), inline)
+            node.x0 = RELEASED
+            node.x1 = node.out = None
+        elif not retain:
             _release(node, prim)
         if deps:
             _count_down(walk, node)
 
 
 def _release(node, prim) -> None:
-    """`node.release()`, with its commonest cases first."""
-    if node.versions is None or ((prim.saves_inputs or prim.saves_output) and type(node) is Node):
+    """`node.release()` for a node the face recorded, with its commonest cases first."""
+    if (prim.saves_inputs or prim.saves_output) and type(node) is Node:
         node.x0 = RELEASED
         node.x1 = node.out = None
     elif type(node) is Node and KEEPS_SHAPES.get(prim):
@@ -416,7 +418,6 @@ def _send(cts: dict, edge: tuple, ct) -> None:
 
 
 __all__ = [
-    "RELEASED_MESSAGE",
     "PassHooks",
     "Walk",
     "apply_rule",
