@@ -435,7 +435,7 @@ def _saved_slots(node) -> dict:
 
 def _unpacked(packed: Packed):
     value = packed.unpack(packed.packed)
-    if type(value) is np.ndarray:  # (a Tensor's value: accepted, see the engine's _unpack)
+    if type(value) is np.ndarray:  # (a Tensor's value: accepted, see autograd/_saved.py's _unpack)
         return Tensor._from(value)
     if not isinstance(value, Tensor):
         raise TypeError(

@@ -8,7 +8,7 @@ costs as much as a few passes of arithmetic over the array (benchmarks/README.md
 `elementwise` row). So the backward pass hands the arrays it releases, when it is their
 only holder (a count of references tells, as for donated cotangents), to a per-thread
 pool; the next recorded elementwise op of that shape and dtype writes into one of them
-(`ufunc_into`), and so do the engine's sums of cotangents.
+(`ufunc_into`), and so do the sums of cotangents (reverse/accumulate.py).
 
 The pool holds arrays of at least POOL_MIN_BYTES, at most POOL_MAX_BYTES in all per
 thread: what one large gradient released, for the next. `clear()` empties it.
