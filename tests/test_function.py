@@ -16,7 +16,7 @@ from autodiff.autograd import Function, once_differentiable
 from autodiff.autograd import forward_ad as fwAD
 from autodiff.autograd.function import FunctionCtx, VmapInfo
 from autodiff.core.trace import state, trace_stack_depth
-from autodiff.reverse.engine import RELEASED_MESSAGE
+from autodiff.reverse.accumulate import RELEASED_MESSAGE
 
 ag = ad.autograd
 

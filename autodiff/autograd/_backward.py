@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import heapq
-import itertools
 import math
 import sys
 import threading
@@ -12,126 +10,18 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from autodiff.autograd._pass import TorchPass
 from autodiff.autograd._record import gradient_edge
 from autodiff.autograd._state import autograd_state
 from autodiff.autograd.graph import GradientEdge
 from autodiff.core import trace as _trace
-from autodiff.core.graph import edge_node, observed
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE
 from autodiff.ops.elementwise import conj_complex
 from autodiff.reverse import engine as _engine
-from autodiff.reverse.engine import Sinks, backward_pass
+from autodiff.reverse.engine import backward_pass
 from autodiff.torch import dtypes as _dtypes
 from autodiff.vmap import vmap
-
-_TASK_IDS = itertools.count()  # torch's graph task ids: one counter for the process
-
-
-class TorchPass(Sinks):
-    """A torch-style backward pass: the engine's sinks, with this thread's anomaly mode, and
-    the pass made known to hooks while it runs (`register_multi_grad_hook` asks which pass
-    runs and which nodes it runs; `queue_callback` adds to its callbacks, run once every node
-    has; torch._C's `_current_graph_task_*`, `_will_engine_execute_node` and
-    `_current_autograd_node` read it). As torch's graph task, it runs with its own copy of
-    the saved-tensor hooks stack: what its hooks push or pop there does not outlive it."""
-
-    __slots__ = ("saved", "callbacks", "hooks_stack", "id", "plan", "run", "roots")
-
-    def __init__(self, **sinks):
-        st = autograd_state()
-        super().__init__(**sinks, anomaly=st.anomaly, check_nan=st.anomaly_check_nan)
-        self.saved = None
-        self.callbacks: list = []
-        self.hooks_stack = None
-        self.id = -1
-        self.plan = self.run = self.roots = None
-
-    def sequence_number(self) -> int:
-        return autograd_state().seq
-
-    def begin(self, plan, run, roots) -> None:
-        st = autograd_state()
-        self.id = next(_TASK_IDS)
-        self.plan, self.run, self.roots = plan, run, roots
-        self.saved = st.pass_nodes
-        st.backward_pass_id += 1
-        st.pass_nodes = set(plan.order)
-        st.passes.append(self)
-        self.hooks_stack = st.saved_tensors_hooks
-        st.saved_tensors_hooks = list(self.hooks_stack)
-
-    def finish(self) -> None:
-        # Callbacks run in the order queued, also those a callback queues.
-        self.run.current = None
-        callbacks = self.callbacks
-        while callbacks:
-            callbacks.pop(0)()
-
-    def end(self) -> None:
-        st = autograd_state()
-        if self.saved is not None:
-            st.pass_nodes = self.saved
-        if st.passes and st.passes[-1] is self:
-            st.passes.pop()
-        if self.hooks_stack is not None:
-            st.saved_tensors_hooks = self.hooks_stack
-        self.plan = self.run = self.roots = None  # (the graph is not kept alive by the pass)
-
-    # ---- what torch._C's introspection functions read ----
-    def execution_order(self) -> list:
-        """The nodes this pass runs, in the order it runs them (torch's prediction from the
-        graph: it lists them all, whether or not a gradient reaches them): ready nodes by
-        decreasing sequence number, a leaf as soon as its last consumer has run."""
-        nodes = self.plan.order  # (after pruning: the nodes the pass runs)
-        members = set(nodes)
-        deps: dict = {}
-        for node in nodes:
-            for edge in node.parents:
-                if edge is not None:
-                    parent = edge_node(edge)
-                    if parent in members:
-                        deps[parent] = deps.get(parent, 0) + 1
-        heap: list = []
-        tie = itertools.count()
-
-        def push(node):
-            key = math.inf if node.prim is None else node.seq  # (leaves first, as torch's)
-            heapq.heappush(heap, (-key, next(tie), node))
-
-        pushed = set()
-        for edge in self.roots:
-            node = edge_node(edge)
-            if node in members and node not in pushed and not deps.get(node):
-                pushed.add(node)
-                push(node)
-        out = []
-        while heap:
-            node = heapq.heappop(heap)[2]
-            out.append(observed(node))
-            for edge in node.parents:
-                if edge is None:
-                    continue
-                parent = edge_node(edge)
-                if parent not in members:
-                    continue
-                deps[parent] -= 1
-                if deps[parent] == 0:
-                    push(parent)
-        return out
-
-    def will_execute(self, node) -> bool:
-        """Whether this pass runs `node` (torch's `_will_engine_execute_node`)."""
-        if node not in autograd_state().pass_nodes:
-            return False
-        if self.plan.kept is not None and not any(e for e in node.parents if e is not None):
-            # A leaf captured by autograd.grad: torch's exec info does not say.
-            if any(edge[0] is node for edge in self.capture):
-                raise RuntimeError(
-                    "A leaf node was passed to _will_engine_execute_node but we are currently "
-                    "running autograd.grad(). This is currently not supported."
-                )
-        return True
 
 
 def current_pass() -> TorchPass | None:
@@ -182,16 +72,7 @@ def _seeds(outputs: tuple, grad_outputs, create_graph: bool, batched: bool = Fal
         raise RuntimeError(f"got {len(outputs)} tensors and {len(grads)} gradients")
     seeds = []
     for i, (out, g) in enumerate(zip(outputs, grads)):
-        if _is_edge(out):  # (a GradientEdge: the gradient of that node output)
-            out_shape, out_dtype = _edge_shape_dtype(tuple(out), None)
-        elif not isinstance(out, Tensor):
-            raise TypeError(f"element {i} of tensors is not a Tensor")
-        elif not out.requires_grad:
-            raise RuntimeError(
-                f"element {i} of tensors does not require grad and does not have a grad_fn"
-            )
-        else:
-            out_shape, out_dtype = tuple(out.shape), out.dtype
+        out_shape, out_dtype = _output_shape_dtype(i, out)
         if g is None:
             if math.prod(out_shape) != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
@@ -200,36 +81,57 @@ def _seeds(outputs: tuple, grad_outputs, create_graph: bool, batched: bool = Fal
             # seed is saved as a tensor, through the saved-tensor hooks in use)
             seeds.append(Tensor._from(g) if create_graph and not batched else g)
             continue
-        g_dtype = g.dtype if isinstance(g, Tensor) else np.asarray(g).dtype
-        if (g_dtype.kind == "c") != (np.dtype(out_dtype).kind == "c"):
-            raise RuntimeError(
-                "For complex Tensors, both grad_output and output are required to have the same "
-                f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g_dtype} and "
-                f"output[{i}] has a dtype of {np.dtype(out_dtype)}."
-            )
-        g_shape = tuple(g.shape) if isinstance(g, Tensor) else np.shape(g)
-        want = ((g_shape[0],) if batched and g_shape else ()) + tuple(out_shape)
-        if tuple(g_shape) != want:
-            s_out = _size(out_shape)
-            s_g = _size(g_shape[1:] if batched and g_shape else g_shape)
-            raise RuntimeError(
-                f"Mismatch in shape: grad_output[{i}] has a shape of torch.Size({s_g}) and "
-                f"output[{i}] has a shape of torch.Size({s_out})."
-                if not batched
-                else f"If `is_grads_batched=True`, we interpret the first dimension of each "
-                f"grad_output as the batch dimension. The sizes of the remaining dimensions are "
-                f"expected to match the shape of corresponding output, but a mismatch was "
-                f"detected: grad_output[{i}] has a shape of torch.Size({s_g}) and output[{i}] "
-                f"has a shape of torch.Size({s_out})."
-            )
+        _check_grad_output(i, g, out_shape, out_dtype, batched)
         if isinstance(g, Tensor):
             g = g if create_graph or g._trace is not EVAL_TRACE else g._value
         else:
             g = np.asarray(g, dtype=out_dtype)
             if create_graph and not batched:
                 g = Tensor._from(g)
-        seeds.append(conj_complex(g))  # the engine's convention (see reverse/engine.py)
+        seeds.append(conj_complex(g))  # the engine's convention (see autograd/_pass.py)
     return seeds
+
+
+def _output_shape_dtype(i: int, out) -> tuple:
+    """The shape and dtype of output `i` of a pass (a Tensor that requires grad, or a
+    GradientEdge: the gradient of that node output)."""
+    if _is_edge(out):
+        return _edge_shape_dtype(tuple(out), None)
+    if not isinstance(out, Tensor):
+        raise TypeError(f"element {i} of tensors is not a Tensor")
+    if not out.requires_grad:
+        raise RuntimeError(
+            f"element {i} of tensors does not require grad and does not have a grad_fn"
+        )
+    return tuple(out.shape), out.dtype
+
+
+def _check_grad_output(i: int, g, out_shape, out_dtype, batched: bool) -> None:
+    """torch's checks of grad_output `i` against its output: both complex or neither, and
+    the output's shape (after a leading batch axis when `batched`)."""
+    g_dtype = g.dtype if isinstance(g, Tensor) else np.asarray(g).dtype
+    if (g_dtype.kind == "c") != (np.dtype(out_dtype).kind == "c"):
+        raise RuntimeError(
+            "For complex Tensors, both grad_output and output are required to have the same "
+            f"dtype. Mismatch in dtype: grad_output[{i}] has a dtype of {g_dtype} and "
+            f"output[{i}] has a dtype of {np.dtype(out_dtype)}."
+        )
+    g_shape = tuple(g.shape) if isinstance(g, Tensor) else np.shape(g)
+    want = ((g_shape[0],) if batched and g_shape else ()) + tuple(out_shape)
+    if tuple(g_shape) == want:
+        return
+    s_out = _size(out_shape)
+    s_g = _size(g_shape[1:] if batched and g_shape else g_shape)
+    raise RuntimeError(
+        f"Mismatch in shape: grad_output[{i}] has a shape of torch.Size({s_g}) and "
+        f"output[{i}] has a shape of torch.Size({s_out})."
+        if not batched
+        else f"If `is_grads_batched=True`, we interpret the first dimension of each "
+        f"grad_output as the batch dimension. The sizes of the remaining dimensions are "
+        f"expected to match the shape of corresponding output, but a mismatch was "
+        f"detected: grad_output[{i}] has a shape of torch.Size({s_g}) and output[{i}] "
+        f"has a shape of torch.Size({s_out})."
+    )
 
 
 def _root_edge(output) -> tuple:
@@ -295,25 +197,7 @@ def backward(
         retain_graph = create_graph
     seeds = _seeds(outputs, grad_tensors, create_graph)
     edges = _input_edges(inputs, "backward")
-    if edges:
-        # As in torch: leaves (also given as their AccumulateGrad edge) accumulate into
-        # `.grad`; a non-leaf tensor input is made to retain_grad(), so its `.grad` is
-        # filled once, after its tensor hooks. The nodes of non-leaf inputs still run.
-        into = {}
-        targets = []
-        for edge, t in edges:
-            node = edge[0]
-            if t is None and node.prim is None:
-                t = node.variable
-            if t is not None and t._edge is None:
-                into[edge] = t
-            else:
-                if t is not None:
-                    t.retain_grad()
-                targets.append(edge)
-        sinks = TorchPass(accumulate_into=into, targets=targets)
-    else:
-        sinks = TorchPass(accumulate_all_leaves=True)
+    task = _backward_pass(edges, create_graph)
     if create_graph:
         # (torch's TORCH_WARN_ONCE: from one place, so Python's default filter shows it once)
         warnings.warn(_CREATE_GRAPH_WARNING, UserWarning, stacklevel=1)
@@ -321,10 +205,32 @@ def backward(
         [_root_edge(o) for o in outputs],
         seeds,
         retain_graph=retain_graph,
-        create_graph=create_graph,
-        sinks=sinks,
+        hooks=task,
         prune=bool(edges),
     )
+
+
+def _backward_pass(edges: list, create_graph: bool) -> TorchPass:
+    """The pass of `backward` into every leaf, or into the `.grad` of `inputs` (their edges).
+
+    As in torch: leaves (also given as their AccumulateGrad edge) accumulate into `.grad`; a
+    non-leaf tensor input is made to retain_grad(), so its `.grad` is filled once, after its
+    tensor hooks. The nodes of non-leaf inputs still run."""
+    if not edges:
+        return TorchPass(accumulate_all_leaves=True, create_graph=create_graph)
+    into = {}
+    targets = []
+    for edge, t in edges:
+        node = edge[0]
+        if t is None and node.prim is None:
+            t = node.variable
+        if t is not None and t._edge is None:
+            into[edge] = t
+        else:
+            if t is not None:
+                t.retain_grad()
+            targets.append(edge)
+    return TorchPass(accumulate_into=into, must_run=targets, create_graph=create_graph)
 
 
 def grad(
@@ -391,18 +297,17 @@ def grad(
 
 
 def _run_grad(outputs, edges, seeds, retain_graph, create_graph, allow_unused, materialize):
-    sinks = TorchPass(capture=[e for e, _ in edges])
+    task = TorchPass(capture=[e for e, _ in edges], create_graph=create_graph)
     _run_pass(
         [_root_edge(o) for o in outputs],
         seeds,
         retain_graph=retain_graph,
-        create_graph=create_graph,
-        sinks=sinks,
+        hooks=task,
         prune=True,
     )
     results = []
     for i, (edge, t) in enumerate(edges):
-        g = sinks.captured.get(edge)
+        g = task.captured.get(edge)
         if g is None:
             if not allow_unused:
                 raise RuntimeError(

@@ -14,6 +14,7 @@ import numpy as np
 from autodiff.autograd._nodes import (
     unpack_saved,
 )
+from autodiff.autograd._saved import check_versions
 from autodiff.autograd._views import write_view
 from autodiff.core import views
 from autodiff.core.dtypes import dtype_of, is_inexact
@@ -23,7 +24,7 @@ from autodiff.core.trace import EVAL_TRACE, state
 from autodiff.forward_ad.trace import ForwardTrace, ForwardTracer
 from autodiff.ops.elementwise import astype
 from autodiff.ops.structural import shape_of, sum_to_shape
-from autodiff.reverse.engine import RELEASED_MESSAGE, check_versions
+from autodiff.reverse.accumulate import RELEASED_MESSAGE
 from autodiff.reverse.graph import ReverseTrace
 
 _FUNCTORCH_HINT = (

@@ -1,6 +1,6 @@
 """`Tensor.grad_dtype`: the dtype a leaf's `.grad` takes (torch's), kept on the leaf's gradient
-accumulator node (core's `_NodeExtra.grad_dtype`; the engine's `grad_dtype_of` reads it when it
-accumulates, casting each gradient to it).
+accumulator node (core's `_NodeExtra.grad_dtype`; AccumulateGrad's `grad_dtype_of` reads it when
+it accumulates, casting each gradient to it).
 
 By default it is the leaf's own dtype; `None` lets gradients of any dtype through uncast.
 `check_grad_assignment` is torch's check of `t.grad = g` against it.
@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from autodiff.autograd._accumulate_grad import grad_dtype_of
 from autodiff.autograd._record import gradient_edge
 from autodiff.core.graph import SAME_DTYPE
 from autodiff.core.tensor import Tensor
-from autodiff.reverse.engine import grad_dtype_of
 from autodiff.torch.dtypes import dtype as torch_dtype
 from autodiff.torch.dtypes import dtype_of_torch, to_numpy_dtype
 

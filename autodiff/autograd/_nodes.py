@@ -31,6 +31,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from autodiff.autograd._accumulate_grad import accumulate_grad
+from autodiff.autograd._saved import SAVED_FOR_PARTNERS, check_versions, node_residuals
 from autodiff.core.graph import (
     KEEPS_SHAPES,
     RELEASED,
@@ -43,14 +45,8 @@ from autodiff.core.graph import (
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import state
 from autodiff.ops.elementwise import conj_complex
-from autodiff.reverse.engine import (
-    RELEASED_MESSAGE,
-    SAVED_FOR_PARTNERS,
-    accumulate_grad,
-    check_versions,
-    node_needs,
-    node_residuals,
-)
+from autodiff.reverse.accumulate import RELEASED_MESSAGE
+from autodiff.reverse.plan import node_needs
 from autodiff.torch._node_names import name_of
 
 PACK_IN_PLACE_MESSAGE = (
@@ -440,7 +436,7 @@ def _saved_slots(node) -> dict:
 
 def _unpacked(packed: Packed):
     value = packed.unpack(packed.packed)
-    if type(value) is np.ndarray:  # (a Tensor's value: accepted, see the engine's _unpack)
+    if type(value) is np.ndarray:  # (a Tensor's value: accepted, see autograd/_saved.py's _unpack)
         return Tensor._from(value)
     if not isinstance(value, Tensor):
         raise TypeError(

@@ -14,12 +14,12 @@ import traceback
 import weakref
 
 from autodiff.autograd._nodes import pack
+from autodiff.autograd._saved import SAVED_FOR_PARTNERS
 from autodiff.autograd._state import autograd_state, next_sequence_number
 from autodiff.core.graph import Node, new_node
 from autodiff.core.primitive import NO_PARAMS
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import set_level0_recorder
-from autodiff.reverse.engine import SAVED_FOR_PARTNERS
 
 _ACCUMULATOR_LOCK = threading.Lock()
 
@@ -54,22 +54,15 @@ def record(prim, args: tuple, params: dict, out):
     this graph; `versions` keeps `(tensor, version)` for the in-place check.
     """
     st = autograd_state()
-    hooks = st.saved_tensors_hooks[-1] if st.saved_tensors_hooks else None
-    saves = prim.saves_inputs
-    # A rule that reads only its output (exp, tanh, sqrt) saves the output, as torch does:
-    # that is what saved_tensors_hooks pack.
-    out_hooks = None
-    if not saves:
-        if hooks is not None and prim.saves_output and not prim.multiple_results:
-            out_hooks = hooks
-        hooks = None
-    primals = []
-    parents = []
-    versions = []
+    hooks, out_hooks = _saving_hooks(prim, st)
     if hooks is not None and prim in SAVED_FOR_PARTNERS:
         # (a product saves only the inputs its gradients read, as torch: those alone are
         # packed; the engine version-checks those alone, see check_versions)
         return _record_product_with_hooks(prim, args, params, out, hooks)
+    saves = prim.saves_inputs
+    primals = []
+    parents = []
+    versions = []
     for a in args:
         if isinstance(a, Tensor):
             edge = a._edge
@@ -100,7 +93,25 @@ def record(prim, args: tuple, params: dict, out):
         node._extra()  # packed residuals take the engine's general path
     if st.anomaly:
         node._extra().anomaly_trace = "".join(traceback.format_stack()[:-3])
-    if prim.multiple_results:
+    return _outputs(node, out, out_hooks)
+
+
+def _saving_hooks(prim, st) -> tuple:
+    """The saved-tensor hooks that pack what a node of `prim` saves: `(for its inputs, for
+    its output)`, each None when none do."""
+    hooks = st.saved_tensors_hooks[-1] if st.saved_tensors_hooks else None
+    if prim.saves_inputs or hooks is None:
+        return hooks, None
+    # A rule that reads only its output (exp, tanh, sqrt) saves the output, as torch does:
+    # that is what saved_tensors_hooks pack.
+    if prim.saves_output and not prim.multiple_results:
+        return None, hooks
+    return None, None
+
+
+def _outputs(node, out, out_hooks):
+    """The Tensors of a recorded node's outputs (its saved output packed by `out_hooks`)."""
+    if node.prim.multiple_results:
         return tuple(Tensor._from(o, (node, i)) for i, o in enumerate(out))
     result = Tensor._from(out, (node, 0))
     if out_hooks is not None:

@@ -17,12 +17,12 @@ import numpy as np
 from autodiff.autograd._backward import backward as _run_backward
 from autodiff.autograd._grad_dtype import check_grad_assignment
 from autodiff.autograd._record import gradient_edge
+from autodiff.autograd._saved import mark_detached
 from autodiff.core import buffers
 from autodiff.core.graph import _RemovableHandle
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE
 from autodiff.forward_ad.trace import ForwardTracer
-from autodiff.reverse.engine import mark_detached
 
 
 def backward(

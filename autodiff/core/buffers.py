@@ -8,7 +8,7 @@ costs as much as a few passes of arithmetic over the array (benchmarks/README.md
 `elementwise` row). So the backward pass hands the arrays it releases, when it is their
 only holder (a count of references tells, as for donated cotangents), to a per-thread
 pool; the next recorded elementwise op of that shape and dtype writes into one of them
-(`ufunc_into`), and so do the engine's sums of cotangents.
+(`ufunc_into`), and so do the sums of cotangents (reverse/accumulate.py).
 
 The pool holds arrays of at least POOL_MIN_BYTES, at most POOL_MAX_BYTES in all per
 thread: what one large gradient released, for the next. `clear()` empties it.
@@ -118,27 +118,35 @@ def ufunc_into(ufunc, args: tuple):
     first = args[0]
     if type(first) in _NUMBERS:  # (`2 * x`: the array's shape and dtype)
         first = args[1]
-    shape, dtype = first.shape, first.dtype
-    if dtype.kind == "f" and shape and _pool.free and first.nbytes >= POOL_MIN_BYTES:
-        for a in args:
-            if type(a) in _NUMBERS:
-                continue
-            if not (type(a) is ndarray and a.dtype == dtype):
-                return ufunc(*args)
-            if a.shape == shape:
-                if not (len(shape) == 1 or a.flags.c_contiguous or not any(a.strides)):
-                    return ufunc(*args)
-            elif a.flags.c_contiguous and first.flags.c_contiguous:  # (broadcasting)
-                try:
-                    shape = _broadcast_shapes(shape, a.shape)
-                except ValueError:
-                    return ufunc(*args)  # (NumPy's own error)
-            else:
-                return ufunc(*args)
-        out = take(shape, dtype)
+    dtype = first.dtype
+    if dtype.kind == "f" and first.shape and _pool.free and first.nbytes >= POOL_MIN_BYTES:
+        shape = _result_shape(args, first)
+        out = None if shape is None else take(shape, dtype)
         if out is not None:
             return ufunc(*args, out=out)
     return ufunc(*args)
+
+
+def _result_shape(args: tuple, first: np.ndarray) -> tuple | None:
+    """The shape of a ufunc's result on `args` (see `ufunc_into`), or None when they do not
+    qualify for a pooled result (or NumPy would raise its own error)."""
+    shape, dtype = first.shape, first.dtype
+    for a in args:
+        if type(a) in _NUMBERS:
+            continue
+        if not (type(a) is ndarray and a.dtype == dtype):
+            return None
+        if a.shape == shape:
+            if not (len(shape) == 1 or a.flags.c_contiguous or not any(a.strides)):
+                return None
+        elif a.flags.c_contiguous and first.flags.c_contiguous:  # (broadcasting)
+            try:
+                shape = _broadcast_shapes(shape, a.shape)
+            except ValueError:
+                return None
+        else:
+            return None
+    return shape
 
 
 def matmul_into(a, b):

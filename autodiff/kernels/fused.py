@@ -281,13 +281,9 @@ def _compile(root: Lazy, nodes: list):
             elif type(x) is np.ndarray and any(x.strides):
                 row.append(reg[id(x)])
             else:
-                value = dtype.type(x[(0,) * x.ndim] if type(x) is np.ndarray else x)
-                key = value.tobytes()  # (-0.0 and nan are constants of their own)
-                if key not in const_reg:
-                    const_reg[key] = len(inputs) + len(constants)
-                    constants.append(value)
-                    const_regs.append(const_reg[key])
-                row.append(const_reg[key])
+                row.append(
+                    _constant_register(x, dtype, len(inputs), constants, const_regs, const_reg)
+                )
         operands.append(row)
     free: list = []
     nregs = len(inputs) + len(constants)
@@ -306,6 +302,18 @@ def _compile(root: Lazy, nodes: list):
         reg[id(node)] = dest
         program.append((node.op, dest, row[0], row[-1]))
     return tuple(program), constants, const_regs, nregs
+
+
+def _constant_register(x, dtype, ninputs: int, constants: list, regs: list, reg: dict) -> int:
+    """The register of the constant `x` (a number, or a broadcast scalar array), added to
+    `constants` (its value as a NumPy scalar of `dtype`) and `regs` when new."""
+    value = dtype.type(x[(0,) * x.ndim] if type(x) is np.ndarray else x)
+    key = value.tobytes()  # (-0.0 and nan are constants of their own)
+    if key not in reg:
+        reg[key] = ninputs + len(constants)
+        constants.append(value)
+        regs.append(reg[key])
+    return reg[key]
 
 
 def _postorder(root: Lazy) -> list:

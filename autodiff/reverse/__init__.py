@@ -1,6 +1,6 @@
 """Reverse mode: ReverseTrace, the backward engine, grad / value_and_grad / vjp, linearize.
 
-May import core, kernels, ops, and forward_ad.trace (for the engine's dual-level residuals).
+May import core, kernels and ops (the torch face plugs its pass in from above: PassHooks).
 """
 
 from autodiff.core.graph import Node

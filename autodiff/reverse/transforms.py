@@ -574,6 +574,29 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
     return out, jvp_fn
 
 
+def _zeros_like_primal(p, what: str) -> np.ndarray:
+    """Zeros of a primal's shape and dtype (an abstract value's too: shape and dtype only)."""
+    if hasattr(p, "shape") and hasattr(p, "dtype") and not isinstance(p, (Tensor, np.ndarray)):
+        p = np.zeros(tuple(p.shape), p.dtype)
+    return np.zeros(np.shape(p), dtype_of(_as_input(p, what)))
+
+
+def _check_transpose_kinds(in_dtypes: list, out_dtypes: list, integer: bool, fname: str):
+    """JAX's check: a linear map to transpose is float/complex to float/complex, or integer to
+    integer."""
+    kinds_ok = (
+        all(dt.kind in "biu" for dt in out_dtypes)
+        if integer
+        else all(dt.kind in "fc" for dt in in_dtypes + out_dtypes)
+    )
+    if not kinds_ok:
+        raise TypeError(
+            "linear_transpose only supports [float or complex] -> [float or complex], and "
+            f"integer -> integer functions, but got {[d.name for d in in_dtypes]} -> "
+            f"{[d.name for d in out_dtypes]} for {fname}."
+        )
+
+
 def linear_transpose(fun: Callable, *primals, reduce_axes=()) -> Callable:
     """The transpose of the linear function `fun`: `transpose_fun(ct)` returns a tuple with
     one cotangent per primal. `primals` fix the input structure, shapes and dtypes (arrays,
@@ -591,11 +614,7 @@ def linear_transpose(fun: Callable, *primals, reduce_axes=()) -> Callable:
         raise NotImplementedError("reduce_axes argument to transpose is deprecated")
     fname = _fname(fun)
     in_flat, in_def = tree_flatten(primals)
-    examples = []
-    for i, p in enumerate(in_flat):
-        if hasattr(p, "shape") and hasattr(p, "dtype") and not isinstance(p, (Tensor, np.ndarray)):
-            p = np.zeros(tuple(p.shape), p.dtype)  # (an abstract value: shape and dtype only)
-        examples.append(np.zeros(np.shape(p), dtype_of(_as_input(p, f"primal {i} of {fname}"))))
+    examples = [_zeros_like_primal(p, f"primal {i} of {fname}") for i, p in enumerate(in_flat)]
     in_dtypes = [e.dtype for e in examples]
     integer = bool(in_dtypes) and all(dt.kind in "biu" for dt in in_dtypes)
     # An integer-to-integer linear map is transposed through its float extension.
@@ -605,17 +624,7 @@ def linear_transpose(fun: Callable, *primals, reduce_axes=()) -> Callable:
     out_dtypes = [dtype_of(o) for o in out_flat]
     if integer:  # (the output dtypes of the integer function itself)
         out_dtypes = [dtype_of(o) for o in tree_flatten(fun(*tree_unflatten(in_def, examples)))[0]]
-    kinds_ok = (
-        all(dt.kind in "biu" for dt in out_dtypes)
-        if integer
-        else all(dt.kind in "fc" for dt in in_dtypes + out_dtypes)
-    )
-    if not kinds_ok:
-        raise TypeError(
-            "linear_transpose only supports [float or complex] -> [float or complex], and "
-            f"integer -> integer functions, but got {[d.name for d in in_dtypes]} -> "
-            f"{[d.name for d in out_dtypes]} for {fname}."
-        )
+    _check_transpose_kinds(in_dtypes, out_dtypes, integer, fname)
     expected = [np.zeros(np.shape(o), dtype_of(o)) for o in out_flat]
 
     def transpose_fun(out_cotangent):
