@@ -190,7 +190,7 @@ class _FirstCall:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # (Numba's performance hints)
                 outs = self.driver(*args)
-        except Exception as error:  # noqa: BLE001 (any failure: the NumPy executor answers)
+        except Exception as error:  # (any failure: the NumPy executor answers)
             graph.numba_failure = f"{type(error).__name__}: {error}"
             graph.compiled = compile_graph(graph)
             return graph.compiled(*args)
