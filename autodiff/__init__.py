@@ -33,7 +33,7 @@ from autodiff.core import (
 )
 from autodiff.core.dtypes import float0
 from autodiff.core.errors import ConcretizationError
-from autodiff.core.sizes import Size  # noqa: F401
+from autodiff.core.sizes import Size
 from autodiff.custom import (
     checkpoint,
     checkpoint_name,
@@ -58,13 +58,13 @@ from autodiff.staging.api import jit, make_graph
 from autodiff.torch import (
     _aliases,
     _node_names,
-    _tensor_methods,  # noqa: F401  (installs Tensor's operators and methods: the one place)
+    _tensor_methods,  # (installs Tensor's operators and methods: the one place)
 )
 
 # torch's functions, types, dtypes and random state (autodiff/torch/): `autodiff.tanh(t)`,
 # `autodiff.cat([...])`, `autodiff.float64`, ... as `torch.<name>`. Those not in `__all__` stay
 # out of it, so that a star import does not shadow the builtins sum, abs and pow.
-from autodiff.torch.creation import (  # noqa: F401
+from autodiff.torch.creation import (
     BoolTensor,
     ByteTensor,
     CharTensor,
@@ -92,7 +92,7 @@ from autodiff.torch.creation import (  # noqa: F401
     zeros,
     zeros_like,
 )
-from autodiff.torch.dtypes import (  # noqa: F401
+from autodiff.torch.dtypes import (
     bool,
     can_cast,
     cdouble,
@@ -124,7 +124,7 @@ from autodiff.torch.dtypes import (  # noqa: F401
     uint32,
     uint64,
 )
-from autodiff.torch.generator import (  # noqa: F401
+from autodiff.torch.generator import (
     Generator,
     default_generator,
     get_rng_state,
@@ -133,7 +133,7 @@ from autodiff.torch.generator import (  # noqa: F401
     seed,
     set_rng_state,
 )
-from autodiff.torch.indexing import (  # noqa: F401
+from autodiff.torch.indexing import (
     argwhere,
     gather,
     index_add,
@@ -152,7 +152,7 @@ from autodiff.torch.indexing import (  # noqa: F401
     take,
     take_along_dim,
 )
-from autodiff.torch.joining import (  # noqa: F401
+from autodiff.torch.joining import (
     atleast_1d,
     atleast_2d,
     atleast_3d,
@@ -186,7 +186,7 @@ from autodiff.torch.joining import (  # noqa: F401
     unbind,
     vstack,
 )
-from autodiff.torch.linalg import (  # noqa: F401
+from autodiff.torch.linalg import (
     addbmm,
     addmm,
     addmv,
@@ -215,7 +215,7 @@ from autodiff.torch.linalg import (  # noqa: F401
     trace,
     vdot,
 )
-from autodiff.torch.pointwise import (  # noqa: F401
+from autodiff.torch.pointwise import (
     abs,
     absolute,
     acos,
@@ -332,7 +332,7 @@ from autodiff.torch.pointwise import (  # noqa: F401
     where,
     xlogy,
 )
-from autodiff.torch.predicates import (  # noqa: F401
+from autodiff.torch.predicates import (
     allclose,
     equal,
     is_complex,
@@ -346,7 +346,7 @@ from autodiff.torch.predicates import (  # noqa: F401
     resolve_conj,
     resolve_neg,
 )
-from autodiff.torch.random import (  # noqa: F401
+from autodiff.torch.random import (
     bernoulli,
     multinomial,
     normal,
@@ -356,7 +356,7 @@ from autodiff.torch.random import (  # noqa: F401
     randn_like,
     randperm,
 )
-from autodiff.torch.reductions import (  # noqa: F401
+from autodiff.torch.reductions import (
     all,
     amax,
     amin,
@@ -389,11 +389,11 @@ from autodiff.torch.reductions import (  # noqa: F401
     var,
     var_mean,
 )
-from autodiff.torch.serialization import (  # noqa: F401
+from autodiff.torch.serialization import (
     load,
     save,
 )
-from autodiff.torch.types import (  # noqa: F401
+from autodiff.torch.types import (
     backends,
     channels_last,
     contiguous_format,
@@ -409,7 +409,7 @@ from autodiff.torch.types import (  # noqa: F401
     strided,
     xpu,
 )
-from autodiff.torch.views import (  # noqa: F401
+from autodiff.torch.views import (
     as_strided,
     chunk,
     flatten,

@@ -822,7 +822,7 @@ scan_p.batch = _scan_batch
 # map
 
 
-def map(f: Callable, xs, *, batch_size: int | None = None):  # noqa: A001 (JAX's lax.map)
+def map(f: Callable, xs, *, batch_size: int | None = None):
     """`f` applied to each slice of `xs` along its leading axis, the results stacked (JAX's
     `lax.map`): `np.stack([f(x) for x in xs])` for an array, any pytree of arrays of one
     leading length in general.

@@ -65,6 +65,41 @@ def _flat_call(fun, in_tree, out_store):
     return flat
 
 
+def _flat_fwd_outputs(pair, store: _OutTree) -> tuple:
+    """A custom_vjp fwd rule's `(output, residuals)`, checked, as one flat tuple (the
+    structures recorded in `store`)."""
+    if not isinstance(pair, (tuple, list)) or len(pair) != 2:
+        raise TypeError(
+            "Custom VJP fwd rule must produce a pair (output, residuals), "
+            f"got {type(pair).__name__}."
+        )
+    out_flat, out_tree = tree_flatten(pair[0])
+    res_flat, store.res_tree = tree_flatten(pair[1])
+    if store.treedef is None:
+        store.treedef, store.n_out = out_tree, len(out_flat)
+    elif out_tree != store.treedef:
+        raise TypeError(
+            "Custom VJP fwd rule must produce an output with the structure of the "
+            f"function's output: {store.treedef} for the function, {out_tree} for fwd."
+        )
+    return tuple(out_flat) + tuple(res_flat)
+
+
+def _flat_grads(grads, dynamic) -> tuple:
+    """A custom_vjp bwd rule's cotangents, one per differentiable argument, checked and
+    flattened (`None` for each leaf of an argument whose cotangent is None)."""
+    if not isinstance(grads, (tuple, list)) or len(grads) != len(dynamic):
+        raise TypeError(
+            "Custom VJP bwd rule must produce a tuple with one entry per differentiable "
+            f"argument ({len(dynamic)}), got {grads!r}."
+        )
+    flat_grads = []
+    for arg, g in zip(dynamic, grads):
+        n_leaves = len(tree_flatten(arg)[0])
+        flat_grads.extend(tree_flatten(g)[0] if g is not None else [None] * n_leaves)
+    return tuple(flat_grads)
+
+
 def _zeros_like(x):
     return np.zeros(shape_of(x), getattr(x, "dtype", np.float64))
 
@@ -306,35 +341,12 @@ class custom_vjp:
 
         def flat_fwd(*leaves):
             pair = self.fwd(*_merge_static(static, tree_unflatten(in_tree, leaves), nums, n))
-            if not isinstance(pair, (tuple, list)) or len(pair) != 2:
-                raise TypeError(
-                    "Custom VJP fwd rule must produce a pair (output, residuals), "
-                    f"got {type(pair).__name__}."
-                )
-            out_flat, out_tree = tree_flatten(pair[0])
-            res_flat, store.res_tree = tree_flatten(pair[1])
-            if store.treedef is None:
-                store.treedef, store.n_out = out_tree, len(out_flat)
-            elif out_tree != store.treedef:
-                raise TypeError(
-                    "Custom VJP fwd rule must produce an output with the structure of the "
-                    f"function's output: {store.treedef} for the function, {out_tree} for fwd."
-                )
-            return tuple(out_flat) + tuple(res_flat)
+            return _flat_fwd_outputs(pair, store)
 
         def flat_bwd(res_flat, cts_flat):
             ct = tree_unflatten(store.treedef, list(cts_flat))
             grads = self.bwd(*static, tree_unflatten(store.res_tree, list(res_flat)), ct)
-            if not isinstance(grads, (tuple, list)) or len(grads) != len(dynamic):
-                raise TypeError(
-                    "Custom VJP bwd rule must produce a tuple with one entry per differentiable "
-                    f"argument ({len(dynamic)}), got {grads!r}."
-                )
-            flat_grads = []
-            for arg, g in zip(dynamic, grads):
-                n_leaves = len(tree_flatten(arg)[0])
-                flat_grads.extend(tree_flatten(g)[0] if g is not None else [None] * n_leaves)
-            return tuple(flat_grads)
+            return _flat_grads(grads, dynamic)
 
         outs = bind(custom_vjp_call_p, *flat, fun=flat_fun, fwd=flat_fwd, bwd=flat_bwd, store=store)
         return tree_unflatten(store.treedef, list(outs))

@@ -136,11 +136,7 @@ def check_grads(
     if "rev" in modes:
         _, f_vjp = vjp(f, *args)
         in_cts = _adjoint(f_vjp, ct)
-        for i, (a, c) in enumerate(zip(args, in_cts)):
-            if np.shape(_concrete(c)) != np.shape(_concrete(a)):
-                raise AssertionError(f"cotangent {i} has shape {np.shape(c)}, input {np.shape(a)}")
-            if _dtype(c) != _dtype(a):
-                raise AssertionError(f"cotangent {i} has dtype {_dtype(c)}, input {_dtype(a)}")
+        _check_cotangent_types(args, in_cts)
         _close(
             _inner(in_cts, tangents), numeric_ip, atol * scale, rtol, "VJP vs central differences"
         )
@@ -164,25 +160,40 @@ def check_grads(
                 "JVP/VJP inner-product identity",
             )
     if order > 1:
-        if "rev" in modes:
+        _check_next_order(f, args, tangents, cts_flat, order, modes, eps, atol, rtol, seed)
 
-            def f_vjp_ct(*xs):  # the cotangent follows the outputs' dtype (as tangents below)
-                out, pull = vjp(f, *xs)
-                o_flat, o_def = tree_flatten(out)
-                return pull(
-                    tree_unflatten(
-                        o_def, [np.asarray(c, dtype=_dtype(o)) for c, o in zip(cts_flat, o_flat)]
-                    )
+
+def _check_cotangent_types(args: tuple, in_cts) -> None:
+    """Each cotangent has its input's shape and dtype."""
+    for i, (a, c) in enumerate(zip(args, in_cts)):
+        if np.shape(_concrete(c)) != np.shape(_concrete(a)):
+            raise AssertionError(f"cotangent {i} has shape {np.shape(c)}, input {np.shape(a)}")
+        if _dtype(c) != _dtype(a):
+            raise AssertionError(f"cotangent {i} has dtype {_dtype(c)}, input {_dtype(a)}")
+
+
+def _check_next_order(f, args, tangents, cts_flat, order, modes, eps, atol, rtol, seed) -> None:
+    """`check_grads` of the order-1 derivative maps of `f` (`x -> vjp(f, x)(u)`,
+    `x -> jvp(f, x, v)`) to `order - 1`."""
+    if "rev" in modes:
+
+        def f_vjp_ct(*xs):  # the cotangent follows the outputs' dtype (as tangents below)
+            out, pull = vjp(f, *xs)
+            o_flat, o_def = tree_flatten(out)
+            return pull(
+                tree_unflatten(
+                    o_def, [np.asarray(c, dtype=_dtype(o)) for c, o in zip(cts_flat, o_flat)]
                 )
+            )
 
-            check_grads(f_vjp_ct, args, order - 1, modes, eps, atol, rtol, seed + 1)
-        if "fwd" in modes:
+        check_grads(f_vjp_ct, args, order - 1, modes, eps, atol, rtol, seed + 1)
+    if "fwd" in modes:
 
-            def f_jvp(*xs):  # tangents follow the inputs' dtype (differences run in float64)
-                ts = tuple(np.asarray(t, dtype=_dtype(x)) for t, x in zip(tangents, xs))
-                return jvp(f, xs, ts)[1]
+        def f_jvp(*xs):  # tangents follow the inputs' dtype (differences run in float64)
+            ts = tuple(np.asarray(t, dtype=_dtype(x)) for t, x in zip(tangents, xs))
+            return jvp(f, xs, ts)[1]
 
-            check_grads(f_jvp, args, order - 1, modes, eps, atol, rtol, seed + 1)
+        check_grads(f_jvp, args, order - 1, modes, eps, atol, rtol, seed + 1)
 
 
 __all__ = ["check_grads", "numerical_jvp"]

@@ -159,7 +159,7 @@ def prepare_cell(program, framework, workload, quick: bool, settings: Settings):
         result, first, number = prepare(call, settings)
     except (NotImplementedError, AttributeError) as e:
         return {"status": "n/a", "reason": _describe(e)}, None
-    except Exception as e:  # noqa: BLE001  (one broken cell must not stop the suite)
+    except Exception as e:
         return {"status": "error", "reason": _describe(e)}, None
     cell = {"status": "ok", "first": first, "best": math.inf, "number": number, "share": 1.0}
     if framework.checked:
@@ -212,7 +212,7 @@ def worker(name: str, quick: bool, settings: Settings, autodiff_from: str | None
             for label, (call, number) in list(calls.items()):
                 try:
                     wall, share = _loop(call, number)
-                except Exception as e:  # noqa: BLE001
+                except Exception as e:
                     times[label] = {"status": "error", "reason": _describe(e)}
                     del calls[label]
                 else:
@@ -245,7 +245,7 @@ def _blas() -> str:
     try:
         blas = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
         return f"{blas['name']} {blas.get('version', '')}".strip()
-    except Exception:  # noqa: BLE001  (informational only)
+    except Exception:
         return "unknown BLAS"
 
 
@@ -305,7 +305,7 @@ class _Worker:
         cmd += ["--repeat", str(settings.repeat)] + (["--quick"] if quick else [])
         cmd += ["--autodiff-from", str(autodiff_from)] if autodiff_from is not None else []
         self.name, self.timeout = name, settings.request_timeout
-        self.log = open(log_dir / f"{name}.stderr", "w+")  # noqa: SIM115  (closed in close())
+        self.log = open(log_dir / f"{name}.stderr", "w+")
         self.proc = subprocess.Popen(
             cmd,
             cwd=ROOT,

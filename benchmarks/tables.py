@@ -15,7 +15,7 @@ def format_time(seconds: float) -> str:
 def format_table(header: list[str], rows: list[list[str]]) -> str:
     """Columns padded to their widest cell: the first left-aligned, the others right-aligned."""
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
-    line = lambda cells: " | ".join(  # noqa: E731
+    line = lambda cells: " | ".join(
         c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths))
     )
     return "\n".join([line(header), "-+-".join("-" * w for w in widths), *map(line, rows)])

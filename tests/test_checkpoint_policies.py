@@ -258,7 +258,7 @@ def test_torch_face():
 
 def test_checkpoint_name_is_the_identity_with_every_rule():
     x = RNG.normal(size=(2, 3))
-    name = lambda x: ad.checkpoint_name(x, "n") * 3.0  # noqa: E731
+    name = lambda x: ad.checkpoint_name(x, "n") * 3.0
     np.testing.assert_array_equal(name(x), x * 3.0)
     check_grads(name, (x,), order=2, modes=("fwd", "rev"))
     np.testing.assert_array_equal(ad.vmap(name)(x), x * 3.0)
@@ -309,7 +309,7 @@ def test_custom_rules_and_control_flow_inside():
     x = np.eye(2) * 0.5 + 0.1
     rf = ad.checkpoint(f, policy=cp.dots_saveable)
     check_grads(rf, (x,), order=2, modes=("rev",))
-    g = lambda x: ad.scan(lambda c, _: (rf(c), None), x, None, length=2)[0]  # noqa: E731
+    g = lambda x: ad.scan(lambda c, _: (rf(c), None), x, None, length=2)[0]
     check_grads(g, (x,), order=2, modes=("rev",))
     check_grads(ad.jit(g), (x,), order=1, modes=("rev",))
     h = ad.checkpoint(lambda x: ad.scan(lambda c, _: (anp.sin(c) @ c, None), x, None, length=3)[0],

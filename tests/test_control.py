@@ -144,12 +144,12 @@ def test_while_loop_forward_mode_and_vmap():
 
 
 def test_reverse_mode_through_while_loop_raises():
-    f = lambda x: while_loop(lambda v: v < 10.0, lambda v: v * x, 1.0)  # noqa: E731
+    f = lambda x: while_loop(lambda v: v < 10.0, lambda v: v * x, 1.0)
     with pytest.raises(ValueError, match="Reverse-mode differentiation does not work"):
         ad.grad(f)(2.0)
     assert trace_stack_depth() == 1
     # fori_loop with staged bounds is a while_loop: the same error
-    h = lambda x, n: fori_loop(0, n, lambda i, v: v * x, 1.0)  # noqa: E731
+    h = lambda x, n: fori_loop(0, n, lambda i, v: v * x, 1.0)
     with pytest.raises(ValueError, match="fori_loop with static"):
         jit(ad.grad(h))(2.0, 3)
 

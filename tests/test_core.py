@@ -126,7 +126,7 @@ def test_transforms_create_no_reference_cycles():
     import gc
 
     x = np.linspace(-1, 1, 20)
-    f = lambda x: anp.tanh(x) * x[::-1] + anp.sum(x) * 0.001  # noqa: E731
+    f = lambda x: anp.tanh(x) * x[::-1] + anp.sum(x) * 0.001
 
     def run():
         _, pull = ad.vjp(f, x)

@@ -9,7 +9,7 @@ import autodiff.numpy as anp
 
 
 def test_grad_of_linspace_in_its_endpoints():
-    f = lambda a: anp.sum(anp.linspace(a, 3, 5) ** 2)  # noqa: E731
+    f = lambda a: anp.sum(anp.linspace(a, 3, 5) ** 2)
     assert ad.grad(f)(1.0) == 7.5  # (JAX's value)
     g = ad.grad(lambda a, b: anp.sum(np.linspace(a, b, 5) ** 2), argnums=(0, 1))(1.0, 3.0)
     np.testing.assert_allclose(g, (7.5, 12.5))

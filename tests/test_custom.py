@@ -118,7 +118,7 @@ clip_grad.defvjp(
 
 
 def test_custom_vjp_reverse_vmap_and_jvp_error():
-    f = lambda x: anp.sum(10.0 * clip_grad(x, -1.0, 1.0))  # noqa: E731
+    f = lambda x: anp.sum(10.0 * clip_grad(x, -1.0, 1.0))
     np.testing.assert_allclose(ad.grad(f)(np.ones(3)), np.ones(3))
     per_ex = ad.vmap(ad.grad(lambda x: 10.0 * clip_grad(x, -1.0, 1.0)))(np.ones(4))
     np.testing.assert_allclose(per_ex, np.ones(4))
@@ -176,7 +176,7 @@ sin_times.defvjp(_sin_times_fwd, _sin_times_bwd)
 
 def test_custom_vjp_fwd_may_call_the_function_under_every_transform():
     x, y = np.array([0.3, -1.2, 2.0]), 1.5
-    loss = lambda x: anp.sum(sin_times(x, y))  # noqa: E731
+    loss = lambda x: anp.sum(sin_times(x, y))
     want = np.cos(x) * y
     np.testing.assert_allclose(ad.grad(loss)(x), want)
     np.testing.assert_allclose(ad.jit(ad.grad(loss))(x), want)
@@ -226,8 +226,8 @@ def test_custom_vjp_bwd_may_return_python_numbers():
 
 def test_checkpoint_matches_and_composes():
     block = ad.checkpoint(lambda x, w: anp.tanh(x * w) + x)
-    f = lambda x: anp.sum(block(block(x, 0.5), 2.0))  # noqa: E731
-    g = lambda x: anp.sum((lambda y: anp.tanh(y * 2.0) + y)(anp.tanh(x * 0.5) + x))  # noqa: E731
+    f = lambda x: anp.sum(block(block(x, 0.5), 2.0))
+    g = lambda x: anp.sum((lambda y: anp.tanh(y * 2.0) + y)(anp.tanh(x * 0.5) + x))
     x = np.linspace(-1, 1, 5)
     np.testing.assert_allclose(ad.grad(f)(x), ad.grad(g)(x))
     np.testing.assert_allclose(ad.hessian(f)(x), ad.hessian(g)(x), rtol=1e-10)

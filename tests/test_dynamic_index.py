@@ -217,8 +217,8 @@ def test_dynamic_slices_match_jax():
         got = ad.vmap(lambda u, i, j: ad.dynamic_update_slice(x, u, (i, j)))(us, i, j)
         np.testing.assert_array_equal(got, np.asarray(want))
     # Gradients, JAX's too.
-    f = lambda x, i: jax.numpy.sum(lax.dynamic_slice(x, (i, 2), (3, 3)) ** 3)  # noqa: E731
-    g = lambda x, i: anp.sum(ad.dynamic_slice(x, (i, 2), (3, 3)) ** 3)  # noqa: E731
+    f = lambda x, i: jax.numpy.sum(lax.dynamic_slice(x, (i, 2), (3, 3)) ** 3)
+    g = lambda x, i: anp.sum(ad.dynamic_slice(x, (i, 2), (3, 3)) ** 3)
     for i in (-1, 0, 4):
         np.testing.assert_allclose(ad.grad(g)(x, i), np.asarray(jax.grad(f)(x, i)), rtol=1e-13)
     want = jax.vmap(jax.grad(f), in_axes=(None, 0))(x, starts)

@@ -46,7 +46,7 @@ def test_jvp_matches_grad_and_differences(f):
 @pytest.mark.parametrize("f", SCALAR_FUNCS)
 def test_four_second_order_compositions_agree(f):
     x = 0.37
-    d_fwd = lambda x: ad.jvp(f, (x,), (1.0,))[1]  # noqa: E731
+    d_fwd = lambda x: ad.jvp(f, (x,), (1.0,))[1]
     d_rev = ad.grad(f)
     fwd_fwd = ad.jvp(d_fwd, (x,), (1.0,))[1]
     fwd_rev = ad.jvp(d_rev, (x,), (1.0,))[1]
@@ -60,7 +60,7 @@ def test_four_second_order_compositions_agree(f):
 def test_third_order_mixed_nesting():
     f = mixed
     d3_rev = ad.grad(ad.grad(ad.grad(f)))(0.3)
-    d_fwd = lambda g: lambda x: ad.jvp(g, (x,), (1.0,))[1]  # noqa: E731
+    d_fwd = lambda g: lambda x: ad.jvp(g, (x,), (1.0,))[1]
     assert np.isclose(d_fwd(ad.grad(d_fwd(f)))(0.3), d3_rev)
     assert np.isclose(d_fwd(d_fwd(d_fwd(f)))(0.3), d3_rev)
 
@@ -94,7 +94,7 @@ def test_jvp_errors():
 
 
 def test_jvp_of_an_integer_primal_needs_a_float0_tangent():
-    double = lambda x, n: x * n  # noqa: E731
+    double = lambda x, n: x * n
     x, n = np.array([1.0, 2.0]), np.array([3, 4])
     for t in (np.ones(2, np.int64), np.ones(2)):
         with pytest.raises(TypeError, match="primal 1 has dtype int64") as info:

@@ -271,7 +271,7 @@ def test_works_under_no_grad():
 @pytest.mark.parametrize("fn", [F.vjp, F.jvp, F.hvp, F.vhp])
 def test_v_errors(fn):
     x = ad.tensor(X)
-    f = lambda x: (x**2).sum()  # noqa: E731
+    f = lambda x: (x**2).sum()
     if fn is F.vjp:
         with pytest.raises(
             RuntimeError,

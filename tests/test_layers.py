@@ -322,3 +322,28 @@ def test_the_checks_see_cycles_and_hidden_imports(tmp_path):
         (1, [("autodiff.core.trace", "autodiff.core")], False),
         (5, [("autodiff.vmap", "autodiff")], True),
     ]
+
+
+def _stub_graph(modules: dict[str, Path]) -> dict[str, dict[str, str]]:
+    """The import graph a type checker reads: a module with a stub (.pyi) has the stub's
+    imports in place of its source's."""
+    stubs = {_module_name(p): p for p in sorted(PACKAGE.rglob("*.pyi"))}
+    graph = _graph({**modules, **stubs})
+    return {m: targets for m, targets in graph.items() if m in modules or m in stubs}
+
+
+def test_stubs_follow_the_layers():
+    """The generated stubs (tools/make_stubs.py) import down the layers too, so that no tool
+    reading them sees an import circle: core/tensor.pyi imports nothing above core."""
+    graph = _stub_graph(_modules())
+    offending = []
+    for path in sorted(PACKAGE.rglob("*.pyi")):
+        module = _module_name(path)
+        layer = _layer_of(module)
+        for target, where in sorted(graph[module].items()):
+            target_layer = _layer_of(target)
+            if target_layer not in (None, layer) and target_layer not in _below(layer):
+                offending.append(f"{where}  ({layer} imports {target_layer})")
+    offending += ["cycle: " + " -> ".join(cycle) for cycle in _cycles(graph)]
+    if offending:
+        pytest.fail("stub imports against the layer order (see LAYERS):\n" + "\n".join(offending))

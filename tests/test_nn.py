@@ -199,8 +199,8 @@ INDEX_CASES = {
 
 
 def _torch_and_ours(torch):
-    ours = lambda a: ad.tensor(np.asarray(a))  # noqa: E731
-    theirs = lambda a: torch.tensor(np.asarray(a))  # noqa: E731
+    ours = lambda a: ad.tensor(np.asarray(a))
+    theirs = lambda a: torch.tensor(np.asarray(a))
     return ours, theirs
 
 
@@ -447,7 +447,7 @@ def test_containers():
     assert seq[0] is layers[0] and seq[-1] is layers[2] and len(seq) == 3
     assert isinstance(seq[1:], nn.Sequential) and list(seq[1:]) == layers[1:]
     with pytest.raises(IndexError, match="index 3 is out of range"):
-        seq[3]  # noqa: B018
+        seq[3]
     del seq[1]
     assert [n for n, _ in seq.named_children()] == ["0", "1"]
     seq.append(nn.Tanh()).insert(0, nn.Identity())

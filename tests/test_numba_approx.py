@@ -6,9 +6,9 @@ import pytest
 
 pytest.importorskip("numba")
 
-import autodiff as ad  # noqa: E402
-import autodiff.numpy as anp  # noqa: E402
-from autodiff.staging.numba import approx, cache  # noqa: E402
+import autodiff as ad
+import autodiff.numpy as anp
+from autodiff.staging.numba import approx, cache
 
 LOOPS = """
 import numpy as np

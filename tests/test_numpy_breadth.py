@@ -203,7 +203,7 @@ def test_trim_zeros_real_if_close_and_constants():
 
 def test_apply_along_axis_and_r_c_under_transforms():
     x = RNG.standard_normal((2, 3, 4))
-    f = lambda v: anp.apply_along_axis(lambda r: anp.max(r) * anp.sum(r), 1, v)  # noqa: E731
+    f = lambda v: anp.apply_along_axis(lambda r: anp.max(r) * anp.sum(r), 1, v)
     np.testing.assert_allclose(
         ad.vmap(f)(x), np.stack([np.apply_along_axis(lambda r: r.max() * r.sum(), 1, v) for v in x])
     )

@@ -137,7 +137,7 @@ def test_tensor_operator_and_methods():
 def test_2d_matmul_backward_is_two_matmuls_and_no_einsum(monkeypatch):
     calls = []
     impl = products.matmul_p.impl
-    counted = lambda a, b: calls.append("mm") or impl(a, b)  # noqa: E731
+    counted = lambda a, b: calls.append("mm") or impl(a, b)
     monkeypatch.setattr(products.matmul_p, "impl", counted)
     monkeypatch.setattr(products.buffers, "matmul_into", counted)  # (the NumPy backward rule's)
     monkeypatch.setattr(products.einsum_p, "impl", lambda *a, **k: pytest.fail("einsum called"))
@@ -164,7 +164,7 @@ def test_broadcast_batch_dims_are_summed_back():
 def test_hessian_vector_product_of_a_quadratic_form():
     A = rng.standard_normal((4, 4))
     v = rng.standard_normal(4)
-    f = lambda x: anp.einsum("i,ij,j", x, A, x)  # noqa: E731
+    f = lambda x: anp.einsum("i,ij,j", x, A, x)
     hv = ad.grad(lambda x: anp.vdot(v, ad.grad(f)(x)))(rng.standard_normal(4))
     np.testing.assert_allclose(hv, (A + A.T) @ v, rtol=1e-12)
 
@@ -172,7 +172,7 @@ def test_hessian_vector_product_of_a_quadratic_form():
 def test_third_order_through_diagonal_einsum():
     # f(x) = trace(x @ x @ x) for x = t * M: f = t^3 trace(M^3), f''' = 6 trace(M^3)
     M = rng.standard_normal((3, 3))
-    f = lambda t: anp.einsum("ii", (t * M) @ (t * M) @ (t * M))  # noqa: E731
+    f = lambda t: anp.einsum("ii", (t * M) @ (t * M) @ (t * M))
     assert np.isclose(ad.grad(ad.grad(ad.grad(f)))(0.7), 6 * np.trace(M @ M @ M))
 
 

@@ -36,7 +36,7 @@ def test_nested_grad_to_order_four_matches_analytic():
 
 
 def test_polynomial_derivatives_exact():
-    p = lambda x: 3.0 * x**4 - 2.0 * x**3 + x - 5.0  # noqa: E731
+    p = lambda x: 3.0 * x**4 - 2.0 * x**3 + x - 5.0
     d = [p]
     for _ in range(5):
         d.append(ad.grad(d[-1]))
@@ -50,16 +50,16 @@ def test_polynomial_derivatives_exact():
 
 def test_perturbation_confusion():
     # d/dx [x * d/dy (x + y)] = d/dx [x * 1] = 1
-    f = lambda x: x * ad.grad(lambda y: x + y)(2.0)  # noqa: E731
+    f = lambda x: x * ad.grad(lambda y: x + y)(2.0)
     assert ad.grad(f)(1.0) == 1.0
     # d/dx [ x * d/dy (x * y) ]|_{y=2} = d/dx x^2 = 2x
-    g = lambda x: x * ad.grad(lambda y: x * y)(2.0)  # noqa: E731
+    g = lambda x: x * ad.grad(lambda y: x * y)(2.0)
     assert ad.grad(g)(3.0) == 6.0
 
 
 def test_closure_over_outer_tracer():
     def outer(a):
-        inner = lambda b: anp.sin(a * b)  # noqa: E731
+        inner = lambda b: anp.sin(a * b)
         return ad.grad(inner)(2.0)  # = a cos(2a)
 
     a = 0.4
@@ -200,7 +200,7 @@ def test_repeated_argnums_raise(transform, argnums):
 
 @pytest.mark.parametrize("transform", ARGNUMS_TRANSFORMS, ids=lambda t: t.__name__)
 def test_argnums_of_a_wrong_type_raise(transform):
-    f = lambda x, y: x * y  # noqa: E731
+    f = lambda x, y: x * y
     for argnums in [0.0, (0, 1.0), None, (True,)]:
         with pytest.raises(TypeError, match="argnums must be an int or a sequence of ints"):
             transform(f, argnums=argnums)(2.0, 3.0)

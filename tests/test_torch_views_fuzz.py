@@ -326,7 +326,7 @@ def _attempt(get):
     """`get()`, or the error it raises (torch raises reading the grad_fn of some stale views)."""
     try:
         return get()
-    except Exception as e:  # noqa: BLE001
+    except Exception as e:
         return f"raises {type(e).__name__}: {_words(e, 6)}"
 
 
@@ -339,7 +339,7 @@ def run(t, statements: list) -> list:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 exec(stmt, ns)
-        except Exception as e:  # noqa: BLE001 (the errors are what is compared)
+        except Exception as e:
             outcomes.append(("error", type(e).__name__, _words(e), str(e).split("\n")[0][:160]))
             continue
         outcomes.append(("ok", _observe(ns, t)))
@@ -386,7 +386,7 @@ def differences(seed: int) -> str | None:
         torch.set_default_dtype(torch.float32)
     for stmt, m, o in zip(statements, ours, theirs):
         if m[0] != o[0]:
-            what = lambda r: f"raises {r[1]}: {r[3]}" if r[0] == "error" else "succeeds"  # noqa: E731
+            what = lambda r: f"raises {r[1]}: {r[3]}" if r[0] == "error" else "succeeds"
             return f"at `{stmt}`: autodiff {what(m)}; torch {what(o)}"
         if m[0] == "error":
             if m[1:3] != o[1:3]:

@@ -71,7 +71,7 @@ def test_vmap_errors_name_arguments_and_sizes():
 
 def test_chunk_size_matches_unchunked():
     x = rng.normal(size=(10, 3))
-    f = lambda r: anp.sin(r) * anp.sum(r)  # noqa: E731
+    f = lambda r: anp.sin(r) * anp.sum(r)
     np.testing.assert_allclose(ad.vmap(f, chunk_size=3)(x), ad.vmap(f)(x))
     np.testing.assert_allclose(
         ad.vmap(f, in_axes=1, out_axes=1, chunk_size=2)(x.T), ad.vmap(f)(x).T

@@ -11,6 +11,11 @@ finds, with each implementation's signature and type hints:
 A Tensor method whose implementation has no return annotation returns a Tensor (they are
 autodiff functions of `self`); a namespace function's missing hints stay missing (Any).
 
+A stub imports only from its own package's layer and below, as its source does
+(tests/test_layers.py checks): a class from a layer above that an annotation names (the
+`.at` helper's, the torch storages) is written into the stub itself as a type-only copy of
+its public methods, so that no tool reading the stubs sees an import circle.
+
 Usage: `python tools/make_stubs.py` writes the stubs; `--check` writes nothing and exits 1
 when a stub is out of date (tests/test_public_surface.py fails then too).
 """
@@ -48,11 +53,14 @@ IMPLICIT = {"__module__", "__doc__", "__slots__", "__weakref__", "__dict__", "__
 class Imports:
     """The imports a stub's annotations and re-exports need, in ruff's isort order."""
 
-    def __init__(self, local: set[str]):
+    def __init__(self, local: set[str], package: str | None = None):
         self.local = local  # names the stub defines itself
+        self.package = package  # the autodiff package its imports must stay within, if any
         self.modules: dict[str, str] = {}  # alias -> module (`import numpy as np`)
         self.names: dict[str, dict[str, str]] = {}  # module -> {alias: name}
         self.reexported: set[str] = set()
+        # Classes of the layers above `package` an annotation names: the stub defines them.
+        self.type_only: dict[str, type] = {}
 
     def annotation(self, annotation, scope: dict, module: str = "") -> str:
         """The text of `annotation`, with an import for each name it uses."""
@@ -70,7 +78,7 @@ class Imports:
 
     def resolve(self, name: str, scope: dict, module: str) -> None:
         """Import `name`, as `module` (where the annotation was written) sees it."""
-        if name in self.local or hasattr(builtins, name):
+        if name in self.local or name in self.type_only or hasattr(builtins, name):
             return
         if name in scope:
             obj = scope[name]
@@ -82,7 +90,20 @@ class Imports:
             origin, original = _imports_of(module)[name]
         else:
             raise NameError(f"cannot resolve the annotation name {name!r} of {module}")
+        if self.above(origin):
+            obj = getattr(importlib.import_module(origin), original)
+            if not isinstance(obj, type):
+                raise TypeError(f"{origin}.{original} is above {self.package}, and no class")
+            self.type_only[name] = obj
+            return
         self.names.setdefault(origin, {})[name] = original
+
+    def above(self, module: str) -> bool:
+        """Whether `module` is an autodiff module outside the stub's package (a layer above
+        it, or beside it): importing it would draw an arrow up the layers."""
+        if self.package is None or module.split(".")[0] != "autodiff":
+            return False
+        return module != self.package and not module.startswith(self.package + ".")
 
     def reexport(self, module: str, name: str) -> None:
         self.names.setdefault(module, {})[name] = name
@@ -237,13 +258,49 @@ def _member(name: str, value, imports: Imports, table: bool) -> list[str]:
     return [f"{name}: {imports.annotation(type(value), {})}"]
 
 
+def type_only_classes(imports: Imports) -> list[str]:
+    """The stubs of the classes above the stub's package that its annotations name (and those
+    theirs name): defined in the stub itself, so that it imports nothing from above."""
+    written: dict[str, list[str]] = {}
+    while pending := [name for name in imports.type_only if name not in written]:
+        for name in pending:
+            written[name] = _class_stub(name, imports.type_only[name], imports)
+    return [line for name in sorted(written, key=_natural) for line in ["", *written[name]]]
+
+
+def _class_stub(name: str, cls: type, imports: Imports) -> list[str]:
+    """A class's public attributes and methods, marked as a type-only copy."""
+    bases = [b.__name__ for b in cls.__bases__ if b is not object]
+    for base in cls.__bases__:
+        if base is not object:
+            imports.resolve(base.__name__, {base.__name__: base}, cls.__module__)
+    lines = [
+        f"class {name}({', '.join(bases)}):" if bases else f"class {name}:",
+        f'    """Type-only: the stub of `{cls.__module__}.{cls.__qualname__}`, a layer above."""',
+    ]
+    slots = [s for s in getattr(cls, "__slots__", ()) if not s.startswith("_")]
+    if slots:  # (after a blank line, as ruff formats attributes after a docstring)
+        lines += ["", *(f"    {slot}: Any" for slot in slots)]
+        imports.names.setdefault("typing", {})["Any"] = "Any"
+    for attr, value in cls.__dict__.items():
+        private = attr.startswith("_") and not (attr.startswith("__") and attr.endswith("__"))
+        if private or attr in IMPLICIT or attr in ("__init__", "__repr__") or attr in slots:
+            continue
+        if attr in BINARY_OPERATORS:
+            members = [_function(attr, value, imports, first="self")]
+        else:
+            members = _member(attr, value, imports, table=False)
+        lines += [_wrap(line, "    ") for line in members]
+    return lines
+
+
 def tensor_stub() -> str:
     """autodiff/core/tensor.pyi: the module's names, Tensor's own attributes and the table's."""
     import autodiff.core.tensor as module
     import autodiff.torch._tensor_methods as table
 
     tensor = module.Tensor
-    imports = Imports({"Tensor"})
+    imports = Imports({"Tensor"}, package="autodiff.core")
     source = ast.parse(inspect.getsource(module))
     lines = ['"""Stub of `autodiff.core.tensor`, with every attribute of `Tensor`."""\n', HEADER]
     body = []
@@ -272,6 +329,7 @@ def tensor_stub() -> str:
             body.append(f"    # ---- {where} (autodiff/torch/_tensor_methods.py) ----")
         for line in _member(name, value, imports, table=name in installed):
             body.append(_wrap(line, "    "))
+    body += type_only_classes(imports)
     return "\n".join([*lines, imports.text(), "", *body]) + "\n"
 
 

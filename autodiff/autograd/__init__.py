@@ -5,14 +5,14 @@ Runs on the same core and engine as the functional transforms.
 
 # (_record first: it makes level 0 record the torch face's graph, core/trace.py)
 from autodiff.autograd import (
-    _record,  # noqa: F401
-    _views,  # noqa: F401  (in-place operations on views: CopySlices)
+    _record,
+    _views,  # (in-place operations on views: CopySlices)
     forward_ad,
     functional,
     graph,
 )
 from autodiff.autograd._backward import backward, grad
-from autodiff.autograd._nodes import SavedTensor  # noqa: F401  (documented in autograd.graph)
+from autodiff.autograd._nodes import SavedTensor  # (documented in autograd.graph)
 from autodiff.autograd.anomaly_mode import (
     detect_anomaly,
     is_anomaly_check_nan_enabled,

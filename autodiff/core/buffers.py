@@ -105,7 +105,7 @@ def release_node(node) -> None:
     if primals is not None and sys.getrefcount(primals) == 2:
         for p in primals:
             give_if_unshared(p, 2)  # (the tuple, `p`)
-        p = None  # noqa: F841
+        p = None
 
 
 def ufunc_into(ufunc, args: tuple):
@@ -182,7 +182,7 @@ def give_spares(spares: list) -> None:
     spares.clear()
     for a in unique.values():
         give_if_unshared(a, 2)  # (`unique`, `a`)
-    a = None  # noqa: F841
+    a = None
 
 
 def empty(shape: tuple, dtype) -> np.ndarray:

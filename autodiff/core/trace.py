@@ -100,8 +100,7 @@ class EvalTrace(Trace):
         for a in args:
             if type(a) in TENSOR_TYPES:
                 raw.append(a._value)
-                if a._requires_grad or a._edge is not None:
-                    record = True
+                record = record or a._requires_grad or a._edge is not None
             else:
                 raw.append(a)
         out = None
@@ -111,8 +110,7 @@ class EvalTrace(Trace):
             x, y = raw
             if fast.scalar_impl is not None and (type(x), type(y)) in SCALAR_PAIRS:
                 out = fast.scalar_impl(x, y)  # (NumPy scalars: see FastPaths.scalar_impl)
-            elif type(x) in _NUMBERS:  # (`2 * x`)
-                array = y
+            array = y if type(x) in _NUMBERS else x  # (`2 * x`)
         if out is None:
             if (
                 fast.pooled_ufunc is not None
@@ -128,17 +126,10 @@ class EvalTrace(Trace):
         if prim.name in _VIEW_PRIMITIVES:
             return self._views(prim, args, params, out, record)
         if type(out) is _ndarray and out.base is not None:
-            # (an impl that returned a NumPy view of an operand, e.g. np.flip's: as torch's,
-            # the result of an operation that is not a view owns its data)
-            for r in raw:
-                if type(r) is _ndarray and _shares(out, r):
-                    out = out.copy()
-                    break
+            out = _own_data(out, raw)
         if record and prim.differentiable and _state.grad_enabled:
             return self.recorder(prim, args, params, out)
-        if prim.multiple_results:
-            return tuple(self.wrap(o) for o in out)
-        return self.wrap(out)
+        return tuple(self.wrap(o) for o in out) if prim.multiple_results else self.wrap(out)
 
     def _views(self, prim, args, params, out, record):
         """`process`'s end for a primitive that may return views of its first operand: the
@@ -156,13 +147,7 @@ class EvalTrace(Trace):
         base = source._value
         name = (prim, params)  # (its torch name, for errors, made when needed: views.op_name)
         if prim.multiple_results:
-            creation = _views.MULTI_OUTPUT if grad else _views.NO_GRAD_MODE
-            for i, (o, t) in enumerate(zip(out, result)):
-                if isinstance(o, np.generic) and prim.name == "unstack":
-                    # (NumPy gives a number for a 1-d array's element; torch a 0-d view)
-                    o = t._value = base[(slice(None),) * params["axis"] + (i, Ellipsis)]
-                if type(o) is _ndarray and (o is base or (o.base is not None and _shares(o, base))):
-                    _views.mark_view(t, source, name, creation, i)
+            _mark_views_of_results(source, name, out, result, grad)
             return result
         if isinstance(out, np.generic) and prim.name == "getitem" and len(args) == 1:
             index = params["index"]  # (all integers: a 0-d view, as torch's `x[0]`)
@@ -177,6 +162,29 @@ class EvalTrace(Trace):
 
     def lower(self, tracer):
         return tracer._value
+
+
+def _own_data(out: np.ndarray, raw: list) -> np.ndarray:
+    """`out`, or a copy of it if it is a NumPy view of an operand in `raw` (np.flip's impl
+    returns one): as torch's, the result of an operation that is not a view owns its data."""
+    for r in raw:
+        if type(r) is _ndarray and _shares(out, r):
+            return out.copy()
+    return out
+
+
+def _mark_views_of_results(source, name: tuple, out, result, grad: bool) -> None:
+    """`EvalTrace._views` for a primitive of several results (`name` is `(prim, params)`):
+    each of `result` (the Tensors around `out`) that shares `source`'s memory is its view."""
+    prim, params = name
+    base = source._value
+    creation = _views.MULTI_OUTPUT if grad else _views.NO_GRAD_MODE
+    for i, (o, t) in enumerate(zip(out, result)):
+        if isinstance(o, np.generic) and prim.name == "unstack":
+            # (NumPy gives a number for a 1-d array's element; torch a 0-d view)
+            o = t._value = base[(slice(None),) * params["axis"] + (i, Ellipsis)]
+        if type(o) is _ndarray and (o is base or (o.base is not None and _shares(o, base))):
+            _views.mark_view(t, source, name, creation, i)
 
 
 EVAL_TRACE = EvalTrace(0)

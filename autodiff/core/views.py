@@ -192,7 +192,6 @@ def adopt_saved(tensor, result, since, copy_buffer: bool) -> None:
         return
     vc = tensor._vc
     current = vc if type(vc) is int else vc.value
-    buffer = tensor._value
     if since is not None and edge[0].seq <= since:
         return  # (f returned a tensor made before the operation began)
     stack = [edge[0]]
@@ -202,26 +201,8 @@ def adopt_saved(tensor, result, since, copy_buffer: bool) -> None:
         if id(node) in seen:
             continue
         seen.add(id(node))
-        versions = node.versions
-        if type(versions) is not list:
-            continue
-        mine = [
-            k
-            for k, v in enumerate(versions)
-            if v is not None and v[0] is tensor and v[1] == current
-        ]
-        if mine:
-            primals = node.primals
-            if copy_buffer and primals is not None and any(p is buffer for p in primals):
-                primals = tuple(p.copy() if p is buffer else p for p in primals)
-                node.primals = primals
-            for k in mine:
-                # A raw saved value is now the node's own (the old buffer, left intact or
-                # copied): no later write into `tensor` reaches it, so it is no longer checked.
-                # A packed one (saved-tensor hooks) may read `tensor` again: it expects the
-                # version after this write.
-                own = primals is not None and k < len(primals) and type(primals[k]) is np.ndarray
-                versions[k] = None if own else (tensor, current + 1)
+        if type(node.versions) is list:
+            _adopt_node(node, tensor, current, copy_buffer)
         if since is None:
             break  # (the result's own node only)
         for parent in node.parents:
@@ -229,6 +210,27 @@ def adopt_saved(tensor, result, since, copy_buffer: bool) -> None:
                 above = parent[0] if type(parent) is tuple else parent
                 if above.seq > since:
                     stack.append(above)
+
+
+def _adopt_node(node, tensor, current: int, copy_buffer: bool) -> None:
+    """`adopt_saved` for one node: its saves of `tensor` at version `current`."""
+    versions = node.versions
+    mine = [
+        k for k, v in enumerate(versions) if v is not None and v[0] is tensor and v[1] == current
+    ]
+    if not mine:
+        return
+    buffer = tensor._value
+    primals = node.primals
+    if copy_buffer and primals is not None and any(p is buffer for p in primals):
+        primals = tuple(p.copy() if p is buffer else p for p in primals)
+        node.primals = primals
+    for k in mine:
+        # A raw saved value is now the node's own (the old buffer, left intact or copied): no
+        # later write into `tensor` reaches it, so it is no longer checked. A packed one
+        # (saved-tensor hooks) may read `tensor` again: it expects the version after this write.
+        own = primals is not None and k < len(primals) and type(primals[k]) is np.ndarray
+        versions[k] = None if own else (tensor, current + 1)
 
 
 def as_view_of(result, source, view: np.ndarray, op: str, grad_enabled: bool):

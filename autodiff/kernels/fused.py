@@ -235,7 +235,7 @@ def evaluate(root: Lazy, refs: int | None = None) -> np.ndarray:
         nodes = None
         for a in arrays:
             buffers.give_if_unshared(a, 2)  # (`arrays`, `a`)
-        a = None  # noqa: F841
+        a = None
     return out
 
 
@@ -256,7 +256,7 @@ def _take_apart(nodes: list, refs: int) -> None:
             node.a = node.b = None
             node.inputs = ()
         expected = 3  # (`nodes`, `node`, getrefcount's argument)
-    node = None  # noqa: F841
+    node = None
 
 
 def _compile(root: Lazy, nodes: list):

@@ -76,6 +76,6 @@ for _name in _creation.PASSTHROUGH:
 r_, c_ = _index_tricks.r_, _index_tricks.c_
 
 # linalg and fft receive numpy.linalg and numpy.fft calls on Tensors.
-from autodiff.numpy import fft, linalg  # noqa: E402, F401
+from autodiff.numpy import fft, linalg  # noqa: E402
 
 __all__ = sorted(FUNCTIONS) + list(_creation.PASSTHROUGH) + ["r_", "c_"]

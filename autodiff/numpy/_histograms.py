@@ -134,7 +134,7 @@ def _sorted_sums(a, weights, edges):
     return diff(total)
 
 
-def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002 - NumPy's name
+def histogram(a, bins=10, range=None, density=None, weights=None):
     """`numpy.histogram`: the counts (constants) or weight sums of the flattened `a` in each
     bin, and the bin edges; differentiable in `weights` and, where the edges come from the
     data's range, in `a` through them (and the densities through both).
@@ -176,7 +176,7 @@ def histogram(a, bins=10, range=None, density=None, weights=None):  # noqa: A002
     return hist, edges
 
 
-def histogram_bin_edges(a, bins=10, range=None, weights=None):  # noqa: A002
+def histogram_bin_edges(a, bins=10, range=None, weights=None):
     """`numpy.histogram_bin_edges`: the edges `histogram` uses, differentiable in `a` where
     they come from its range.
 
@@ -236,7 +236,7 @@ def _density(hist, edges: list):
     return hist / s
 
 
-def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noqa: A002
+def histogramdd(sample, bins=10, range=None, density=None, weights=None):
     """`numpy.histogramdd`: counts (constants, as floats) or weight sums over a grid of bins,
     and the edges of each dimension; differentiable as `histogram`.
 
@@ -272,7 +272,7 @@ def histogramdd(sample, bins=10, range=None, density=None, weights=None):  # noq
     return (_density(hist, edges) if density else hist), edges
 
 
-def histogram2d(x, y, bins=10, range=None, density=None, weights=None):  # noqa: A002
+def histogram2d(x, y, bins=10, range=None, density=None, weights=None):
     """`numpy.histogram2d`: `histogramdd` of the points (x, y), with the edges of x and y.
 
     Example:

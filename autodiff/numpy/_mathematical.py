@@ -247,7 +247,7 @@ def modf(x, /):
     return fraction, whole
 
 
-def divmod(x1, x2, /):  # noqa: A001 - NumPy's name
+def divmod(x1, x2, /):
     """`numpy.divmod`: (floor_divide, remainder).
 
     Example:

@@ -88,7 +88,7 @@ def unique(
     *,
     equal_nan=True,
     sorted=True,
-):  # noqa: A002 - NumPy's name
+):
     """`numpy.unique` of the concrete values: constants (not differentiable, not vmappable).
 
     Example:

@@ -680,7 +680,7 @@ def clip(a, a_min=None, a_max=None):
     return out
 
 
-def round(a, decimals: int = 0):  # noqa: A001 - NumPy's name
+def round(a, decimals: int = 0):
     """`numpy.round`: a constant (zero derivative)."""
     return bind(round_p, a, decimals=decimals)
 

@@ -132,7 +132,7 @@ def _adjugate_impl(a):
         inv = np.linalg.inv(a)
     except LinAlgError:  # (a singular matrix in the stack: NaNs there)
         inv = _inv_impl(a, nan_if_singular=True)
-    norm_1 = lambda m: np.abs(m).sum(-2).max(-1, initial=0.0)  # noqa: E731
+    norm_1 = lambda m: np.abs(m).sum(-2).max(-1, initial=0.0)
     with np.errstate(invalid="ignore", over="ignore"):
         conditioned = norm_1(a) * norm_1(inv) < 1 / math.sqrt(np.finfo(inv.dtype).eps)
     out = np.linalg.det(a)[..., None, None] * inv

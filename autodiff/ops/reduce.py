@@ -346,7 +346,7 @@ reduce_prod_p.abstract_eval = reduction_abstract_eval(accumulation_dtype)
 # The functions. NumPy names and signatures; `autodiff.numpy` re-exports them.
 
 
-def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):  # noqa: A001
+def sum(a, axis=None, dtype=None, out=None, keepdims=False, initial=None, where=True):
     """`numpy.sum`, differentiable.
 
     Example:
@@ -421,8 +421,8 @@ def _extremum_fn(p, name: str, doc_name: str):
     return f
 
 
-max = _extremum_fn(reduce_max_p, "max", "max")  # noqa: A001
-min = _extremum_fn(reduce_min_p, "min", "min")  # noqa: A001
+max = _extremum_fn(reduce_max_p, "max", "max")
+min = _extremum_fn(reduce_min_p, "min", "min")
 amax = _extremum_fn(reduce_max_p, "amax", "amax")
 amin = _extremum_fn(reduce_min_p, "amin", "amin")
 
@@ -654,10 +654,8 @@ def _truth_fn(p, name: str, masked_as_neutral):
     return f
 
 
-all = _truth_fn(  # noqa: A001
-    all_p, "all", lambda a, where: bind(logical_or_p, a, bind(logical_not_p, where))
-)
-any = _truth_fn(any_p, "any", lambda a, where: bind(logical_and_p, a, where))  # noqa: A001
+all = _truth_fn(all_p, "all", lambda a, where: bind(logical_or_p, a, bind(logical_not_p, where)))
+any = _truth_fn(any_p, "any", lambda a, where: bind(logical_and_p, a, where))
 
 
 def count_nonzero(a, axis=None, *, keepdims=False):

@@ -59,7 +59,7 @@ class ReverseTrace(Trace):
         self.nodes.append(node)
         return reverse_tracer(value, self, node)
 
-    def process(self, prim, args, params):  # noqa: C901 (once per recorded op: see below)
+    def process(self, prim, args, params):
         # A recorded graph lives until the backward pass: each object less per node is memory
         # the next op does not have to fault in, and one less for the cycle collector to walk.
         # So a node of one or two inputs holds its edges and residuals without tuples (see

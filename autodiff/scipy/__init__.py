@@ -5,4 +5,4 @@ SciPy itself is not imported: every function is implemented with NumPy (and Numb
 for the scalar special functions, compiled on first use).
 """
 
-from autodiff.scipy import integrate, linalg, signal, special, stats  # noqa: F401
+from autodiff.scipy import integrate, linalg, signal, special, stats

@@ -65,7 +65,7 @@ def _executor(graph: Graph):
 def _compile_numba(graph: Graph):
     try:
         graph.compiled = compile_numba(graph, graph.fastmath)
-    except Exception as error:  # noqa: BLE001 (a bug of the backend: the NumPy executor runs)
+    except Exception as error:
         graph.numba_failure = f"{type(error).__name__}: {error}"
         graph.compiled = compile_graph(graph)
     return graph.compiled

@@ -187,12 +187,21 @@ def _identity(eqn: Equation, producers: dict, consts: dict):
     if name == "getitem" and same_type and len(eqn.inputs) == 1:
         if _whole(eqn.params["index"], x.aval.shape):
             return x
-    if name == "transpose" and same_type and eqn.params.get("axes") is not None:
-        if tuple(a % max(x.aval.ndim, 1) for a in eqn.params["axes"]) == tuple(range(x.aval.ndim)):
+    if name == "transpose":
+        return _transpose_identity(eqn, x, producers, same_type)
+    return None
+
+
+def _transpose_identity(eqn: Equation, x: Var, producers: dict, same_type: bool):
+    """`_identity` of a transpose: `x` itself if it keeps the axes in order, the operand of
+    the transpose producing `x` if the two undo each other, else None."""
+    outer = eqn.params.get("axes")
+    if same_type and outer is not None:
+        if tuple(a % max(x.aval.ndim, 1) for a in outer) == tuple(range(x.aval.ndim)):
             return x
     producer = producers.get(x)
-    if name == "transpose" and producer is not None and producer.prim.name == "transpose":
-        inner, outer = producer.params.get("axes"), eqn.params.get("axes")
+    if producer is not None and producer.prim.name == "transpose":
+        inner = producer.params.get("axes")
         if inner is not None and outer is not None:
             if tuple(inner[i] for i in outer) == tuple(range(len(outer))):
                 return producer.inputs[0]

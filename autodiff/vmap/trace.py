@@ -10,7 +10,6 @@ from __future__ import annotations
 from autodiff.core.errors import TracerConversionError
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import Trace
-from autodiff.ops.structural import move_batch_axis  # noqa: F401  (re-exported)
 
 
 class BatchTracer(Tensor):

@@ -29,8 +29,8 @@ from autodiff.core.tensor import Tensor
 from autodiff.core.trace import new_trace
 from autodiff.distributed import has_dask_array, map_batch, vmap_dask
 from autodiff.ops.shape import FUNCTIONS as shape_ops
-from autodiff.ops.structural import shape_of
-from autodiff.vmap.trace import BatchTrace, BatchTracer, move_batch_axis
+from autodiff.ops.structural import move_batch_axis, shape_of
+from autodiff.vmap.trace import BatchTrace, BatchTracer
 
 
 def _is_axis(a) -> bool:
@@ -228,7 +228,6 @@ def vmap(
         )
     in_axes = _check_axes_spec(in_axes, out_axes)
     fname = getattr(fun, "__name__", type(fun).__name__)
-    named = f" (axis_name={axis_name})" if axis_name is not None else ""
     # What a task runs on its chunk (autodiff/distributed): this vmap without scale-out.
     plain = partial(vmap, fun, in_axes=in_axes, out_axes=out_axes, axis_name=axis_name)
 
@@ -243,70 +242,19 @@ def vmap(
             return _scale_out(
                 plain, fname, (args, kwargs), leaves, treedef, axes, chunk_size, scale
             )
-        if not leaves and axis_size is None:
-            raise ValueError(
-                "vmap wrapped function must be passed at least one argument containing an array "
-                f"or axis_size must be specified, got empty *args={args} and **kwargs={kwargs}"
-            )
+        _check_some_argument(leaves, axis_size, args, kwargs)
         norm_axes, size = _mapped_axes(fun, fname, args, kwargs, leaves, axes, axis_size)
+        once = partial(_map_once, fun, fname, axis_name, out_axes, treedef, norm_axes)
         if chunk_size is not None and size > chunk_size:
             chunks = (
-                vmapped_once(
+                once(
                     _slice_leaves(leaves, norm_axes, start, chunk_size),
-                    treedef,
-                    norm_axes,
                     min(chunk_size, size - start),
                 )
                 for start in range(0, size, chunk_size)
             )
             return _join_chunks(chunks, out_axes, size)
-        return vmapped_once(leaves, treedef, norm_axes, size)
-
-    def vmapped_once(leaves, treedef, norm_axes, size):
-        with new_trace(BatchTrace, size, axis_name) as trace:
-            wrapped = [
-                x if ax is None else BatchTracer(x, trace, ax) for x, ax in zip(leaves, norm_axes)
-            ]
-            call_args, call_kwargs = tree_unflatten(treedef, wrapped)
-            out = fun(*call_args, **call_kwargs)
-        out_leaves, out_def = tree_flatten(out)
-        for o in out_leaves:
-            if not isinstance(o, (Tensor, np.ndarray, bool, int, float, complex, np.generic)):
-                raise TypeError(
-                    f"Output from batched function {reprlib.repr(o)} with type {type(o)} is not "
-                    f"a valid JAX type: {fname} must return arrays, scalars or Tensors (or "
-                    "pytrees of them) under vmap."
-                )
-        o_axes = broadcast_prefix(out_axes, out, "vmap out_axes")
-        paths = None
-        results = []
-        for k, (o, ax) in enumerate(zip(out_leaves, o_axes)):
-            batched = isinstance(o, BatchTracer) and o._trace is trace
-            if ax is None:
-                if batched:
-                    paths = paths or [p for p, _ in tree_flatten_with_path(out)[0]]
-                    raise ValueError(
-                        f"at vmap out_axes{keystr(paths[k])}, got axis spec None but output was "
-                        f"batched on axis {o._bdim}: vmap has mapped output{named} but out_axes "
-                        "is None. An output that depends on a mapped input needs an out_axes."
-                    )
-                results.append(o)
-                continue
-            value = (
-                o._value
-                if batched
-                else (o if isinstance(o, (Tensor, np.ndarray)) else np.asarray(o))
-            )
-            ndim = len(shape_of(value)) + (0 if batched else 1)
-            if not -ndim <= ax < ndim:
-                paths = paths or [p for p, _ in tree_flatten_with_path(out)[0]]
-                raise ValueError(
-                    f"axis {ax} is out of bounds for an output of rank {ndim} with its mapped "
-                    f"axis (vmap out_axes{keystr(paths[k])}={ax}; the output of {fname} has rank "
-                    f"{ndim - 1})."
-                )
-            results.append(move_batch_axis(value, o._bdim if batched else None, ax % ndim, size))
-        return tree_unflatten(out_def, results)
+        return once(leaves, size)
 
     doc = (
         f"Vectorized version of {fname}. Takes similar arguments as {fname} but with additional "
@@ -318,6 +266,70 @@ def vmap(
     return vmapped
 
 
+def _check_some_argument(leaves: list, axis_size, args, kwargs) -> None:
+    """Some argument holds an array, or axis_size gives the mapped size."""
+    if not leaves and axis_size is None:
+        raise ValueError(
+            "vmap wrapped function must be passed at least one argument containing an array "
+            f"or axis_size must be specified, got empty *args={args} and **kwargs={kwargs}"
+        )
+
+
+def _map_once(fun, fname, axis_name, out_axes, treedef, norm_axes, leaves, size):
+    """`fun` run once under a BatchTrace of `size` on the flat `leaves` (mapped along
+    `norm_axes`), its outputs' mapped axes moved to `out_axes`."""
+    with new_trace(BatchTrace, size, axis_name) as trace:
+        wrapped = [
+            x if ax is None else BatchTracer(x, trace, ax) for x, ax in zip(leaves, norm_axes)
+        ]
+        call_args, call_kwargs = tree_unflatten(treedef, wrapped)
+        out = fun(*call_args, **call_kwargs)
+    out_leaves, out_def = tree_flatten(out)
+    for o in out_leaves:
+        if not isinstance(o, (Tensor, np.ndarray, bool, int, float, complex, np.generic)):
+            raise TypeError(
+                f"Output from batched function {reprlib.repr(o)} with type {type(o)} is not "
+                f"a valid JAX type: {fname} must return arrays, scalars or Tensors (or "
+                "pytrees of them) under vmap."
+            )
+    o_axes = broadcast_prefix(out_axes, out, "vmap out_axes")
+    named = f" (axis_name={axis_name})" if axis_name is not None else ""
+    results = [
+        _output_with_axis(o, ax, trace, size, (out, k), fname, named)
+        for k, (o, ax) in enumerate(zip(out_leaves, o_axes))
+    ]
+    return tree_unflatten(out_def, results)
+
+
+def _output_with_axis(o, ax, trace, size: int, where: tuple, fname: str, named: str):
+    """An output leaf with its mapped axis at `ax` (an unbatched one broadcast to `size`), or
+    as it is for `ax` None, which a batched output cannot have. `where` is `(output, k)`:
+    the output's k-th leaf, named in errors."""
+    batched = isinstance(o, BatchTracer) and o._trace is trace
+    if ax is None:
+        if batched:
+            raise ValueError(
+                f"at vmap out_axes{_leaf_path(*where)}, got axis spec None but output was "
+                f"batched on axis {o._bdim}: vmap has mapped output{named} but out_axes "
+                "is None. An output that depends on a mapped input needs an out_axes."
+            )
+        return o
+    value = o._value if batched else (o if isinstance(o, (Tensor, np.ndarray)) else np.asarray(o))
+    ndim = len(shape_of(value)) + (0 if batched else 1)
+    if not -ndim <= ax < ndim:
+        raise ValueError(
+            f"axis {ax} is out of bounds for an output of rank {ndim} with its mapped "
+            f"axis (vmap out_axes{_leaf_path(*where)}={ax}; the output of {fname} has rank "
+            f"{ndim - 1})."
+        )
+    return move_batch_axis(value, o._bdim if batched else None, ax % ndim, size)
+
+
+def _leaf_path(tree, k: int) -> str:
+    """The path of the k-th leaf of `tree`, as `keystr` writes it (`[0]['w']`)."""
+    return keystr(tree_flatten_with_path(tree)[0][k][0])
+
+
 def _scale_out(plain, fname, call, leaves, treedef, axes, chunk_size, scale):
     """vmap with `executor=`/`progress=`, or over Dask arrays: autodiff/distributed runs the
     chunks (`plain` makes this vmap without them; `call` is `(args, kwargs)`)."""
@@ -325,11 +337,7 @@ def _scale_out(plain, fname, call, leaves, treedef, axes, chunk_size, scale):
     if has_dask_array(leaves):
         return vmap_dask(plain, leaves, treedef, axes, out_axes, chunk_size, fname=fname, **scale)
     args, kwargs = call
-    if not leaves and axis_size is None:
-        raise ValueError(
-            "vmap wrapped function must be passed at least one argument containing an array "
-            f"or axis_size must be specified, got empty *args={args} and **kwargs={kwargs}"
-        )
+    _check_some_argument(leaves, axis_size, args, kwargs)
     norm, size = _mapped_axes(fun, fname, args, kwargs, leaves, axes, axis_size)
     return map_batch(
         plain, _join_chunks, leaves, treedef, norm, size, chunk_size, out_axes, **scale

@@ -196,15 +196,7 @@ class Writer:
     def _group(self, group: _Group, outside: set) -> None:
         shape = group.shape
         index = [self.names.new("i") for _ in shape]
-        for eqn in group.members:  # arrays for the values read outside the loop
-            for v in eqn.outputs:
-                if v in outside and shape:
-                    self.env[v] = self.names.new("a")
-                    if self._top_level() and v.aval.size >= self.buffer_min:
-                        self.buffers.append(v)
-                    else:
-                        dtype = dtype_name(v.aval.dtype)
-                        self.line(f"{self.env[v]} = np.empty({shape!r}, {dtype})")
+        self._group_arrays(group, outside)
         accumulators = {}
         for eqn in group.members:
             if eqn.prim.name in REDUCTIONS and eqn.outputs[0] in group.reduced:
@@ -213,6 +205,28 @@ class Writer:
         for i, n in zip(index, shape):
             self.line(f"for {i} in range({n}):")
             self.indent += "    "
+        self._group_body(group, outside, index, accumulators)
+        self.indent = outer
+        for eqn, (acc, acc_dtype) in accumulators.items():
+            out = eqn.outputs[0]
+            self.env[out] = self._finish(acc, acc_dtype, out.aval)
+
+    def _group_arrays(self, group: _Group, outside: set) -> None:
+        """The arrays for the values of a loop group read outside its loop."""
+        shape = group.shape
+        for eqn in group.members:
+            for v in eqn.outputs:
+                if v in outside and shape:
+                    self.env[v] = self.names.new("a")
+                    if self._top_level() and v.aval.size >= self.buffer_min:
+                        self.buffers.append(v)
+                    else:
+                        dtype = dtype_name(v.aval.dtype)
+                        self.line(f"{self.env[v]} = np.empty({shape!r}, {dtype})")
+
+    def _group_body(self, group: _Group, outside: set, index: list, accumulators: dict) -> None:
+        """The body of a loop group's loop nest: each member's scalar expression, stored where
+        read outside, or accumulated."""
         scalars: dict = {}
         for eqn in group.members:
             operands = [self._operand(x, scalars) for x in eqn.inputs]
@@ -224,15 +238,12 @@ class Writer:
                 t = self.names.new("t")
                 self.line(f"{t} = {expr}")
                 scalars[v] = t
-                if v in outside:
-                    if shape:
-                        self.line(f"{self.env[v]}[{', '.join(index)}] = {t}")
-                    else:
-                        self.env[v] = t
-        self.indent = outer
-        for eqn, (acc, acc_dtype) in accumulators.items():
-            out = eqn.outputs[0]
-            self.env[out] = self._finish(acc, acc_dtype, out.aval)
+                if v not in outside:
+                    continue
+                if group.shape:
+                    self.line(f"{self.env[v]}[{', '.join(index)}] = {t}")
+                else:
+                    self.env[v] = t
 
     def _accumulator(self, eqn) -> tuple:
         out = eqn.outputs[0].aval

@@ -190,7 +190,7 @@ class _FirstCall:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")  # (Numba's performance hints)
                 outs = self.driver(*args)
-        except Exception as error:  # noqa: BLE001 (any failure: the NumPy executor answers)
+        except Exception as error:  # (any failure: the NumPy executor answers)
             graph.numba_failure = f"{type(error).__name__}: {error}"
             graph.compiled = compile_graph(graph)
             return graph.compiled(*args)
@@ -216,63 +216,85 @@ def _uniform_inputs(graph: Graph, equations: list, inputs: list) -> frozenset:
     return frozenset(found)
 
 
+class _DriverNames:
+    """The names the driver's source uses: its locals (`v0`, `v1`, ...) and the globals it
+    reads (constants, literals, segments, dtypes), numbered in the order they are asked for."""
+
+    def __init__(self):
+        self.names: dict = {}
+        self.globals: dict = {"_scalar": _scalar, "_empty": np.empty}
+
+    def global_(self, prefix: str, value) -> str:
+        key = f"{prefix}{len(self.globals)}"
+        self.globals[key] = value
+        return key
+
+    def local(self, x) -> str:
+        if type(x) is Literal:
+            return self.global_("l", x.value)
+        if x not in self.names:
+            self.names[x] = f"v{len(self.names)}"
+        return self.names[x]
+
+
 def _write_driver(
     graph: Graph, steps: list, live: list, segments: dict, buffers: dict, uniform: dict
 ):
-    names: dict = {}
-    globals_: dict = {"_scalar": _scalar, "_empty": np.empty}
-
-    def global_(prefix: str, value) -> str:
-        key = f"{prefix}{len(globals_)}"
-        globals_[key] = value
-        return key
-
-    def local(x) -> str:
-        if type(x) is Literal:
-            return global_("l", x.value)
-        if x not in names:
-            names[x] = f"v{len(names)}"
-        return names[x]
-
+    ns = _DriverNames()
     pooled = _poolable(graph, steps, buffers)
     for k, (kind, eqn) in enumerate(steps):  # (ufuncs on large arrays: into pooled memory)
         if kind == "numpy" and _into_buffer(eqn) and eqn.outputs[0] in pooled:
             buffers[k] = [eqn.outputs[0]]
     pool = [v for k in sorted(buffers) for v in buffers[k] if v in pooled]
     slot = {v: f"b{i}" for i, v in enumerate(pool)}
-    params = [local(v) for v in graph.in_vars]
+    params = [ns.local(v) for v in graph.in_vars]
     for var, value in graph.consts:
-        names[var] = global_("c", value)
+        ns.names[var] = ns.global_("c", value)
     lines = [f"def run({', '.join(params)}):"]
     if pool:
-        lines += [
-            "    try:",
-            "        pool = _pool.pop()",
-            "    except IndexError:",
-            "        pool = _make()",
-            f"    {''.join(slot[v] + ', ' for v in pool)}= pool",
-        ]
-        avals = [(v.aval.shape, v.aval.dtype) for v in pool]
-        globals_["_pool"] = []
-        globals_["_make"] = lambda: tuple(np.empty(shape, dtype) for shape, dtype in avals)
+        lines += _take_pool(pool, slot, ns.globals)
     for k, ((kind, item), io) in enumerate(zip(steps, live)):
-        if kind == "numpy" and k in buffers:
-            lines.append("    " + _ufunc_into(item, slot[item.outputs[0]], local, global_))
-        elif kind == "numpy":
-            lines.append("    " + _numpy_statement(item, local, global_))
-        elif io[1]:
-            fn = global_("segment", segments[f"segment{k}"])
-            repeated = {x: global_("u", dict(graph.consts)[x].flat[0]) for x in uniform[k]}
-            lines += _segment_call(fn, io, buffers[k], slot, local, global_, repeated)
+        lines += _step_lines(graph, k, kind, item, io, segments, buffers, uniform, slot, ns)
     if pool:
         lines.append("    _pool.append(pool)")
-    lines.append(f"    return [{', '.join(local(x) for x in graph.out_vars)}]")
+    lines.append(f"    return [{', '.join(ns.local(x) for x in graph.out_vars)}]")
     source = "\n".join(lines) + "\n"
     local_ns: dict = {}
-    exec(compile(source, f"<numba driver {graph.name}>", "exec"), globals_, local_ns)
+    exec(compile(source, f"<numba driver {graph.name}>", "exec"), ns.globals, local_ns)
     run = local_ns["run"]
     run.source = source
     return run
+
+
+def _take_pool(pool: list, slot: dict, globals_: dict) -> list:
+    """The driver's lines taking its pooled buffers (a set a previous call returned, or new
+    ones), and the globals they read."""
+    avals = [(v.aval.shape, v.aval.dtype) for v in pool]
+    globals_["_pool"] = []
+    globals_["_make"] = lambda: tuple(np.empty(shape, dtype) for shape, dtype in avals)
+    return [
+        "    try:",
+        "        pool = _pool.pop()",
+        "    except IndexError:",
+        "        pool = _make()",
+        f"    {''.join(slot[v] + ', ' for v in pool)}= pool",
+    ]
+
+
+def _step_lines(
+    graph: Graph, k: int, kind: str, item, io: tuple, segments, buffers, uniform, slot, ns
+) -> list:
+    """The driver's lines for step `k`: a NumPy call (into a pooled buffer, or not), or the
+    call of a compiled segment that has outputs."""
+    if kind == "numpy" and k in buffers:
+        return ["    " + _ufunc_into(item, slot[item.outputs[0]], ns.local, ns.global_)]
+    if kind == "numpy":
+        return ["    " + _numpy_statement(item, ns.local, ns.global_)]
+    if not io[1]:
+        return []
+    fn = ns.global_("segment", segments[f"segment{k}"])
+    repeated = {x: ns.global_("u", dict(graph.consts)[x].flat[0]) for x in uniform[k]}
+    return _segment_call(fn, io, buffers[k], slot, ns.local, ns.global_, repeated)
 
 
 def _segment_call(

@@ -250,20 +250,7 @@ def _ufunc_rule(name: str, ufunc) -> Elementwise:
         dtypes = _loop_dtypes(ufunc, avals)
         loop_in, loop_out = dtypes[: ufunc.nin], dtypes[ufunc.nin]
         args = [_read_as(op, index, want) for op, want in zip(operands, loop_in)]
-        if loop_in[0].kind == "b" and name in _BOOL_OPERATORS:
-            expr = _BOOL_OPERATORS[name].format(*args)
-        elif loop_in[0].kind == "f" and name in _FLOAT_OPERATORS:
-            expr = _FLOAT_OPERATORS[name].format(*args)
-        elif name in _OPERATORS:
-            expr = _OPERATORS[name].format(*args)
-        elif name in approx.NAMES and loop_in[0] in (np.float64, np.float32):
-            expr = f"{approx.NAMES[name]}({cast(args[0], loop_in[0], np.float64)})"
-        elif name == "power" and operands[1].aval.ndim == 0:
-            expr = _scalar_power(operands[1], *args)
-        elif name in _MATH and loop_in[0] == np.float64:
-            expr = f"math.{_MATH[name]}({args[0]})"
-        else:
-            expr = f"np.{ufunc.__name__}({', '.join(args)})"
+        expr = _ufunc_expression(name, ufunc, operands, args, loop_in[0])
         out = eqn.outputs[0].aval.dtype
         natural = out in _NATURAL and loop_out == out and all(d == loop_out for d in loop_in)
         if out.kind != "b" and not natural:
@@ -271,6 +258,25 @@ def _ufunc_rule(name: str, ufunc) -> Elementwise:
         return [expr]
 
     return Elementwise(expressions, accepts)
+
+
+def _ufunc_expression(name: str, ufunc, operands: list, args: list, loop_dtype) -> str:
+    """The scalar expression of ufunc `name` on `args` (the operands read in the loop's first
+    input dtype, `loop_dtype`): an operator, a vectorizable approximation, `math`'s function,
+    or NumPy's ufunc itself."""
+    if loop_dtype.kind == "b" and name in _BOOL_OPERATORS:
+        return _BOOL_OPERATORS[name].format(*args)
+    if loop_dtype.kind == "f" and name in _FLOAT_OPERATORS:
+        return _FLOAT_OPERATORS[name].format(*args)
+    if name in _OPERATORS:
+        return _OPERATORS[name].format(*args)
+    if name in approx.NAMES and loop_dtype in (np.float64, np.float32):
+        return f"{approx.NAMES[name]}({cast(args[0], loop_dtype, np.float64)})"
+    if name == "power" and operands[1].aval.ndim == 0:
+        return _scalar_power(operands[1], *args)
+    if name in _MATH and loop_dtype == np.float64:
+        return f"math.{_MATH[name]}({args[0]})"
+    return f"np.{ufunc.__name__}({', '.join(args)})"
 
 
 def _fits(x, dtype) -> bool:
