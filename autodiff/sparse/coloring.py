@@ -187,7 +187,7 @@ def _vertex_order(outer, inner, order: str, kernels: bool) -> np.ndarray:
     if order == "natural":
         return np.arange(n, dtype=np.intp)
     if order == "incidence_degree":
-        return greedy.dynamic_order(outer, inner, np.zeros(n, np.intp), kernels)
+        return greedy.dynamic_order(outer, inner, np.full(n, n - 1, np.intp), kernels)
     degree = greedy.degrees(outer, inner, kernels)
     if order == "largest_first":
         return np.argsort(-degree, kind="stable").astype(np.intp)
@@ -195,7 +195,7 @@ def _vertex_order(outer, inner, order: str, kernels: bool) -> np.ndarray:
 
 
 def _work(outer_lengths: np.ndarray, inner_lengths: np.ndarray) -> int:
-    """About how many steps a greedy loop takes: each row's length once per its entry."""
+    """About how many steps a greedy pass takes: each inner row is walked once per entry."""
     return int(outer_lengths.sum()) + int(np.dot(inner_lengths, inner_lengths))
 
 
@@ -234,6 +234,7 @@ def _color_star(csr, order: str) -> Coloring:
     _require_symmetric(csr, "color")
     adjacency = _structure(csr)
     lengths = np.diff(adjacency[0])
+    # The star loop walks three steps out from each vertex, not two.
     kernels = kernels_ready(_work(lengths, lengths) * 3, _NS_SAVED_PER_STEP)
     n = csr.shape[0]
     visit = _vertex_order(_identity(n), adjacency, order, kernels)

@@ -14,8 +14,6 @@ tie-breaks: vertices are compared by `(score, index)`). Colors are 0-based; -1 i
 
 from __future__ import annotations
 
-import heapq
-
 import numpy as np
 
 from autodiff.kernels._numba import njit_lazy
@@ -28,8 +26,9 @@ def _lists(structure: Structure) -> list[list[int]]:
     return [part.tolist() for part in np.split(indices, indptr[1:-1])] if len(indptr) > 1 else []
 
 
-def _neighbours_python(outer: list, inner: list, v: int) -> set[int]:
-    return {w for r in outer[v] for w in inner[r]} - {v}
+def _neighbours_python(outer: list, inner: list, v: int) -> list[int]:
+    """The neighbours of v in the order the kernels meet them (each once)."""
+    return list(dict.fromkeys(w for r in outer[v] for w in inner[r] if w != v))
 
 
 # Degrees in the graph.
@@ -65,62 +64,77 @@ def _degrees_numba(outer_ptr, outer_idx, inner_ptr, inner_idx, n):
 
 
 def dynamic_order(outer: Structure, inner: Structure, score: np.ndarray, kernels: bool):
-    """Vertices taken one by one, each time the one of least `(score, index)`; taking a vertex
-    lowers the score of each of its neighbours not yet taken by one.
+    """Vertices taken one by one, each time one of least score; taking a vertex lowers the
+    score of each of its neighbours not yet taken by one. Scores are in [0, n).
 
     With score = degree this is the removal sequence of smallest-last (whose order is its
-    reverse); with score = 0 it is incidence-degree (the most neighbours already taken first).
+    reverse); with score = n - 1 it is incidence-degree (the most neighbours already taken
+    first). Ties: the vertices of one score form a stack, lowest index on top at the start,
+    and a vertex whose score drops goes on top of its new stack (Matula and Beck's buckets:
+    linear time; the reference leaves a moved vertex's old entry behind, the kernel unlinks
+    it).
     """
     n = len(score)
     if kernels:
-        return _dynamic_order_numba(*outer, *inner, score.astype(np.intp) + n)
+        return _dynamic_order_numba(*outer, *inner, score.astype(np.intp))
     outer_lists, inner_lists = _lists(outer), _lists(inner)
     current = score.tolist()
-    heap = [(s, v) for v, s in enumerate(current)]
-    heapq.heapify(heap)
+    stacks: list[list[int]] = [[] for _ in range(n)]
+    for v in reversed(range(n)):
+        stacks[current[v]].append(v)
     taken = [False] * n
-    order = []
-    while heap:
-        s, v = heapq.heappop(heap)
-        if taken[v] or s != current[v]:
-            continue  # an entry left behind when the score changed
+    order: list[int] = []
+    lowest = 0
+    while len(order) < n:
+        while not stacks[lowest]:
+            lowest += 1
+        v = stacks[lowest].pop()
+        if taken[v] or current[v] != lowest:
+            continue  # left behind when its score dropped
         taken[v] = True
         order.append(v)
         for w in _neighbours_python(outer_lists, inner_lists, v):
             if not taken[w]:
                 current[w] -= 1
-                heapq.heappush(heap, (current[w], w))
+                stacks[current[w]].append(w)
+                lowest = min(lowest, current[w])
     return np.array(order, dtype=np.intp).reshape(n)
 
 
 @njit_lazy()
 def _dynamic_order_numba(outer_ptr, outer_idx, inner_ptr, inner_idx, score):
-    # Keys score * n + v (scores shifted to be >= 0 by the caller) in a heap; a key left
-    # behind when its score changed is skipped when popped.
+    # The stacks as doubly linked lists through below/above: node v < n is vertex v, node
+    # n + s heads the stack of score s, node 2n is the end; no branch for an empty stack.
     n = score.shape[0]
-    heap = [score[v] * n + v for v in range(n)]
-    heapq.heapify(heap)
-    taken = np.zeros(n, np.bool_)
+    end = 2 * n
+    below = np.full(2 * n + 1, end, np.intp)
+    above = np.full(2 * n + 1, end, np.intp)
+    for v in range(n - 1, -1, -1):
+        head, top = n + score[v], below[n + score[v]]
+        below[v], above[v], above[top], below[head] = top, head, v, v
     seen = np.full(n, -1, np.intp)
     order = np.empty(n, np.intp)
-    count = 0
-    while len(heap):
-        key = heapq.heappop(heap)
-        v = key % n
-        if taken[v] or key // n != score[v]:
-            continue
-        taken[v] = True
+    lowest = 0
+    for count in range(n):
+        while below[n + lowest] == end:
+            lowest += 1
+        v = below[n + lowest]
+        up, down = above[v], below[v]
+        below[up], above[down] = down, up
         order[count] = v
-        count += 1
         seen[v] = v
+        score[v] = -1  # taken
         for p in range(outer_ptr[v], outer_ptr[v + 1]):
-            r = outer_idx[p]
-            for q in range(inner_ptr[r], inner_ptr[r + 1]):
+            for q in range(inner_ptr[outer_idx[p]], inner_ptr[outer_idx[p] + 1]):
                 w = inner_idx[q]
-                if seen[w] != v and not taken[w]:
+                if seen[w] != v and score[w] >= 0:
                     seen[w] = v
+                    up, down = above[w], below[w]
+                    below[up], above[down] = down, up
                     score[w] -= 1
-                    heapq.heappush(heap, score[w] * n + w)
+                    head, top = n + score[w], below[n + score[w]]
+                    below[w], above[w], above[top], below[head] = top, head, w, w
+                    lowest = min(lowest, score[w])
     return order
 
 
