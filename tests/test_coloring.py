@@ -256,3 +256,19 @@ def test_check_coloring_names_a_violation():
         check_coloring(path, dataclasses.replace(star, colors=np.array([0, 1, 0, 1])))
     with pytest.raises(ValueError, match="neighbours 0 and 1 share color 0"):
         check_coloring(path, dataclasses.replace(star, colors=np.array([0, 0, 1, 2])))
+
+
+@pytest.mark.parametrize("kind", ["column", "row", "star"])
+def test_larger_random_patterns(kind):
+    rng = np.random.default_rng(1)
+    for density in (0.005, 0.02, 0.1):
+        pattern = rng.random((300, 300 if kind == "star" else 240)) < density
+        if kind == "star":
+            pattern |= pattern.T
+        for order in ORDERS:
+            coloring = color(sp.csr_array(pattern), kind, order)
+            check_coloring(pattern, coloring)
+            M = values_on(pattern)
+            M = M + M.T if kind == "star" else M
+            compressed = coloring.seeds().T @ M if kind == "row" else M @ coloring.seeds()
+            assert_exact(coloring, pattern, M, compressed)

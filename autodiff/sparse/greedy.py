@@ -7,9 +7,9 @@ graph (columns sharing a row), rows the other way round; an identity outer gives
 adjacency graph of a square pattern itself. So one set of loops serves every kind.
 
 The loops are sequential by nature (each vertex looks at the colors already given), so the
-kernels are Numba loops over marker arrays; the references say the same with Python sets,
-for the tests to compare (`kernels=False` runs them; equal results, by construction of the
-tie-breaks: vertices are compared by `(score, index)`). Colors are 0-based; -1 is uncolored.
+kernels are Numba loops over marker arrays; the references say the same with Python sets
+and lists, for the tests to compare (`kernels=False` runs them): every tie is broken by a
+stated rule, so both give equal results. Colors are 0-based; -1 is uncolored.
 """
 
 from __future__ import annotations
