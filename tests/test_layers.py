@@ -21,6 +21,7 @@ it may import):
     distributed   chunks as tasks (executor=), Dask arrays  core
     vmap          BatchTrace, vmap                          ops, distributed, ...
     jacobians     jacrev, jacfwd, hessian, hvp              reverse, forward_ad, vmap, ...
+    sparse        coloring, compressed-matrix recovery      kernels
     custom        custom_jvp, custom_vjp, checkpoint        reverse, forward_ad, vmap, ...
     staging       jit, the Graph IR, passes, executors      reverse, forward_ad, vmap, ...
     control       cond, switch, loops, scan                 staging, namespaces, ...
@@ -60,8 +61,10 @@ LAZY_IMPORTS = {
     "cloudpickle": "autodiff/distributed/",
     "tqdm": "autodiff/distributed/",
     "IPython": "autodiff/distributed/",
+    # SciPy: sparse/ builds and returns scipy.sparse arrays, loaded on first use so that
+    # `import autodiff` never pays for it (elsewhere SciPy is a reference in the tests).
+    "scipy": "autodiff/sparse/",
 }
-# SciPy is absent on purpose: autodiff never imports it (it is a reference in the tests).
 
 # Each layer: the modules in it (a name covers its submodules) and the layers it builds on
 # directly; it may import those and, transitively, what they build on.
@@ -84,6 +87,8 @@ LAYERS = {
     "distributed": (["autodiff.distributed"], ["core"]),
     "vmap": (["autodiff.vmap"], ["ops", "distributed"]),
     "jacobians": (["autodiff.jacobians"], ["reverse", "vmap"]),
+    # Coloring of sparsity patterns and recovery plans: Numba loops, SciPy arrays.
+    "sparse": (["autodiff.sparse"], ["kernels"]),
     # The staged program and the trace that records it: the core's concepts, no transform.
     "graphs": (["autodiff.staging.ir", "autodiff.staging.trace"], ["core"]),
     # (custom rules' abstract_eval stages the user's function)
