@@ -433,7 +433,7 @@ def test_trust_constr_with_the_sparse_hessian():
     gradient = ad.jit(ad.grad(rosenbrock))
     result = scipy.optimize.minimize(
         lambda x: float(rosenbrock(x)),
-        np.full(n, -0.5),
+        np.full(n, 0.5),
         method="trust-constr",
         jac=lambda x: np.asarray(gradient(x)),
         hess=hess,

@@ -32,7 +32,7 @@ from autodiff.core.tensor import TENSOR_TYPES
 from autodiff.forward_ad.transforms import jvp
 from autodiff.reverse.transforms import _fname, check_argnums, check_callable, grad, vjp
 from autodiff.sparse.coloring import ORDERS, Coloring, color
-from autodiff.staging.api import _leaf_aval, jit, make_graph
+from autodiff.staging.api import CACHE_SIZE, _leaf_aval, jit, make_graph
 from autodiff.vmap.transform import vmap
 
 MODES = ("auto", "forward", "reverse")
@@ -231,7 +231,6 @@ class SparseDerivative:
         self._plans: dict = {}
         self.colorings = 0
         self.__name__ = f"{name}({_fname(fun)})"
-        self.__doc__ = getattr(fun, "__doc__", None)
 
     def __repr__(self) -> str:
         return f"<{self.__name__}>"
@@ -278,6 +277,8 @@ class SparseDerivative:
         plan = self._plans.get(key)
         if plan is None:
             plan = self._plans[key] = self._new_plan(args)
+            if len(self._plans) > CACHE_SIZE:  # (as jit bounds its traces; the oldest goes)
+                del self._plans[next(iter(self._plans))]
         return leaves, plan
 
     def _new_plan(self, args: tuple) -> _Plan:
@@ -470,13 +471,14 @@ def sparse_jacobian(
             call, raising ValueError naming a row (column) when the pattern misses a nonzero.
             A debug check: it costs a dense product each way.
         output: "matrix", a `scipy.sparse.csr_array` with exactly the pattern's entries
-            (explicit zeros kept); or "values", the stored values in CSR order as an array,
-            which composes with `jit`, `vmap` and the derivative transforms (the pattern is
-            `.sparsity(*args)`).
+            (explicit zeros kept; its index arrays are the pattern's, shared and read-only:
+            `.copy()` it before changing its structure in place); or "values", the stored
+            values in CSR order as an array, which composes with `jit`, `vmap` and the
+            derivative transforms (the pattern is `.sparsity(*args)`).
         backend: `jit`'s backend for the compiled evaluator (None: its default).
 
     Returns:
-        A `SparseDerivative`: a function of `fun`'s arguments, with `sparsity(*args)` and
+        A `SparseDerivative`: a function of `fun`'s positional arguments, with `sparsity(*args)` and
         `coloring(*args)` for the pattern and coloring at those arguments' signature.
 
     Example:
