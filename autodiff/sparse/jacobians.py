@@ -38,7 +38,7 @@ from autodiff.vmap.transform import vmap
 MODES = ("auto", "forward", "reverse")
 OUTPUTS = ("matrix", "values")
 
-# Per kind of product: the coloring it uses, and what the compressed matrix is.
+# The coloring each kind of product uses.
 _COLORING_KIND = {"forward": "column", "reverse": "row", "hessian": "star"}
 
 
@@ -315,7 +315,7 @@ def _names(options: Sequence[str]) -> str:
 
 
 def _pattern(pattern, shape: tuple[int, int], name: str):
-    """A given or detected pattern as a canonical CSR array of the expected shape."""
+    """A given or detected pattern, checked: a sparse or dense array of the expected shape."""
     sparse = _scipy_sparse()
     if not sparse.issparse(pattern):
         pattern = np.asarray(pattern)
