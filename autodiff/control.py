@@ -31,6 +31,7 @@ from autodiff.core.primitive import Primitive, bind
 from autodiff.core.pytree import tree_flatten, tree_map, tree_unflatten
 from autodiff.core.tensor import TENSOR_TYPES
 from autodiff.core.trace import current_level
+from autodiff.ops import sparsity as sp
 from autodiff.ops.structural import move_to_front
 from autodiff.staging.call import (
     batch_graph,
@@ -194,6 +195,20 @@ def _index_value(index):
 cond_p = Primitive("cond", multiple_results=True)
 
 
+def _cond_sparsity(ctx, ins, *, branches):
+    """The union of the branches' patterns; the branch taken when the index is known."""
+    index, operands = ins[0], ins[1:]
+    if index.value is not None:
+        branches = (branches[_clamp(int(index.value), len(branches))],)
+    results = [ctx.run(graph, operands) for graph in branches]
+    return [
+        sp.union([r[j] for r in results], aval.shape, ctx.n) for j, aval in enumerate(ctx.out_avals)
+    ]
+
+
+cond_p.sparsity = sp.SparsityRule(_cond_sparsity, linear=True)  # (the branches' terms joined)
+
+
 def _cond_impl(index, *operands, branches):
     return run_graph(branches[_clamp(int(index), len(branches))], *operands)
 
@@ -315,6 +330,31 @@ def _truth(value) -> bool:
 
 
 while_p = Primitive("while", multiple_results=True)
+
+
+def _while_sparsity(ctx, ins, *, cond_graph, body_graph, n_carry, n_cond):
+    """Locally, the loop as it runs; globally, the carry's pattern iterated to its fixed point."""
+    carry, cond_consts, body_consts = (
+        ins[:n_carry],
+        ins[n_carry : n_carry + n_cond],
+        ins[n_carry + n_cond :],
+    )
+    if all(p.value is not None for p in ins):
+        while ctx.run(cond_graph, carry + cond_consts)[0].value:
+            carry = ctx.run(body_graph, carry + body_consts)
+        return carry
+    carry = [sp.union([p], p.shape, ctx.n) for p in carry]  # (values vary: unknown)
+    while True:
+        new = ctx.run(body_graph, carry + body_consts, second=False)
+        grown = [sp.union([a, b], a.shape, ctx.n) for a, b in zip(carry, new)]
+        if sp.same(carry, grown):
+            break
+        carry = grown
+    ctx.run(body_graph, carry + body_consts)  # (the second-order terms at the fixed point)
+    return carry
+
+
+while_p.sparsity = sp.SparsityRule(_while_sparsity, linear=True)
 
 
 def _while_impl(*operands, cond_graph, body_graph, n_carry, n_cond):
@@ -610,6 +650,38 @@ def fori_loop(lower, upper, body_fun: Callable, init_val):
 
 
 scan_p = Primitive("scan", multiple_results=True)
+
+# Scans up to this length are unrolled for sparsity detection (exact); longer ones iterate
+# their carry's pattern to a fixed point with every step's xs (conservative).
+UNROLL = 256
+
+
+def _scan_sparsity(ctx, ins, *, body, length, reverse, n_carry, n_xs):
+    carry, xs, consts = ins[:n_carry], ins[n_carry : n_carry + n_xs], ins[n_carry + n_xs :]
+    if length <= UNROLL or all(p.value is not None for p in ins):
+        ys: list = []
+        for i in range(length - 1, -1, -1) if reverse else range(length):
+            outs = ctx.run(body, carry + [sp.item(x, i) for x in xs] + consts)
+            carry = outs[:n_carry]
+            ys.append(outs[n_carry:])
+        if reverse:
+            ys.reverse()
+        avals = ctx.out_avals[n_carry:]
+        return carry + [sp.stacked([y[j] for y in ys], a.shape) for j, a in enumerate(avals)]
+    every = [sp.reduce_axes(x, (0,)) for x in xs]
+    carry = [sp.union([p], p.shape, ctx.n) for p in carry]
+    while True:
+        outs = ctx.run(body, carry + every + consts, second=False)
+        grown = [sp.union([a, b], a.shape, ctx.n) for a, b in zip(carry, outs[:n_carry])]
+        if sp.same(carry, grown):
+            break
+        carry = grown
+    outs = ctx.run(body, carry + every + consts)
+    ys = [sp.broadcast(y, a.shape) for y, a in zip(outs[n_carry:], ctx.out_avals[n_carry:])]
+    return carry + ys
+
+
+scan_p.sparsity = sp.SparsityRule(_scan_sparsity, linear=True)
 
 
 def _scan_impl(*operands, body, length, reverse, n_carry, n_xs):

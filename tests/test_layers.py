@@ -89,6 +89,8 @@ LAYERS = {
     "jacobians": (["autodiff.jacobians"], ["reverse", "vmap"]),
     # Coloring of sparsity patterns and recovery plans: Numba loops, SciPy arrays.
     "sparse": (["autodiff.sparse"], ["kernels"]),
+    # Sparsity detection: index sets propagated through staged graphs.
+    "sparse.detect": (["autodiff.sparse.detect"], ["staging"]),
     # The staged program and the trace that records it: the core's concepts, no transform.
     "graphs": (["autodiff.staging.ir", "autodiff.staging.trace"], ["core"]),
     # (custom rules' abstract_eval stages the user's function)

@@ -15,6 +15,7 @@ from autodiff.ops import shape as shp
 from autodiff.ops.elementwise import cotangent_of
 from autodiff.ops.index import getitem
 from autodiff.ops.products import einsum
+from autodiff.ops.sparsity import DENSE
 from autodiff.ops.structural import apply_linear, batch_in_front, shape_of
 
 
@@ -69,6 +70,7 @@ def _correlate_batch(values, dims, *, mode):
 
 
 correlate_p = Primitive("correlate")
+correlate_p.sparsity = DENSE  # (every output element: all of a and w)
 correlate_p.impl = _correlate_impl
 correlate_p.abstract_eval = lambda a, w, *, mode: ShapedArray(
     (_correlate_window(a.shape[0], w.shape[0], mode)[1],), array_result_type(a, w)

@@ -21,6 +21,7 @@ from autodiff.core.graph import name_node
 from autodiff.core.primitive import Primitive, bind
 from autodiff.ops import elementwise, shape
 from autodiff.ops.elementwise import astype, equal_p, logical_and_p, logical_not_p, logical_or_p
+from autodiff.ops.sparsity import MOVEMENT, REDUCTION, accumulation, itself, reduction_targets
 from autodiff.ops.structural import (
     axis_in_batched,
     batch_in_front,
@@ -113,6 +114,7 @@ reduce_sum_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 reduce_sum_p.saves_output = False
 # ufunc.reduce is numpy.sum minus its Python-level dispatch (same result types and values).
 reduce_sum_p.impl = lambda x, *, axes, keepdims: np.add.reduce(x, axes, None, None, keepdims)
+reduce_sum_p.sparsity = REDUCTION
 reduce_sum_p.abstract_eval = reduction_abstract_eval(accumulation_dtype)
 reduce_sum_p.jvp = lambda primals, tangents, *, out, axes, keepdims: (
     None if tangents[0] is None else reduce_sum(tangents[0], axes, keepdims)
@@ -158,6 +160,7 @@ def _reduction_batch(p):
 
 
 reduce_sum_p.batch = _reduction_batch(reduce_sum_p)
+expand_reduced_p.sparsity = MOVEMENT
 expand_reduced_p.batch = _expand_reduced_batch
 
 # ---------------------------------------------------------------------------------------------
@@ -212,6 +215,7 @@ def weighted_reduction(name: str, impl, weights) -> Primitive:
     p.jvp = jvp
     p.vjp = vjp
     p.batch = _reduction_batch(p)
+    p.sparsity = accumulation(reduction_targets, itself)
     return p
 
 
@@ -238,6 +242,7 @@ def _extremum(name: str, ufunc):
         _tie_weights,
     )
     p.abstract_eval = _without_identity_abstract_eval(ufunc.__name__, reduction_abstract_eval())
+    p.sparsity = REDUCTION  # (its second derivative: zero almost everywhere)
     return p
 
 
