@@ -200,13 +200,15 @@ def _cond_sparsity(ctx, ins, *, branches):
     index, operands = ins[0], ins[1:]
     if index.value is not None:
         branches = (branches[_clamp(int(index.value), len(branches))],)
+    elif len(branches) > 1:
+        ctx.inexact()
     results = [ctx.run(graph, operands) for graph in branches]
     return [
         sp.union([r[j] for r in results], aval.shape, ctx.n) for j, aval in enumerate(ctx.out_avals)
     ]
 
 
-cond_p.sparsity = sp.SparsityRule(_cond_sparsity, linear=True)  # (the branches' terms joined)
+cond_p.sparsity = sp.SparsityRule(_cond_sparsity, exact=True, linear=True)  # (the branches' terms joined)
 
 
 def _cond_impl(index, *operands, branches):
@@ -668,6 +670,7 @@ def _scan_sparsity(ctx, ins, *, body, length, reverse, n_carry, n_xs):
             ys.reverse()
         avals = ctx.out_avals[n_carry:]
         return carry + [sp.stacked([y[j] for y in ys], a.shape) for j, a in enumerate(avals)]
+    ctx.inexact()
     every = [sp.reduce_axes(x, (0,)) for x in xs]
     carry = [sp.union([p], p.shape, ctx.n) for p in carry]
     while True:
@@ -681,7 +684,7 @@ def _scan_sparsity(ctx, ins, *, body, length, reverse, n_carry, n_xs):
     return carry + ys
 
 
-scan_p.sparsity = sp.SparsityRule(_scan_sparsity, linear=True)
+scan_p.sparsity = sp.SparsityRule(_scan_sparsity, exact=True, linear=True)
 
 
 def _scan_impl(*operands, body, length, reverse, n_carry, n_xs):

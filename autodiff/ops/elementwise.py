@@ -29,7 +29,7 @@ from autodiff.core.tensor import SHAPE_OF_VALUE
 from autodiff.kernels import elementwise as kernels
 from autodiff.kernels import fused
 from autodiff.ops.formulas import FORMS, Formulas, binary_rule, unary_rule
-from autodiff.ops.sparsity import LINEAR_ELEMENTWISE, WHERE, elementwise, selection
+from autodiff.ops.sparsity import LINEAR_ELEMENTWISE, MULTIPLY, WHERE, elementwise, selection
 from autodiff.ops.structural import (
     _add_reduce,
     _sum_to_shape_impl,
@@ -325,7 +325,7 @@ multiply_p = binary("multiply", np.multiply, "g * y", "g * x", symmetric=True)
 divide_p = binary("divide", np.true_divide, "g / y", "-(g * out / y)")
 for _p in (add_p, subtract_p):
     _p.sparsity = LINEAR_ELEMENTWISE
-multiply_p.sparsity = elementwise(((0, 1),))
+multiply_p.sparsity = MULTIPLY
 divide_p.sparsity = elementwise(((0, 1), (1, 1)))
 # Python's scalar operators on NumPy scalars (Primitive.fast.scalar_impl).
 for _p, _op in (

@@ -242,7 +242,7 @@ def _extremum(name: str, ufunc):
         _tie_weights,
     )
     p.abstract_eval = _without_identity_abstract_eval(ufunc.__name__, reduction_abstract_eval())
-    p.sparsity = REDUCTION  # (its second derivative: zero almost everywhere)
+    p.sparsity = accumulation(reduction_targets, exact=False)  # (no second-order term)
     return p
 
 

@@ -221,6 +221,7 @@ class SparsityRule:
 
 def conservative(ctx, ins: list, **params) -> list:
     """Every output element depends on every element of every input: never wrong."""
+    ctx.inexact()
     total = union([reduce_axes(p, tuple(range(len(p.shape)))) for p in ins], (), ctx.n)
     return [broadcast(total, a.shape) for a in ctx.out_avals]
 
@@ -231,9 +232,11 @@ DENSE = SparsityRule(conservative)
 # Staged calls (jit's, remat's): the patterns through the graph they hold, whose equations
 # add their own second-order terms; custom_jvp/custom_vjp: through their function's graph
 # (the custom rules do not change which inputs an output depends on).
-THROUGH_GRAPH = SparsityRule(lambda ctx, ins, *, graph, **params: ctx.run(graph, ins), linear=True)
+THROUGH_GRAPH = SparsityRule(
+    lambda ctx, ins, *, graph, **params: ctx.run(graph, ins), exact=True, linear=True
+)
 THROUGH_FUNCTION = SparsityRule(
-    lambda ctx, ins, *, fun, **params: ctx.run(ctx.stage(fun), ins), linear=True
+    lambda ctx, ins, *, fun, **params: ctx.run(ctx.stage(fun), ins), exact=True, linear=True
 )
 
 
@@ -243,16 +246,17 @@ THROUGH_FUNCTION = SparsityRule(
 
 def elementwise(interacting=((0, 0),), select=None, *, exact: bool = True) -> SparsityRule:
     """The rule of a broadcasting elementwise primitive. `interacting`: the pairs of input
-    positions with a nonzero second derivative ("all": every pair); `select(values)` (local
-    patterns): a boolean mask per input of the output elements whose derivative can reach
-    it (`None`: all), from the inputs' values."""
+    positions with a nonzero second derivative ("all": every pair); `select(*values)`: from
+    the inputs' values (None where unknown), a boolean mask per input of the output elements
+    whose derivative can reach it (None: all), or None (constants select globally, every
+    value locally)."""
 
     def chosen(ctx, ins):
         shape = ctx.out_avals[0].shape
         spread = [broadcast(p, shape) if p.nnz else empty(shape, ctx.n) for p in ins]
-        if select is None or not ctx.local or any(p.value is None for p in ins):
+        masks = None if select is None else select(*[p.value for p in ins])
+        if masks is None:
             return spread
-        masks = select(*[p.value for p in ins])
         out = []
         for p, mask in zip(spread, masks):
             if mask is not None and p.nnz:
@@ -267,9 +271,9 @@ def elementwise(interacting=((0, 0),), select=None, *, exact: bool = True) -> Sp
     def second(ctx, ins, outs, **params):
         spread = chosen(ctx, ins)
         k = len(ins)
-        which = (
-            [(i, j) for i in range(k) for j in range(i, k)] if interacting == "all" else interacting
-        )
+        which = interacting
+        if interacting == "all":
+            which = [(i, j) for i in range(k) for j in range(i, k)]
         return [(spread[i], spread[j]) for i, j in which if i < k and j < k]
 
     return SparsityRule(first, second, exact=exact, linear=not interacting)
@@ -279,17 +283,35 @@ LINEAR_ELEMENTWISE = elementwise(())
 
 
 def _choose(x, y, op):
+    if x is None or y is None:
+        return None
     with np.errstate(invalid="ignore"):
         return op(x, y) | (x == y), op(y, x) | (x == y)
 
 
 def selection(op) -> SparsityRule:
     """maximum-like primitives: the derivative goes to the operand chosen by `op` (both on
-    ties): locally only that operand; no second-order term (zero almost everywhere)."""
-    return elementwise((), lambda x, y: _choose(np.asarray(x), np.asarray(y), op))
+    ties), known from the values; no second-order term (zero almost everywhere)."""
+    return elementwise((), lambda x, y: _choose(x, y, op), exact=False)
 
 
-WHERE = elementwise((), lambda c, x, y: (None, np.asarray(c, bool), ~np.asarray(c, bool)))
+def _where_select(c, x, y):
+    return None if c is None else (None, np.asarray(c, bool), ~np.asarray(c, bool))
+
+
+# where: the operand its condition picks when the condition is known (a constant mask: for
+# every input), else either.
+WHERE = elementwise((), _where_select, exact=False)
+
+
+def _nonzero_factors(x, y):
+    """A product's operand matters only where the other one, when known, is nonzero."""
+    if x is None and y is None:
+        return None
+    return (None if y is None else y != 0, None if x is None else x != 0)
+
+
+MULTIPLY = elementwise(((0, 1),), _nonzero_factors)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -375,6 +397,7 @@ def prefix(axis_of, reverse_of=lambda params: False, second=None) -> SparsityRul
         shape = ctx.out_avals[0].shape
         axis = axis_of(params) % max(len(shape), 1)
         grid = np.moveaxis(ids(shape), axis, -1).reshape(-1, shape[axis] if shape else 1)
+        _check_budget(grid.shape[0] * grid.shape[1] * (grid.shape[1] + 1) // 2)
         k, j = np.tril_indices(grid.shape[1])
         if reverse_of(params):
             k, j = j, k
@@ -393,30 +416,30 @@ def prefix(axis_of, reverse_of=lambda params: False, second=None) -> SparsityRul
 # share its kept indices.
 
 
+def _positions(coords: tuple, shape: tuple, count: int):
+    """Flat positions in an array of `shape` of `count` elements' coordinates."""
+    if not shape:
+        return np.zeros(count, np.int64)
+    return np.ravel_multi_index(coords, shape).astype(np.int64)
+
+
+def _coordinates(shape: tuple) -> tuple:
+    size = int(np.prod(shape, dtype=np.int64))
+    return np.unravel_index(np.arange(size), shape) if shape else ()
+
+
 def _contracted(p: Pattern, letters: str, out_letters: str, out_shape: tuple) -> Pattern:
     """Operand `p` (its axes named by `letters`) as seen by each output element."""
     kept = [c for c in dict.fromkeys(letters) if c in out_letters]
-    dims = {c: d for c, d in zip(letters, p.shape)}
+    dims = dict(zip(letters, p.shape))
     reduced_shape = tuple(dims[c] for c in kept)
-    coords = (
-        np.indices(p.shape).reshape(len(p.shape), -1) if p.shape else np.zeros((0, 1), np.int64)
-    )
-    first_axis = {c: letters.index(c) for c in kept}
-    if kept:
-        target = np.ravel_multi_index(tuple(coords[first_axis[c]] for c in kept), reduced_shape)
-    else:
-        target = np.zeros(max(p.size, 1), np.int64)[: p.size]
+    coords = _coordinates(p.shape)
+    target = _positions(tuple(coords[letters.index(c)] for c in kept), reduced_shape, p.size)
     reduced = combine([(p, target, np.arange(p.size))], reduced_shape, p.n)
-    out_coords = np.indices(out_shape).reshape(len(out_shape), -1)
-    position = {c: out_letters.index(c) for c in kept}
-    src = (
-        np.ravel_multi_index(
-            tuple(np.minimum(out_coords[position[c]], dims[c] - 1) for c in kept), reduced_shape
-        )
-        if kept
-        else np.zeros(int(np.prod(out_shape, dtype=np.int64)), np.int64)
-    )
-    return gather(reduced, src, out_shape)
+    out_coords = _coordinates(out_shape)
+    size = int(np.prod(out_shape, dtype=np.int64))
+    picked = tuple(np.minimum(out_coords[out_letters.index(c)], dims[c] - 1) for c in kept)
+    return gather(reduced, _positions(picked, reduced_shape, size), out_shape)
 
 
 def contraction(letters_of) -> SparsityRule:
@@ -527,6 +550,7 @@ __all__ = [
     "DENSE",
     "LINEAR_ELEMENTWISE",
     "MOVEMENT",
+    "MULTIPLY",
     "REDUCTION",
     "WHERE",
     "Pattern",

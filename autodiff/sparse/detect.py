@@ -53,6 +53,10 @@ class _Context:
     def multiple_results(self) -> bool:
         return self.prim.multiple_results
 
+    def inexact(self) -> None:
+        """Say the pattern found is a superset of the structure (a conservative step)."""
+        self.detector.exact = False
+
     def impl(self, *args, **params):
         return self.prim.impl(*args, **params)
 
@@ -74,6 +78,7 @@ class _Detector:
         self.n = n
         self.local = local
         self.hessian = hessian
+        self.exact = True  # (no rule took a conservative step)
         self.rows: list = []  # Hessian entries found so far (arrays of rows and columns)
         self.cols: list = []
 
@@ -102,6 +107,7 @@ class _Detector:
         ctx = _Context(self, eqn)
         rule = eqn.prim.sparsity or sp.DENSE
         outs = rule.first(ctx, ins, **eqn.params)
+        self.exact = self.exact and rule.exact
         outs = [
             p if is_inexact(v.aval.dtype) else sp.empty(v.aval.shape, self.n)
             for p, v in zip(outs, eqn.outputs)
