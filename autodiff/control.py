@@ -208,7 +208,8 @@ def _cond_sparsity(ctx, ins, *, branches):
     ]
 
 
-cond_p.sparsity = sp.SparsityRule(_cond_sparsity, exact=True, linear=True)  # (the branches' terms joined)
+# (the branches add their second-order terms as they run)
+cond_p.sparsity = sp.SparsityRule(_cond_sparsity, exact=True, linear=True)
 
 
 def _cond_impl(index, *operands, branches):

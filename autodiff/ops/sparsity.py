@@ -116,11 +116,16 @@ def combine(parts: list, shape: tuple, n: int) -> Pattern:
     )
 
 
-def from_entries(rows, cols, shape: tuple, size: int, n: int) -> Pattern:
-    """The pattern with the entries (rows[k], cols[k]), duplicates merged."""
+def from_entries(rows, cols, shape: tuple, size: int, n: int, *, runs: bool = False) -> Pattern:
+    """The pattern with the entries (rows[k], cols[k]), duplicates merged. `runs`: the entries
+    are a few runs each sorted by (row, column), which a merging sort joins in linear time."""
     _check_budget(rows.size)
-    keys = np.unique(rows * np.int64(max(n, 1)) + cols)
-    rows, cols = np.divmod(keys, np.int64(max(n, 1)))
+    width = np.int64(max(n, 1))
+    keys = rows * width + cols
+    keys.sort(kind="stable" if runs else None)
+    if keys.size:
+        keys = keys[np.concatenate(([True], keys[1:] != keys[:-1]))]
+    rows, cols = np.divmod(keys, width)
     indptr = np.zeros(size + 1, np.int64)
     np.cumsum(np.bincount(rows, minlength=size), out=indptr[1:])
     return Pattern(shape, indptr, cols, n)
@@ -136,7 +141,7 @@ def union(patterns: list, shape: tuple, n: int) -> Pattern:
     size = int(np.prod(shape, dtype=np.int64))
     rows = np.concatenate([np.repeat(np.arange(size), p.lengths()) for p in nonempty])
     cols = np.concatenate([p.indices for p in nonempty])
-    return from_entries(rows, cols, shape, size, n)
+    return from_entries(rows, cols, shape, size, n, runs=True)
 
 
 def concat_rows(patterns: list) -> Pattern:
