@@ -342,6 +342,34 @@ def test_hessian_of_products_and_where():
     assert not local[5, 5] and not (local & ~pattern).any()
 
 
+def test_hessian_patterns_through_control_flow():
+    def f(x):
+        y = ad.fori_loop(0, 2, lambda i, v: v * anp.roll(v, 1), x[:4])
+        z = ad.cond(x[4] > 0, lambda v: anp.sin(v), lambda v: v * 2.0, y)
+        body = lambda c: (c[0] + 1, c[1] + 0.1 * c[1] * c[1])
+        w = ad.while_loop(lambda c: c[0] < 2, body, (0, x[5:6]))[1]
+        (s, _), _ = ad.scan(lambda c, xi: ((c[0] * xi, c[1]), None), (x[6], 0.0), x[7:])
+        return anp.sum(z**2) + anp.sum(w) + s
+
+    x = np.linspace(0.5, 1.5, 9)
+    pattern = hessian_sparsity(f)(x).toarray()
+    dense = _nonzeros(ad.jacfwd(ad.jacfwd(f))(x))
+    np.testing.assert_array_equal(pattern, pattern.T)
+    assert not (dense & ~pattern).any()
+    np.testing.assert_array_equal(pattern[:4, :4], dense[:4, :4])
+    assert not pattern[:5, 5:].any() and not pattern[5, 6:].any() and not pattern[6, 6]
+
+
+def test_indexed_updates():
+    def f(x):
+        y = x.at[np.array([0, 2, 2])].multiply(x[3:6])
+        return y.at[1].max(x[4]).at[::2].add(x[5])
+
+    pattern, local, dense = _check_contains(f, np.linspace(1, 2, 6))
+    dense[1, 1] = True  # (max(x[1], x[4]) takes x[4] here: x[1] only where it is larger)
+    np.testing.assert_array_equal(pattern, dense)
+
+
 # ---------------------------------------------------------------------------------------------
 # Errors and limits.
 
@@ -373,9 +401,6 @@ WITHOUT_RULE = {
     "copy_slices",
     "invalid_view",
     "delayed_error",
-    "index_multiply",
-    "index_min",
-    "index_max",
 }
 
 

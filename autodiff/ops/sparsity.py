@@ -340,6 +340,8 @@ def _movement_first(ctx, ins, **params):
     arrays = _id_arrays(ctx, ins)
     if any(a is None for a in arrays):
         return conservative(ctx, ins)
+    if params.get("dtype") is not None:  # (ids stay int64: a cast could round them)
+        params = {**params, "dtype": None}
     results = ctx.impl(*arrays, **params)
     if not ctx.multiple_results:
         results = (results,)
