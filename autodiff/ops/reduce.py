@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import math
+from functools import partial
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
@@ -235,6 +236,13 @@ def _without_identity_abstract_eval(name: str, rule):
     return checked
 
 
+def _extrema(ufunc, x, *, axes, keepdims):
+    """Where x reaches its group's extremum (or the group's is NaN)."""
+    best = ufunc.reduce(x, axis=axes, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        return (x == best) | np.isnan(best)
+
+
 def _extremum(name: str, ufunc):
     p = weighted_reduction(
         name,
@@ -242,7 +250,8 @@ def _extremum(name: str, ufunc):
         _tie_weights,
     )
     p.abstract_eval = _without_identity_abstract_eval(ufunc.__name__, reduction_abstract_eval())
-    p.sparsity = accumulation(reduction_targets, exact=False)  # (no second-order term)
+    # (no second-order term; locally, the extrema only, all of them on ties)
+    p.sparsity = accumulation(reduction_targets, exact=False, select=partial(_extrema, ufunc))
     return p
 
 

@@ -7,8 +7,11 @@ in plain NumPy. A primitive's `sparsity` slot holds a `SparsityRule`: `first(ctx
 **params)` gives the pairs `(L, R)` of patterns (one row per output element) whose
 elements interact to second order (`L^T R + R^T L` joins the Hessian's pattern); `exact`
 says the first-order pattern is the structure itself, not a superset. `ctx` (built by
-autodiff/sparse/detect.py) gives `n`, `local` (patterns at the given values: inputs carry
-`value`), `out_avals`, `impl` and `run(graph, ins)` for sub-graphs.
+autodiff/sparse/detect.py) gives `n`, `local`, `in_avals`, `out_avals`, `impl`,
+`run(graph, ins)` and `stage(fun)` for sub-computations, and `inexact()`, which a rule calls
+when it takes a conservative step. An input pattern's `value` is the concrete value when it
+is known (constants, and every value of a local detection): rules use it to be exact
+(index arrays, a constant factor's zeros, the operand `where` or `maximum` picks).
 """
 
 from __future__ import annotations
@@ -227,11 +230,16 @@ class SparsityRule:
 def conservative(ctx, ins: list, **params) -> list:
     """Every output element depends on every element of every input: never wrong."""
     ctx.inexact()
-    total = union([reduce_axes(p, tuple(range(len(p.shape)))) for p in ins], (), ctx.n)
-    return [broadcast(total, a.shape) for a in ctx.out_avals]
+    return [broadcast(_everything(ctx, ins), a.shape) for a in ctx.out_avals]
 
 
-DENSE = SparsityRule(conservative)
+def _everything(ctx, ins: list) -> Pattern:
+    """The union of every element's pattern of every input (one row)."""
+    return union([reduce_axes(p, tuple(range(len(p.shape)))) for p in ins], (), ctx.n)
+
+
+# Without a rule: each output element with every input element, which all interact.
+DENSE = SparsityRule(conservative, lambda ctx, ins, outs, **params: [(_everything(ctx, ins),) * 2])
 
 
 # Staged calls (jit's, remat's): the patterns through the graph they hold, whose equations
@@ -360,11 +368,13 @@ MOVEMENT = SparsityRule(_movement_first, exact=True, linear=True)
 # Accumulation: each element of the first input adds into (at most) one output element.
 
 
-def accumulation(targets, second=None, *, exact: bool = True) -> SparsityRule:
+def accumulation(targets, second=None, *, exact: bool = True, select=None) -> SparsityRule:
     """The rule of a reduction-like primitive: `targets(out_ids, *inputs, **params)` gives,
     for each element of the first input, the id of the output element it goes into (the
     transpose's data movement applied to the output's ids; `inputs`: the values of integer
-    operands, `ShapedArray`s of others). `second`: as in `SparsityRule` (None: linear)."""
+    operands, `ShapedArray`s of others). `second`: as in `SparsityRule` (None: linear).
+    `select(x, **params)`: from the first input's value, when known, the mask of its elements
+    whose derivative is not zero (max: the maxima)."""
 
     def first(ctx, ins, **params):
         args = [
@@ -373,9 +383,12 @@ def accumulation(targets, second=None, *, exact: bool = True) -> SparsityRule:
         if any(a is None for a in args[1:]):
             return conservative(ctx, ins)
         out_shape = ctx.out_avals[0].shape
-        target = np.asarray(targets(ids(out_shape), *args, **params)).ravel()
-        p = ins[0]
-        return [combine([(p, target, np.arange(p.size))], out_shape, ctx.n)]
+        target = np.asarray(targets(ids(out_shape), *args, **params))
+        p = broadcast(ins[0], target.shape)  # (scattered values may broadcast)
+        rows = np.arange(p.size)
+        if select is not None and ins[0].value is not None:
+            rows = rows[np.broadcast_to(select(ins[0].value, **params), target.shape).ravel()]
+        return [combine([(p, target.ravel()[rows], rows)], out_shape, ctx.n)]
 
     return SparsityRule(first, second, exact=exact, linear=second is None)
 
@@ -397,8 +410,9 @@ def itself(ctx, ins, outs, **params) -> list:
 # Cumulative ops: output k along the axis depends on inputs 0..k (k..end reversed).
 
 
-def prefix(axis_of, reverse_of=lambda params: False, second=None) -> SparsityRule:
-    """The rule of cumsum-like primitives (`axis_of(params)`); every input is scanned."""
+def prefix(axis_of, reverse_of=lambda params: False, *, linear: bool = True) -> SparsityRule:
+    """The rule of cumsum-like primitives (`axis_of(params)`); every input is scanned. Not
+    `linear` (cumprod): the elements of a line interact with each other."""
 
     def first(ctx, ins, **params):
         shape = ctx.out_avals[0].shape
@@ -415,7 +429,13 @@ def prefix(axis_of, reverse_of=lambda params: False, second=None) -> SparsityRul
                 parts.append((p, grid[:, k].ravel(), grid[:, j].ravel()))
         return [combine(parts, shape, ctx.n)]
 
-    return SparsityRule(first, second, linear=second is None)
+    def second(ctx, ins, outs, **params):
+        shape = ctx.out_avals[0].shape
+        axis = axis_of(params) % max(len(shape), 1)
+        line = reduce_axes(union([broadcast(p, shape) for p in ins], shape, ctx.n), (axis,))
+        return [(line, line)]
+
+    return SparsityRule(first, second, linear=linear)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -449,6 +469,40 @@ def _contracted(p: Pattern, letters: str, out_letters: str, out_shape: tuple) ->
     return gather(reduced, _positions(picked, reduced_shape, size), out_shape)
 
 
+def _sizes(*named) -> dict:
+    """Each letter's size over (letters, shape) pairs (size-1 axes broadcast)."""
+    sizes: dict = {}
+    for letters, shape in named:
+        for c, d in zip(letters, shape):
+            sizes[c] = max(sizes.get(c, 1), d)
+    return sizes
+
+
+def _through_constant(p: Pattern, letters: str, known, known_letters: str, out: str, out_shape):
+    """Operand `p` as seen by each output element of its product with the constant `known`:
+    only through known's nonzeros (a constant matrix's sparsity carries over)."""
+    sizes = _sizes((known_letters, known.shape), (letters, p.shape), (out, out_shape))
+    known = np.broadcast_to(known, tuple(sizes[c] for c in known_letters))
+    nonzero = np.nonzero(known)
+    coords: dict = {}
+    keep = np.ones(nonzero[0].size, bool)
+    for c, axis in zip(known_letters, nonzero):
+        keep &= coords.setdefault(c, axis) == axis  # (a repeated letter: its diagonal)
+    free = [c for c in dict.fromkeys(letters + out) if c not in coords]
+    width = int(np.prod([sizes[c] for c in free], dtype=np.int64))
+    count = int(keep.sum())
+    _check_budget(count * width)
+    grid = np.unravel_index(np.arange(width), tuple(sizes[c] for c in free)) if free else ()
+    coords = {c: np.repeat(axis[keep], width) for c, axis in coords.items()}
+    coords.update({c: np.tile(axis, count) for c, axis in zip(free, grid)})
+    total = count * width
+    in_rows = _positions(
+        tuple(np.minimum(coords[c], d - 1) for c, d in zip(letters, p.shape)), p.shape, total
+    )
+    out_rows = _positions(tuple(coords[c] for c in out), tuple(out_shape), total)
+    return combine([(p, out_rows, in_rows)], tuple(out_shape), p.n)
+
+
 def contraction(letters_of) -> SparsityRule:
     """The rule of a multilinear contraction: `letters_of(shapes, **params)` gives each
     operand's axis letters and the output's (or None: then every element depends on all)."""
@@ -459,6 +513,11 @@ def contraction(letters_of) -> SparsityRule:
         if letters is None:
             return None
         ops, out = letters
+        if len(ins) == 2 and any(p.nnz == 0 and p.value is not None for p in ins):
+            k = 0 if ins[0].nnz == 0 and ins[0].value is not None else 1
+            p, s = ins[1 - k], ops[1 - k]
+            part = _through_constant(p, s, ins[k].value, ops[k], out, out_shape)
+            return [part, empty(out_shape, ctx.n)] if k else [empty(out_shape, ctx.n), part]
         return [
             _contracted(p, s, out, out_shape) if p.nnz else empty(out_shape, ctx.n)
             for p, s in zip(ins, ops)
@@ -517,17 +576,24 @@ def dense_blocks(core_of=lambda shapes, **params: [2] * len(shapes)) -> Sparsity
     elements: `core_of(shapes, **params)` gives each input's number of trailing (matrix)
     axes; the outputs carry the broadcast batch axes in front."""
 
-    def first(ctx, ins, **params):
+    def blocks(ctx, ins, params):
+        """Each batch member's pattern (the union of its inputs' elements), or None."""
         cores = core_of([p.shape for p in ins], **params)
         if any(len(p.shape) < c for p, c in zip(ins, cores)):
-            return conservative(ctx, ins)
+            return None
         batches = [p.shape[: len(p.shape) - c] for p, c in zip(ins, cores)]
         batch = np.broadcast_shapes(*batches)
         members = [
             broadcast(reduce_axes(p, tuple(range(len(b), len(p.shape)))), batch)
             for p, b in zip(ins, batches)
         ]
-        block = union(members, batch, ctx.n)
+        return union(members, batch, ctx.n)
+
+    def first(ctx, ins, **params):
+        block = blocks(ctx, ins, params)
+        if block is None:
+            return conservative(ctx, ins)
+        batch = block.shape
         outs = []
         for aval in ctx.out_avals:
             if aval.shape[: len(batch)] != batch:
@@ -536,7 +602,11 @@ def dense_blocks(core_of=lambda shapes, **params: [2] * len(shapes)) -> Sparsity
             outs.append(broadcast(block.reshaped(batch + core), aval.shape))
         return outs
 
-    return SparsityRule(first, itself)
+    def second(ctx, ins, outs, **params):
+        block = blocks(ctx, ins, params)
+        return [(_everything(ctx, ins),) * 2] if block is None else [(block, block)]
+
+    return SparsityRule(first, second)
 
 
 def along_axes(axes_of) -> SparsityRule:

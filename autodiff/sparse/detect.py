@@ -108,12 +108,12 @@ class _Detector:
         rule = eqn.prim.sparsity or sp.DENSE
         outs = rule.first(ctx, ins, **eqn.params)
         self.exact = self.exact and rule.exact
-        outs = [
-            p if is_inexact(v.aval.dtype) else sp.empty(v.aval.shape, self.n)
-            for p, v in zip(outs, eqn.outputs)
+        outs = [  # (fresh patterns: a rule may return one it was given)
+            sp.Pattern(v.aval.shape, p.indptr, p.indices, self.n, value)
+            if is_inexact(v.aval.dtype)
+            else sp.empty(v.aval.shape, self.n, value)
+            for p, v, value in zip(outs, eqn.outputs, values)
         ]
-        for p, value in zip(outs, values):
-            p.value = value
         if self.hessian and second and not rule.linear:
             terms = (rule.second or sp.itself)(ctx, ins, outs, **eqn.params)
             for left, right in terms:
@@ -174,6 +174,8 @@ def _staged(f: Callable, args: tuple, nums: tuple, transform: str):
 def _propagate(f, args, argnums, local: bool, hessian: bool, transform: str):
     nums = check_argnums(argnums, len(args), _fname(f))
     graph, leaves, captured = _staged(f, args, nums, transform)
+    if hessian:
+        _check_scalar(graph)
     n = sum(int(np.size(x)) for x in leaves)
     detector = _Detector(n, local, hessian)
     ins, offset = [], 0
@@ -186,6 +188,17 @@ def _propagate(f, args, argnums, local: bool, hessian: bool, transform: str):
     ins += [sp.empty(np.shape(c), n, np.asarray(c)) for c in captured]
     outs = detector.run(graph, ins)
     return graph, detector, outs, n
+
+
+def _check_scalar(graph: Graph) -> None:
+    """TypeError (grad's) unless the graph returns one real scalar."""
+    avals = graph.out_avals
+    if len(avals) != 1 or avals[0].shape != () or not is_inexact(avals[0].dtype):
+        what = avals[0] if len(avals) == 1 else f"{len(avals)} values"
+        raise TypeError(
+            "Gradient only defined for scalar-output functions. "
+            f"Output was {what}. hessian_sparsity needs f to return one real scalar."
+        )
 
 
 def _csr(shape: tuple, indptr, indices):
@@ -237,14 +250,7 @@ def hessian_sparsity(f: Callable, argnums=0, *, local: bool = False) -> Callable
     check_callable(f, "hessian_sparsity")
 
     def pattern(*args):
-        graph, detector, _, n = _propagate(f, args, argnums, local, True, "hessian_sparsity")
-        avals = graph.out_avals
-        if len(avals) != 1 or avals[0].shape != () or not is_inexact(avals[0].dtype):
-            what = avals[0] if len(avals) == 1 else f"{len(avals)} values"
-            raise TypeError(
-                "Gradient only defined for scalar-output functions. "
-                f"Output was {what}. hessian_sparsity needs f to return one real scalar."
-            )
+        _, detector, _, n = _propagate(f, args, argnums, local, True, "hessian_sparsity")
         indptr, indices = detector.hessian_pattern()
         return _csr((n, n), indptr, indices)
 
