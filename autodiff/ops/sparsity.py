@@ -7,7 +7,7 @@ in plain NumPy. A primitive's `sparsity` slot holds a `SparsityRule`: `first(ctx
 **params)` gives the pairs `(L, R)` of patterns (one row per output element) whose
 elements interact to second order (`L^T R + R^T L` joins the Hessian's pattern); `exact`
 says the first-order pattern is the structure itself, not a superset. `ctx` (built by
-autodiff/sparse/detect.py) gives `n`, `local`, `in_avals`, `out_avals`, `impl`,
+autodiff/sparse/detect.py) gives `n`, `in_avals`, `out_avals`, `multiple_results`, `impl`,
 `run(graph, ins)` and `stage(fun)` for sub-computations, and `inexact()`, which a rule calls
 when it takes a conservative step. An input pattern's `value` is the concrete value when it
 is known (constants, and every value of a local detection): rules use it to be exact

@@ -32,22 +32,17 @@ from autodiff.staging.trace import stage
 class _Context:
     """What a rule sees of its equation and of the detection (see autodiff/ops/sparsity.py)."""
 
-    __slots__ = ("detector", "prim", "params", "in_avals", "out_avals")
+    __slots__ = ("detector", "prim", "in_avals", "out_avals")
 
     def __init__(self, detector: _Detector, eqn):
         self.detector = detector
         self.prim = eqn.prim
-        self.params = eqn.params
         self.in_avals = [x.aval for x in eqn.inputs]
         self.out_avals = [v.aval for v in eqn.outputs]
 
     @property
     def n(self) -> int:
         return self.detector.n
-
-    @property
-    def local(self) -> bool:
-        return self.detector.local
 
     @property
     def multiple_results(self) -> bool:
@@ -72,11 +67,11 @@ class _Context:
 
 
 class _Detector:
-    """One propagation: `n` input elements, local or global, with or without Hessian terms."""
+    """One propagation: `n` input elements, with or without Hessian terms (a local one starts
+    from inputs carrying their values)."""
 
-    def __init__(self, n: int, local: bool, hessian: bool):
+    def __init__(self, n: int, hessian: bool):
         self.n = n
-        self.local = local
         self.hessian = hessian
         self.exact = True  # (no rule took a conservative step)
         self.rows: list = []  # Hessian entries found so far (arrays of rows and columns)
@@ -151,10 +146,17 @@ def _live(graph: Graph) -> list:
     return live
 
 
+# (jacfwd's: an integer input has no derivative)
+_INTEGER_HINT = (
+    "convert it to a float dtype, or leave it out of argnums (an integer input has no "
+    "derivative, so no pattern)"
+)
+
+
 def _staged(f: Callable, args: tuple, nums: tuple, transform: str):
     """f's graph with the leaves of `args[nums]` as inputs (the other arguments closed over)."""
     fname = _fname(f)
-    check_inexact_inputs(transform, args, nums, fname, "")
+    check_inexact_inputs(transform, args, nums, fname, _INTEGER_HINT)
     trees = tuple(args[i] for i in nums)
     leaves, in_tree = tree_flatten(trees)
     leaves = [_as_input(x, f"argument of {fname}") for x in leaves]
@@ -177,7 +179,7 @@ def _propagate(f, args, argnums, local: bool, hessian: bool, transform: str):
     if hessian:
         _check_scalar(graph)
     n = sum(int(np.size(x)) for x in leaves)
-    detector = _Detector(n, local, hessian)
+    detector = _Detector(n, hessian)
     ins, offset = [], 0
     for x in leaves:
         p = sp.identity(np.shape(x), n, offset)
