@@ -334,27 +334,51 @@ def _truth(value) -> bool:
 
 while_p = Primitive("while", multiple_results=True)
 
+# Sparsity detection runs loops of up to this many steps whose trip count it knows (exact);
+# longer ones, and loops whose trip count depends on the input, iterate their carry's
+# pattern to a fixed point (conservative).
+UNROLL = 256
+
+
+def _steps(ctx, ins, cond_graph, body_graph, n_carry, n_cond) -> tuple:
+    """Run the loop on patterns while its condition's value is known (a counter's bounds;
+    every value, locally): up to `UNROLL` steps unless every value is known. The carry's
+    patterns and whether the loop is done."""
+    carry, cond_consts = ins[:n_carry], ins[n_carry : n_carry + n_cond]
+    body_consts = ins[n_carry + n_cond :]
+    bounded = any(p.value is None for p in ins)
+    steps = 0
+    while not bounded or steps < UNROLL:
+        go = ctx.run(cond_graph, carry + cond_consts, second=False)[0].value
+        if go is None:
+            break
+        if not go:
+            return carry, True
+        carry = ctx.run(body_graph, carry + body_consts)
+        steps += 1
+    return carry, False
+
 
 def _while_sparsity(ctx, ins, *, cond_graph, body_graph, n_carry, n_cond):
-    """Locally, the loop as it runs; globally, the carry's pattern iterated to its fixed point."""
-    carry, cond_consts, body_consts = (
-        ins[:n_carry],
-        ins[n_carry : n_carry + n_cond],
-        ins[n_carry + n_cond :],
-    )
-    if all(p.value is not None for p in ins):
-        while ctx.run(cond_graph, carry + cond_consts)[0].value:
-            carry = ctx.run(body_graph, carry + body_consts)
+    """The loop run on patterns while its condition is known, then the carry's pattern
+    iterated to its fixed point (any number of further steps)."""
+    carry, done = _steps(ctx, ins, cond_graph, body_graph, n_carry, n_cond)
+    if done:
         return carry
+    ctx.inexact()
+    return _fixed_point(ctx, body_graph, carry, ins[n_carry + n_cond :])[0]
+
+
+def _fixed_point(ctx, body: Graph, carry: list, rest: list) -> tuple:
+    """The union of the carry's patterns over any number of steps of `body(*carry, *rest)`
+    (its first outputs the carry), and the body's outputs for it (with their Hessian terms)."""
     carry = [sp.union([p], p.shape, ctx.n) for p in carry]  # (values vary: unknown)
     while True:
-        new = ctx.run(body_graph, carry + body_consts, second=False)
-        grown = [sp.union([a, b], a.shape, ctx.n) for a, b in zip(carry, new)]
+        outs = ctx.run(body, carry + rest, second=False)
+        grown = [sp.union([a, b], a.shape, ctx.n) for a, b in zip(carry, outs)]
         if sp.same(carry, grown):
-            break
+            return carry, ctx.run(body, carry + rest)
         carry = grown
-    ctx.run(body_graph, carry + body_consts)  # (the second-order terms at the fixed point)
-    return carry
 
 
 while_p.sparsity = sp.SparsityRule(_while_sparsity, linear=True)
@@ -654,12 +678,10 @@ def fori_loop(lower, upper, body_fun: Callable, init_val):
 
 scan_p = Primitive("scan", multiple_results=True)
 
-# Scans up to this length are unrolled for sparsity detection (exact); longer ones iterate
-# their carry's pattern to a fixed point with every step's xs (conservative).
-UNROLL = 256
-
 
 def _scan_sparsity(ctx, ins, *, body, length, reverse, n_carry, n_xs):
+    """Up to `UNROLL` steps (or with every value known), the scan run on patterns (exact);
+    longer ones, the carry's fixed point with every step's xs at once (conservative)."""
     carry, xs, consts = ins[:n_carry], ins[n_carry : n_carry + n_xs], ins[n_carry + n_xs :]
     if length <= UNROLL or all(p.value is not None for p in ins):
         ys: list = []
@@ -673,14 +695,7 @@ def _scan_sparsity(ctx, ins, *, body, length, reverse, n_carry, n_xs):
         return carry + [sp.stacked([y[j] for y in ys], a.shape) for j, a in enumerate(avals)]
     ctx.inexact()
     every = [sp.reduce_axes(x, (0,)) for x in xs]
-    carry = [sp.union([p], p.shape, ctx.n) for p in carry]
-    while True:
-        outs = ctx.run(body, carry + every + consts, second=False)
-        grown = [sp.union([a, b], a.shape, ctx.n) for a, b in zip(carry, outs[:n_carry])]
-        if sp.same(carry, grown):
-            break
-        carry = grown
-    outs = ctx.run(body, carry + every + consts)
+    carry, outs = _fixed_point(ctx, body, carry, every + consts)
     ys = [sp.broadcast(y, a.shape) for y, a in zip(outs[n_carry:], ctx.out_avals[n_carry:])]
     return carry + ys
 

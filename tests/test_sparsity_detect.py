@@ -290,6 +290,16 @@ def test_while_loop_iterates_to_a_fixed_point():
     np.testing.assert_array_equal(local, dense)
 
 
+def test_while_loop_with_a_known_trip_count_is_exact():
+    def f(x):
+        body = lambda c: (c[0] + 1, c[1] * anp.roll(c[1], 1))
+        return ad.while_loop(lambda c: c[0] < 2, body, (0, x))[1]
+
+    pattern, _, dense = _check_contains(f, np.linspace(1, 2, 5))
+    np.testing.assert_array_equal(pattern, dense)
+    assert not pattern.all()
+
+
 def test_jit_checkpoint_custom_rules_pass_through_their_graphs():
     @ad.custom_jvp
     def g(x):
