@@ -12,10 +12,10 @@ from autodiff.core.abstract import ShapedArray, array_result_type
 from autodiff.core.dtypes import dtype_of
 from autodiff.core.primitive import Primitive, bind
 from autodiff.ops import shape as shp
+from autodiff.ops import sparsity as sp
 from autodiff.ops.elementwise import cotangent_of
 from autodiff.ops.index import getitem
 from autodiff.ops.products import einsum
-from autodiff.ops.sparsity import DENSE
 from autodiff.ops.structural import apply_linear, batch_in_front, shape_of
 
 
@@ -69,8 +69,30 @@ def _correlate_batch(values, dims, *, mode):
     return getitem(full, (slice(None), slice(start, start + length))), 0
 
 
+def _correlate_parts(ctx, ins, mode: str) -> list:
+    """The patterns of out[k] through a and through w: the pairs (a[i], w[j]) of its sum, but
+    those with a known zero factor."""
+    (n,), (m,) = ins[0].shape, ins[1].shape
+    start, length = _correlate_window(n, m, mode)
+    k, j = np.divmod(np.arange(length * m), m)
+    i = k + start + j - (m - 1)
+    valid = (i >= 0) & (i < n)
+    k, j, i = k[valid], j[valid], i[valid]
+    parts = []
+    for p, own, other, other_at in ((ins[0], i, ins[1], j), (ins[1], j, ins[0], i)):
+        keep = slice(None) if other.value is None else np.asarray(other.value)[other_at] != 0
+        parts.append(sp.combine([(p, k[keep], own[keep])], (length,), ctx.n))
+    return parts
+
+
 correlate_p = Primitive("correlate")
-correlate_p.sparsity = DENSE  # (every output element: all of a and w)
+correlate_p.sparsity = sp.SparsityRule(
+    lambda ctx, ins, *, mode: [
+        sp.union(_correlate_parts(ctx, ins, mode), ctx.out_avals[0].shape, ctx.n)
+    ],
+    lambda ctx, ins, outs, *, mode: [tuple(_correlate_parts(ctx, ins, mode))],
+    exact=True,
+)
 correlate_p.impl = _correlate_impl
 correlate_p.abstract_eval = lambda a, w, *, mode: ShapedArray(
     (_correlate_window(a.shape[0], w.shape[0], mode)[1],), array_result_type(a, w)
