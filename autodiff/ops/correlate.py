@@ -69,6 +69,17 @@ def _correlate_batch(values, dims, *, mode):
     return getitem(full, (slice(None), slice(start, start + length))), 0
 
 
+correlate_p = Primitive("correlate")
+correlate_p.impl = _correlate_impl
+correlate_p.abstract_eval = lambda a, w, *, mode: ShapedArray(
+    (_correlate_window(a.shape[0], w.shape[0], mode)[1],), array_result_type(a, w)
+)
+correlate_p.jvp = _correlate_jvp
+correlate_p.vjp = _correlate_vjp
+correlate_p.vjp_takes_needs = True
+correlate_p.batch = _correlate_batch
+
+
 def _correlate_parts(ctx, ins, mode: str) -> list:
     """The patterns of out[k] through a and through w: the pairs (a[i], w[j]) of its sum, but
     those with a known zero factor."""
@@ -85,7 +96,6 @@ def _correlate_parts(ctx, ins, mode: str) -> list:
     return parts
 
 
-correlate_p = Primitive("correlate")
 correlate_p.sparsity = sp.SparsityRule(
     lambda ctx, ins, *, mode: [
         sp.union(_correlate_parts(ctx, ins, mode), ctx.out_avals[0].shape, ctx.n)
@@ -93,14 +103,6 @@ correlate_p.sparsity = sp.SparsityRule(
     lambda ctx, ins, outs, *, mode: [tuple(_correlate_parts(ctx, ins, mode))],
     exact=True,
 )
-correlate_p.impl = _correlate_impl
-correlate_p.abstract_eval = lambda a, w, *, mode: ShapedArray(
-    (_correlate_window(a.shape[0], w.shape[0], mode)[1],), array_result_type(a, w)
-)
-correlate_p.jvp = _correlate_jvp
-correlate_p.vjp = _correlate_vjp
-correlate_p.vjp_takes_needs = True
-correlate_p.batch = _correlate_batch
 
 
 def correlate_1d(a, w, mode: str):
