@@ -299,7 +299,8 @@ def _choose(x, y, op):
     if x is None or y is None:
         return None
     with np.errstate(invalid="ignore"):
-        return op(x, y) | (x == y), op(y, x) | (x == y)
+        both = (x == y) | np.isnan(x) | np.isnan(y)  # (ties, and NaNs: either way)
+        return op(x, y) | both, op(y, x) | both
 
 
 def selection(op) -> SparsityRule:
