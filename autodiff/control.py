@@ -31,6 +31,7 @@ from autodiff.core.primitive import Primitive, bind
 from autodiff.core.pytree import tree_flatten, tree_map, tree_unflatten
 from autodiff.core.tensor import TENSOR_TYPES
 from autodiff.core.trace import current_level
+from autodiff.ops import sparsity as sp
 from autodiff.ops.structural import move_to_front
 from autodiff.staging.call import (
     batch_graph,
@@ -194,6 +195,23 @@ def _index_value(index):
 cond_p = Primitive("cond", multiple_results=True)
 
 
+def _cond_sparsity(ctx, ins, *, branches):
+    """The union of the branches' patterns; the branch taken when the index is known."""
+    index, operands = ins[0], ins[1:]
+    if index.value is not None:
+        branches = (branches[_clamp(int(index.value), len(branches))],)
+    elif len(branches) > 1:
+        ctx.inexact()
+    results = [ctx.run(graph, operands) for graph in branches]
+    return [
+        sp.union([r[j] for r in results], aval.shape, ctx.n) for j, aval in enumerate(ctx.out_avals)
+    ]
+
+
+# (the branches add their second-order terms as they run)
+cond_p.sparsity = sp.SparsityRule(_cond_sparsity, exact=True, linear=True)
+
+
 def _cond_impl(index, *operands, branches):
     return run_graph(branches[_clamp(int(index), len(branches))], *operands)
 
@@ -315,6 +333,55 @@ def _truth(value) -> bool:
 
 
 while_p = Primitive("while", multiple_results=True)
+
+# Sparsity detection runs loops of up to this many steps whose trip count it knows (exact);
+# longer ones, and loops whose trip count depends on the input, iterate their carry's
+# pattern to a fixed point (conservative).
+UNROLL = 256
+
+
+def _steps(ctx, ins, cond_graph, body_graph, n_carry, n_cond) -> tuple:
+    """Run the loop on patterns while its condition's value is known (a counter's bounds;
+    every value, locally): up to `UNROLL` steps unless every value is known. The carry's
+    patterns and whether the loop is done."""
+    carry, cond_consts = ins[:n_carry], ins[n_carry : n_carry + n_cond]
+    body_consts = ins[n_carry + n_cond :]
+    bounded = any(p.value is None for p in ins)
+    steps = 0
+    while not bounded or steps < UNROLL:
+        go = ctx.run(cond_graph, carry + cond_consts, second=False)[0].value
+        if go is None:
+            break
+        if not go:
+            return carry, True
+        carry = ctx.run(body_graph, carry + body_consts)
+        steps += 1
+    return carry, False
+
+
+def _while_sparsity(ctx, ins, *, cond_graph, body_graph, n_carry, n_cond):
+    """The loop run on patterns while its condition is known, then the carry's pattern
+    iterated to its fixed point (any number of further steps)."""
+    carry, done = _steps(ctx, ins, cond_graph, body_graph, n_carry, n_cond)
+    if done:
+        return carry
+    ctx.inexact()
+    return _fixed_point(ctx, body_graph, carry, ins[n_carry + n_cond :])[0]
+
+
+def _fixed_point(ctx, body: Graph, carry: list, rest: list) -> tuple:
+    """The union of the carry's patterns over any number of steps of `body(*carry, *rest)`
+    (its first outputs the carry), and the body's outputs for it (with their Hessian terms)."""
+    carry = [sp.union([p], p.shape, ctx.n) for p in carry]  # (values vary: unknown)
+    while True:
+        outs = ctx.run(body, carry + rest, second=False)
+        grown = [sp.union([a, b], a.shape, ctx.n) for a, b in zip(carry, outs)]
+        if sp.same(carry, grown):
+            return carry, ctx.run(body, carry + rest)
+        carry = grown
+
+
+while_p.sparsity = sp.SparsityRule(_while_sparsity, linear=True)
 
 
 def _while_impl(*operands, cond_graph, body_graph, n_carry, n_cond):
@@ -610,6 +677,30 @@ def fori_loop(lower, upper, body_fun: Callable, init_val):
 
 
 scan_p = Primitive("scan", multiple_results=True)
+
+
+def _scan_sparsity(ctx, ins, *, body, length, reverse, n_carry, n_xs):
+    """Up to `UNROLL` steps (or with every value known), the scan run on patterns (exact);
+    longer ones, the carry's fixed point with every step's xs at once (conservative)."""
+    carry, xs, consts = ins[:n_carry], ins[n_carry : n_carry + n_xs], ins[n_carry + n_xs :]
+    if length <= UNROLL or all(p.value is not None for p in ins):
+        ys: list = []
+        for i in range(length - 1, -1, -1) if reverse else range(length):
+            outs = ctx.run(body, carry + [sp.item(x, i) for x in xs] + consts)
+            carry = outs[:n_carry]
+            ys.append(outs[n_carry:])
+        if reverse:
+            ys.reverse()
+        avals = ctx.out_avals[n_carry:]
+        return carry + [sp.stacked([y[j] for y in ys], a.shape) for j, a in enumerate(avals)]
+    ctx.inexact()
+    every = [sp.reduce_axes(x, (0,)) for x in xs]
+    carry, outs = _fixed_point(ctx, body, carry, every + consts)
+    ys = [sp.broadcast(y, a.shape) for y, a in zip(outs[n_carry:], ctx.out_avals[n_carry:])]
+    return carry + ys
+
+
+scan_p.sparsity = sp.SparsityRule(_scan_sparsity, exact=True, linear=True)
 
 
 def _scan_impl(*operands, body, length, reverse, n_carry, n_xs):

@@ -33,6 +33,7 @@ from autodiff.core.tensor import Tensor
 from autodiff.forward_ad.transforms import jvp, zero_tangent
 from autodiff.ops.gather_scatter import filled
 from autodiff.ops.products import _einsum_spec, dot_p, einsum_p, matmul_p
+from autodiff.ops.sparsity import MOVEMENT, THROUGH_FUNCTION, THROUGH_GRAPH
 from autodiff.ops.structural import shape_of
 from autodiff.reverse.transforms import check_argnums, pullback
 from autodiff.staging.ir import Graph, Var, eval_graph
@@ -134,6 +135,7 @@ def _merge_static(static, dynamic, nondiff_argnums, n):
 custom_jvp_call_p = Primitive("custom_jvp_call", multiple_results=True)
 custom_jvp_call_p.jvp_computes_primal = True
 custom_jvp_call_p.impl = lambda *args, fun, rule, store: fun(*args)
+custom_jvp_call_p.sparsity = THROUGH_FUNCTION
 
 
 def _staged_avals(fun: Callable, avals: tuple) -> tuple:
@@ -251,6 +253,7 @@ class custom_jvp:
 # ------------------------------------------------------------------------------ custom_vjp
 
 custom_vjp_call_p = Primitive("custom_vjp_call", multiple_results=True)
+custom_vjp_call_p.sparsity = THROUGH_FUNCTION
 custom_vjp_call_p.impl = lambda *args, fun, fwd, bwd, store: fun(*args)
 custom_vjp_call_p.abstract_eval = lambda *avals, fun, fwd, bwd, store: _staged_avals(fun, avals)
 
@@ -355,6 +358,7 @@ class custom_vjp:
 # ------------------------------------------------------------ checkpoint names and barriers
 
 checkpoint_name_p = Primitive("checkpoint_name")
+checkpoint_name_p.sparsity = MOVEMENT
 checkpoint_name_p.saves_inputs = False  # (the identity: its vjp reads nothing)
 checkpoint_name_p.saves_output = False
 checkpoint_name_p.impl = lambda x, *, name: x
@@ -391,6 +395,7 @@ def checkpoint_name(x, name: str):
 # values a checkpoint's backward pass recomputes from go through it (`prevent_cse`), so that
 # under jit the recomputation is not merged back into the forward computation it repeats.
 optimization_barrier_p = Primitive("optimization_barrier", multiple_results=True)
+optimization_barrier_p.sparsity = MOVEMENT
 optimization_barrier_p.saves_inputs = False
 optimization_barrier_p.saves_output = False
 optimization_barrier_p.impl = lambda *xs: xs
@@ -657,6 +662,7 @@ def _remat_batch(values, dims, *, graph, policy, prevent_cse):
 
 
 remat_p = Primitive("remat", multiple_results=True)
+remat_p.sparsity = THROUGH_GRAPH
 remat_p.impl = lambda *args, graph, policy, prevent_cse: tuple(eval_graph(graph, *args))
 remat_p.abstract_eval = _remat_abstract_eval
 remat_p.fwd = _remat_fwd
@@ -670,6 +676,7 @@ remat_p.batch = _remat_batch
 # where nothing reads them), with the rule of the primitive `saved` applied to `inputs` as
 # its vjp.
 remat_saved_p = Primitive("remat_saved", multiple_results=True)
+remat_saved_p.sparsity = MOVEMENT  # (its values: the first operands)
 remat_saved_p.vjp_takes_needs = True
 remat_saved_p.impl = lambda *operands, saved, params, n_out: operands[:n_out]
 remat_saved_p.abstract_eval = lambda *avals, saved, params, n_out: avals[:n_out]

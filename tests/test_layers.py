@@ -24,6 +24,7 @@ it may import):
     sparse        coloring, compressed-matrix recovery      kernels
     custom        custom_jvp, custom_vjp, checkpoint        reverse, forward_ad, vmap, ...
     staging       jit, the Graph IR, passes, executors      reverse, forward_ad, vmap, ...
+    sparse.detect sparsity detection on staged graphs      staging
     control       cond, switch, loops, scan                 staging, namespaces, ...
     sparse.jacobians
                   compressed Jacobians and Hessians         sparse, staging, namespaces
@@ -91,6 +92,8 @@ LAYERS = {
     "jacobians": (["autodiff.jacobians"], ["reverse", "vmap"]),
     # Coloring of sparsity patterns and recovery plans: Numba loops, SciPy arrays.
     "sparse": (["autodiff.sparse"], ["kernels"]),
+    # Sparsity detection: index sets propagated through staged graphs.
+    "sparse.detect": (["autodiff.sparse.detect"], ["staging"]),
     # The staged program and the trace that records it: the core's concepts, no transform.
     "graphs": (["autodiff.staging.ir", "autodiff.staging.trace"], ["core"]),
     # (custom rules' abstract_eval stages the user's function)

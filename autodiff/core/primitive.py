@@ -19,6 +19,8 @@ module of `autodiff/ops/`:
   calls it instead of `impl` and gives the vjp rule `residuals=`; a vjp rule called without
   them (the torch face's level 0 records `impl`'s output only) computes them itself. For
   primitives holding a computation (staged calls, scan) whose intermediates it saves.
+- `sparsity`: a `SparsityRule` (ops/sparsity.py): which input elements each output element
+  depends on, and which interact to second order (sparse/detect.py's pattern detection).
 
 Rules are written with autodiff ops so they differentiate, batch, nest and stage again.
 Primitives with `differentiable=False` (comparisons, rounding, integer results)
@@ -86,6 +88,7 @@ class Primitive:
         "multiple_results",
         "differentiable",
         "fwd",
+        "sparsity",
         "vjp_takes_needs",
         "jvp_computes_primal",
         "saves_inputs",
@@ -107,6 +110,7 @@ class Primitive:
         self.vjp = None
         self.batch = None
         self.fwd = None
+        self.sparsity = None
         self.multiple_results = multiple_results
         self.differentiable = differentiable
         # vjp rules of costly ops may accept `needs` (one bool per input: is a cotangent

@@ -17,6 +17,7 @@ import numpy as np
 from autodiff.core.abstract import same_aval
 from autodiff.core.dtypes import dtype_of
 from autodiff.core.primitive import Primitive, bind
+from autodiff.ops import sparsity as sp
 from autodiff.ops.elementwise import add, astype, equal, greater, where
 from autodiff.ops.gather_scatter import (
     TracedSliceBounds,
@@ -33,6 +34,18 @@ from autodiff.ops.index import dynamic_parts, getitem, index_set, slice_block, u
 from autodiff.ops.structural import shape_of
 
 
+def _update_sparsity(ctx, ins, *, index):
+    """x's element, and the values written to its position."""
+    x, value, arrays = ins[0], ins[1], [p.value for p in ins[2:]]
+    if any(a is None for a in arrays):
+        return sp.conservative(ctx, ins)
+    shape = ctx.out_avals[0].shape
+    target = np.asarray(sp.ids(shape)[fill_index(index, arrays)])
+    value = sp.broadcast(value, target.shape)
+    written = sp.combine([(value, target.ravel(), np.arange(value.size))], shape, ctx.n)
+    return [sp.union([sp.broadcast(x, shape), written], shape, ctx.n)]
+
+
 def _update_primitive(name: str, ufunc) -> Primitive:
     """`prim(x, value, *index_arrays, index=...)`: a copy of x with `ufunc.at(x, index, value)`."""
 
@@ -45,6 +58,7 @@ def _update_primitive(name: str, ufunc) -> Primitive:
     prim.impl = impl
     prim.abstract_eval = same_aval  # (a copy of x, updated in place)
     prim.batch = update_batch_rule(prim)
+    prim.sparsity = sp.SparsityRule(_update_sparsity, sp.itself)
     return prim
 
 

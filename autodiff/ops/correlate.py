@@ -12,6 +12,7 @@ from autodiff.core.abstract import ShapedArray, array_result_type
 from autodiff.core.dtypes import dtype_of
 from autodiff.core.primitive import Primitive, bind
 from autodiff.ops import shape as shp
+from autodiff.ops import sparsity as sp
 from autodiff.ops.elementwise import cotangent_of
 from autodiff.ops.index import getitem
 from autodiff.ops.products import einsum
@@ -77,6 +78,31 @@ correlate_p.jvp = _correlate_jvp
 correlate_p.vjp = _correlate_vjp
 correlate_p.vjp_takes_needs = True
 correlate_p.batch = _correlate_batch
+
+
+def _correlate_parts(ctx, ins, mode: str) -> list:
+    """The patterns of out[k] through a and through w: the pairs (a[i], w[j]) of its sum, but
+    those with a known zero factor."""
+    (n,), (m,) = ins[0].shape, ins[1].shape
+    start, length = _correlate_window(n, m, mode)
+    k, j = np.divmod(np.arange(length * m), m)
+    i = k + start + j - (m - 1)
+    valid = (i >= 0) & (i < n)
+    k, j, i = k[valid], j[valid], i[valid]
+    parts = []
+    for p, own, other, other_at in ((ins[0], i, ins[1], j), (ins[1], j, ins[0], i)):
+        keep = slice(None) if other.value is None else np.asarray(other.value)[other_at] != 0
+        parts.append(sp.combine([(p, k[keep], own[keep])], (length,), ctx.n))
+    return parts
+
+
+correlate_p.sparsity = sp.SparsityRule(
+    lambda ctx, ins, *, mode: [
+        sp.union(_correlate_parts(ctx, ins, mode), ctx.out_avals[0].shape, ctx.n)
+    ],
+    lambda ctx, ins, outs, *, mode: [tuple(_correlate_parts(ctx, ins, mode))],
+    exact=True,
+)
 
 
 def correlate_1d(a, w, mode: str):

@@ -19,6 +19,7 @@ from autodiff.core.primitive import Primitive, bind
 from autodiff.ops import shape as shp
 from autodiff.ops.elementwise import cotangent_of
 from autodiff.ops.index import getitem
+from autodiff.ops.sparsity import prefix
 from autodiff.ops.structural import apply_linear, axis_in_batched, batch_in_front, ndim_of, shape_of
 
 
@@ -47,6 +48,7 @@ def _cumsum_impl(x, *, axis, reverse, dtype):
 
 
 cumsum_p = Primitive("cumsum")
+cumsum_p.sparsity = prefix(lambda params: params["axis"], lambda params: params["reverse"])
 cumsum_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 cumsum_p.saves_output = False
 cumsum_p.impl = _cumsum_impl
@@ -69,6 +71,7 @@ def _exclusive(y, axis: int):
 
 
 cumprod_p = Primitive("cumprod")
+cumprod_p.sparsity = prefix(lambda params: params["axis"], linear=False)
 cumprod_p.impl = lambda x, *, axis, dtype: np.cumprod(x, axis, dtype)
 cumprod_p.abstract_eval = _cumulative_abstract_eval
 cumprod_p.jvp = lambda primals, tangents, *, out, axis, dtype: apply_linear(
@@ -165,6 +168,9 @@ def _linear_recurrence_batch(values, dims, *, axis, reverse):
 
 
 linear_recurrence_p = Primitive("linear_recurrence")
+linear_recurrence_p.sparsity = prefix(
+    lambda params: params["axis"], lambda params: params["reverse"], linear=False
+)
 linear_recurrence_p.impl = _linear_recurrence_impl
 linear_recurrence_p.abstract_eval = lambda a, b, *, axis, reverse: ShapedArray(
     np.broadcast_shapes(a.shape, b.shape), array_result_type(a, b)

@@ -29,6 +29,7 @@ from autodiff.core.tensor import SHAPE_OF_VALUE
 from autodiff.kernels import elementwise as kernels
 from autodiff.kernels import fused
 from autodiff.ops.formulas import FORMS, Formulas, binary_rule, unary_rule
+from autodiff.ops.sparsity import LINEAR_ELEMENTWISE, MULTIPLY, WHERE, elementwise, selection
 from autodiff.ops.structural import (
     _add_reduce,
     _sum_to_shape_impl,
@@ -178,7 +179,9 @@ def unary(name: str, impl, d: str) -> Primitive:
     """A differentiable elementwise primitive of one operand `x`: `impl` (a NumPy ufunc), and
     `d`, the formula of `g` times d out / d x (see ops/formulas.py)."""
     make_rule = partial(unary_rule, name, d, FORMULAS)
-    return _elementwise(name, impl, make_rule, unary_batch_rule)
+    p = _elementwise(name, impl, make_rule, unary_batch_rule)
+    p.sparsity = elementwise()  # (x with itself to second order)
+    return p
 
 
 def binary(name: str, impl, dx: str, dy: str, *, symmetric: bool = False) -> Primitive:
@@ -186,7 +189,9 @@ def binary(name: str, impl, dx: str, dy: str, *, symmetric: bool = False) -> Pri
     (a NumPy ufunc), and `dx`, `dy`, the formulas of `g` times the partial derivatives in `x`
     and in `y` (see ops/formulas.py). `symmetric`: `dy` is `dx` with the operands swapped."""
     make_rule = partial(binary_rule, name, dx, dy, FORMULAS, symmetric)
-    return _elementwise(name, impl, make_rule, broadcasting_batch_rule)
+    p = _elementwise(name, impl, make_rule, broadcasting_batch_rule)
+    p.sparsity = elementwise("all")  # (every pair of operands, unless said otherwise)
+    return p
 
 
 def _factor(name: str, deriv) -> str:
@@ -226,6 +231,7 @@ _LN10 = float(np.log(10.0))
 
 # Negation, exponentials and logarithms
 negative_p = unary("negative", np.negative, "-g")
+negative_p.sparsity = LINEAR_ELEMENTWISE
 exp_p = unary("exp", np.exp, "g * out")
 exp2_p = unary("exp2", np.exp2, "g * (out * LN2)")
 expm1_p = unary("expm1", np.expm1, "g * (out + 1.0)")
@@ -264,6 +270,7 @@ arctanh_p = unary("arctanh", np.arctanh, "g * reciprocal(1.0 - x * x)")
 abs_p = Primitive("absolute")
 abs_p.impl = np.abs
 abs_p.abstract_eval = ufunc_abstract_eval(np.abs)
+abs_p.sparsity = LINEAR_ELEMENTWISE  # (its second derivative: zero almost everywhere)
 
 
 def _conj_sgn(x, out):
@@ -316,6 +323,10 @@ add_p = binary("add", np.add, "g", "g")
 subtract_p = binary("subtract", np.subtract, "g", "-g")
 multiply_p = binary("multiply", np.multiply, "g * y", "g * x", symmetric=True)
 divide_p = binary("divide", np.true_divide, "g / y", "-(g * out / y)")
+for _p in (add_p, subtract_p):
+    _p.sparsity = LINEAR_ELEMENTWISE
+multiply_p.sparsity = MULTIPLY
+divide_p.sparsity = elementwise(((0, 1), (1, 1)))
 # Python's scalar operators on NumPy scalars (Primitive.fast.scalar_impl).
 for _p, _op in (
     (add_p, operator.add),
@@ -334,7 +345,9 @@ def _selection(name: str, impl, chooser: str, op: str) -> Primitive:
     """A primitive that returns the operand `x op y` selects: the derivative goes to that
     operand; `chooser` (a formula helper) says how ties and NaNs split it."""
     dx = f"g * {chooser}(x, y, x {op} y, out)"
-    return binary(name, impl, dx, f"g * {chooser}(y, x, y {op} x, out)")
+    p = binary(name, impl, dx, f"g * {chooser}(y, x, y {op} x, out)")
+    p.sparsity = selection(np.greater if op == ">" else np.less)
+    return p
 
 
 # maximum & co: the derivative goes to the chosen operand, half to each on ties; fmax and
@@ -393,6 +406,7 @@ where_p.abstract_eval = lambda c, x, y: ShapedArray(
     np.broadcast_shapes(c.shape, x.shape, y.shape), result_type(x, y), all_weak(x, y)
 )
 where_p.jvp = _where_jvp
+where_p.sparsity = WHERE
 where_p.vjp = lambda g, c, x, y, *, out: (
     None,
     None if type(x) in _NUMBER else unbroadcast(where(c, g, 0.0), x),
@@ -435,6 +449,8 @@ conj_p.jvp = lambda primals, tangents, *, out: conj(tangents[0])
 conj_p.vjp = lambda g, x, *, out: (conj(g),)
 for _p in (astype_p, real_p, imag_p, conj_p):
     _p.batch = unary_batch_rule(_p)
+    _p.sparsity = LINEAR_ELEMENTWISE
+imag_p.sparsity = elementwise((), exact=False)  # (the imaginary part of a real x is 0)
 
 # Linear primitives whose vjp reads only shapes and dtypes: in-place changes to their inputs
 # do not invalidate a recorded graph (as in PyTorch).

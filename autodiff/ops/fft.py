@@ -27,6 +27,7 @@ from autodiff.core.abstract import ShapedArray
 from autodiff.core.dtypes import dtype_of
 from autodiff.core.primitive import Primitive, bind
 from autodiff.ops.elementwise import astype, conj, multiply
+from autodiff.ops.sparsity import along_axes
 from autodiff.ops.structural import apply_linear, axis_in_batched, ndim_of, shape_of
 
 # The norm whose forward scaling is a norm's inverse scaling (and the other way round).
@@ -97,7 +98,11 @@ def _fft_vjp(g, x, *, out, axes, inverse, norm):
     return (astype(_fft(g, axes, inverse, norm), dtype_of(x)),)
 
 
+# Each output element depends on the input's elements along the transformed axes.
+FFT_AXES = along_axes(lambda shape, *, axes, **params: axes)
+
 fft_p = Primitive("fft")
+fft_p.sparsity = FFT_AXES
 fft_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 fft_p.saves_output = False
 fft_p.impl = _fft_impl
@@ -154,6 +159,7 @@ def _irfft_vjp(g, x, *, out, axes, n, norm):
 
 
 rfft_p = Primitive("rfft")
+rfft_p.sparsity = FFT_AXES
 rfft_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 rfft_p.saves_output = False
 rfft_p.impl = _rfft_impl
@@ -165,6 +171,7 @@ rfft_p.vjp = _rfft_vjp
 rfft_p.batch = _axes_batch_rule(rfft_p)
 
 irfft_p = Primitive("irfft")
+irfft_p.sparsity = FFT_AXES
 irfft_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 irfft_p.saves_output = False
 irfft_p.impl = _irfft_impl

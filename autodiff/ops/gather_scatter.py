@@ -29,6 +29,7 @@ from autodiff.kernels.scatter import scatter_add_rows
 from autodiff.ops.elementwise import astype, equal, where
 from autodiff.ops.numpy_forms import define_numpy, vjp_rules
 from autodiff.ops.shape import stack
+from autodiff.ops.sparsity import MOVEMENT, accumulation
 from autodiff.ops.structural import (
     batch_size,
     broadcast_to,
@@ -422,6 +423,9 @@ define_numpy(scatter, _scatter_numpy)
 
 
 scatter_add_p = Primitive("scatter_add")
+scatter_add_p.sparsity = accumulation(
+    lambda out_ids, values, *arrays, shape, index: out_ids[fill_index(index, arrays)]
+)
 scatter_add_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 scatter_add_p.saves_output = False
 scatter_add_p.impl = lambda values, *arrays, shape, index: _scatter_numpy(
@@ -452,6 +456,7 @@ scatter_add_p.batch = _scatter_add_batch
 
 
 getitem_p = Primitive("getitem")
+getitem_p.sparsity = MOVEMENT
 getitem_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 getitem_p.saves_output = False
 getitem_p.impl = lambda x, *arrays, index: x[fill_index(index, arrays) if arrays else index]
@@ -526,6 +531,7 @@ def _landed_writes(shape: tuple, index: tuple, arrays, selected: tuple):
 
 
 index_set_p = Primitive("index_set")
+index_set_p.sparsity = MOVEMENT
 index_set_p.impl = _index_set_impl
 # Its rule reads the shapes of x and value and the index arrays only (as torch's index_put_,
 # which saves neither): a write into x after `x[i] = v` does not invalidate the graph.

@@ -44,6 +44,7 @@ from autodiff.ops.gather_scatter import (
     split_index,
 )
 from autodiff.ops.shape import ravel
+from autodiff.ops.sparsity import MOVEMENT
 from autodiff.ops.structural import batch_size, move_batch_axis, move_to_front, reshape, shape_of
 
 remainder = ELEMENTWISE["remainder"]
@@ -309,6 +310,7 @@ def _dynamic_slice_batch(values, dims, *, sizes):
 
 
 dynamic_slice_p = Primitive("dynamic_slice")
+dynamic_slice_p.sparsity = MOVEMENT
 dynamic_slice_p.saves_inputs = False  # its vjp reads the starts and the operand's shape only
 dynamic_slice_p.saves_output = False
 dynamic_slice_p.impl = _dynamic_slice_impl
@@ -376,6 +378,7 @@ def _dynamic_update_slice_batch(values, dims):
 
 
 dynamic_update_slice_p = Primitive("dynamic_update_slice")
+dynamic_update_slice_p.sparsity = MOVEMENT
 dynamic_update_slice_p.saves_inputs = False  # its vjp reads the starts and the shapes only
 dynamic_update_slice_p.saves_output = False
 dynamic_update_slice_p.impl = _dynamic_update_slice_impl

@@ -60,7 +60,7 @@ from autodiff.ops import shape as _shape
 from autodiff.ops.cumulative import cumprod
 from autodiff.ops.elementwise import cotangent_of, stop_gradient, where
 from autodiff.ops.linalg_factor import _svd_uv, cholesky_p, eig_p, eigh_p, qr_p, svd_p
-from autodiff.ops.linalg_solve import _inv_impl, inv_p, solve_p
+from autodiff.ops.linalg_solve import _inv_impl, inv_p, solve_cores, solve_p
 from autodiff.ops.matrix import (
     LinAlgError,
     _abs2,
@@ -81,6 +81,7 @@ from autodiff.ops.matrix import (
     _stack,
 )
 from autodiff.ops.products import _array, add_terms, einsum, tangent_in_dtype_of
+from autodiff.ops.sparsity import dense_blocks
 from autodiff.ops.structural import shape_of
 
 EighResult = namedtuple("EighResult", ["eigenvalues", "eigenvectors"])
@@ -142,6 +143,7 @@ def _adjugate_impl(a):
 
 
 adjugate_p = Primitive("adjugate")
+adjugate_p.sparsity = dense_blocks()
 adjugate_p.impl = _adjugate_impl
 adjugate_p.jvp = lambda primals, tangents, *, out: (
     None
@@ -195,6 +197,7 @@ def _det_tangent(a, da):
 
 
 det_p = Primitive("det")
+det_p.sparsity = dense_blocks()
 det_p.impl = np.linalg.det
 det_p.jvp = lambda primals, tangents, *, out: (
     None if tangents[0] is None else _det_tangent(primals[0], tangents[0])
@@ -213,6 +216,7 @@ det_p.abstract_eval = _det_abstract_eval
 # slogdet: d log|det| = d det / det, infinite (or NaN) at a singular matrix, where log|det| is
 # -inf, as JAX's: the adjugate's entries divided by zero.
 slogdet_p = Primitive("slogdet", multiple_results=True)
+slogdet_p.sparsity = dense_blocks()
 slogdet_p.impl = lambda a: tuple(np.linalg.slogdet(a))
 
 
@@ -251,6 +255,7 @@ slogdet_p.abstract_eval = _slogdet_abstract_eval
 #   dP = -P dA P + P P^T dA^T (I - A P) + (I - P A) dA^T P^T P.
 
 pinv_p = Primitive("pinv")
+pinv_p.sparsity = dense_blocks()
 pinv_p.impl = lambda a, *, rcond, hermitian: np.linalg.pinv(a, rcond, hermitian)
 
 
@@ -332,6 +337,7 @@ def _lstsq_jvp(primals, tangents, *, out, rcond):
 
 
 lstsq_p = Primitive("lstsq", multiple_results=True)
+lstsq_p.sparsity = dense_blocks(solve_cores)
 
 
 lstsq_p.impl = _lstsq_impl

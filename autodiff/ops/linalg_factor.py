@@ -36,6 +36,7 @@ from autodiff.ops.matrix import (
     linalg_dtype,
 )
 from autodiff.ops.products import add_terms, einsum, tangent_in_dtype_of
+from autodiff.ops.sparsity import dense_blocks
 from autodiff.ops.structural import broadcast_to, shape_of
 
 # ---------------------------------------------------------------------------------------------
@@ -68,6 +69,7 @@ def _cholesky_vjp(g, a, *, out):
 
 
 cholesky_p = Primitive("cholesky")
+cholesky_p.sparsity = dense_blocks()
 cholesky_p.impl = np.linalg.cholesky
 cholesky_p.jvp = _cholesky_jvp
 cholesky_p.vjp = _cholesky_vjp
@@ -83,6 +85,7 @@ cholesky_p.batch = _leading_batch(cholesky_p)
 # `vectors=False` is eigvalsh (its own LAPACK call); its rules compute the vectors.
 
 eigh_p = Primitive("eigh", multiple_results=True)
+eigh_p.sparsity = dense_blocks()
 eigh_p.impl = lambda a, *, UPLO, vectors: (
     tuple(np.linalg.eigh(a, UPLO)) if vectors else (np.linalg.eigvalsh(a, UPLO),)
 )
@@ -258,6 +261,7 @@ def _svd_impl(a, *, full_matrices, compute_uv, hermitian):
 
 
 svd_p = Primitive("svd", multiple_results=True)
+svd_p.sparsity = dense_blocks()
 
 
 svd_p.impl = _svd_impl
@@ -367,6 +371,7 @@ def _eig_impl(a, *, vectors):
 
 
 eig_p = Primitive("eig", multiple_results=True)
+eig_p.sparsity = dense_blocks()
 
 
 eig_p.impl = _eig_impl
@@ -443,6 +448,7 @@ def _qr_vjp(g, a, *, out, complete):
 
 
 qr_p = Primitive("qr", multiple_results=True)
+qr_p.sparsity = dense_blocks()
 
 
 qr_p.impl = lambda a, *, complete: tuple(np.linalg.qr(a, "complete" if complete else "reduced"))
@@ -577,6 +583,7 @@ def _frechet_expm(a, e):
 
 
 expm_p = Primitive("expm")
+expm_p.sparsity = dense_blocks()
 expm_p.impl = _expm_impl
 expm_p.jvp = lambda primals, tangents, *, out: (
     None

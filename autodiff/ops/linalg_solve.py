@@ -25,6 +25,7 @@ from autodiff.ops.matrix import (
     linalg_dtype,
 )
 from autodiff.ops.products import tangent_in_dtype_of
+from autodiff.ops.sparsity import dense_blocks
 
 # ---------------------------------------------------------------------------------------------
 # inv: d(A^-1) = -A^-1 dA A^-1. With `nan_if_singular` (for cond), singular matrices give NaNs
@@ -44,7 +45,13 @@ def _inv_impl(a, *, nan_if_singular=False):
     return out
 
 
+def solve_cores(shapes, **params) -> list:
+    """The matrix axes of `a` and `b` in a solve: b is a vector only when 1-D (NumPy 2)."""
+    return [2, 1 if len(shapes[1]) == 1 else 2]
+
+
 inv_p = Primitive("inv")
+inv_p.sparsity = dense_blocks()
 inv_p.impl = _inv_impl
 inv_p.jvp = lambda primals, tangents, *, out, **params: (
     None if tangents[0] is None else -(out @ tangents[0] @ out)
@@ -57,6 +64,7 @@ inv_p.batch = _leading_batch(inv_p)
 # solve(a, b) with b a stack of matrices (..., n, k): dx = A^-1 (db - dA x), gb = A^-T g.
 
 solve_p = Primitive("solve")
+solve_p.sparsity = dense_blocks(solve_cores)
 solve_p.impl = np.linalg.solve
 
 
@@ -130,6 +138,7 @@ def _triangular_solve_impl(a, b, *, lower, trans, unit_diagonal):
 
 
 triangular_solve_p = Primitive("triangular_solve")
+triangular_solve_p.sparsity = dense_blocks(solve_cores)
 triangular_solve_p.impl = _triangular_solve_impl
 
 

@@ -34,6 +34,7 @@ from autodiff.core.primitive import Primitive, bind
 from autodiff.core.tensor import Tensor
 from autodiff.ops import shape as _shape
 from autodiff.ops.elementwise import add, astype, conj, multiply_p, unbroadcast
+from autodiff.ops.sparsity import contraction, dot_letters, einsum_letters, matmul_letters
 from autodiff.ops.structural import (
     broadcast_to,
     matrix_transpose,
@@ -172,6 +173,7 @@ def _matmul_vjp(g, a, b, *, out, needs=(True, True)):
 
 
 matmul_p = Primitive("matmul")
+matmul_p.sparsity = contraction(matmul_letters)
 matmul_p.impl = buffers.matmul_into  # (np.matmul, into recycled memory when there is some)
 matmul_p.vjp = _matmul_vjp
 matmul_p.vjp_takes_needs = True
@@ -255,6 +257,7 @@ def _dot_batch(values, dims):
 
 
 dot_p = Primitive("dot")
+dot_p.sparsity = contraction(dot_letters)
 dot_p.impl = np.dot
 dot_p.vjp_takes_needs = True
 dot_p.jvp = _bilinear_jvp(dot_p)
@@ -478,6 +481,7 @@ def _einsum_impl(*operands, subscripts, optimize):
 
 
 einsum_p = Primitive("einsum")
+einsum_p.sparsity = contraction(einsum_letters)
 einsum_p.impl = _einsum_impl
 einsum_p.vjp = _einsum_vjp
 einsum_p.vjp_takes_needs = True

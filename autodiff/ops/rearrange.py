@@ -25,6 +25,7 @@ from autodiff.core.dtypes import dtype_of
 from autodiff.core.primitive import Primitive, bind
 from autodiff.ops.elementwise import add, cotangent_of
 from autodiff.ops.numpy_forms import cotangents_of, define_numpy, vjp_rules
+from autodiff.ops.sparsity import MOVEMENT, accumulation
 from autodiff.ops.structural import apply_linear, axis_in_batched, batch_in_front, shape_of
 
 # ---------------------------------------------------------------------------------------------
@@ -32,6 +33,7 @@ from autodiff.ops.structural import apply_linear, axis_in_batched, batch_in_fron
 
 
 flip_p = Primitive("flip")
+flip_p.sparsity = MOVEMENT
 flip_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 flip_p.saves_output = False
 flip_p.impl = lambda x, axis: np.flip(x, axis)
@@ -55,6 +57,7 @@ def _flip(x, axis):
 
 
 copy_p = Primitive("copy")  # the identity, as a fresh array
+copy_p.sparsity = MOVEMENT
 copy_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 copy_p.saves_output = False
 copy_p.impl = np.copy
@@ -85,6 +88,7 @@ def _unstack_vjp(cts, x, *, out, axis):
 
 
 unstack_p = Primitive("unstack", multiple_results=True)
+unstack_p.sparsity = MOVEMENT
 unstack_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 unstack_p.impl = _unstack_impl
 unstack_p.abstract_eval = lambda x, *, axis: (
@@ -144,6 +148,7 @@ def _concatenate_vjp(g, *arrays, out, axis, dtype, casting):
 
 
 concatenate_p = Primitive("concatenate")
+concatenate_p.sparsity = MOVEMENT
 concatenate_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 concatenate_p.saves_output = False
 concatenate_p.impl = lambda *arrays, axis, dtype, casting: np.concatenate(
@@ -199,6 +204,7 @@ def _stack_vjp(g, out, *arrays, axis, dtype, casting):
 
 
 stack_p = Primitive("stack")
+stack_p.sparsity = MOVEMENT
 stack_p.saves_inputs = False  # its vjp reads only dtypes
 stack_p.saves_output = False
 
@@ -292,6 +298,7 @@ def _split_vjp(cts, x, *, out, ranges, axis):
 
 
 split_p = Primitive("split", multiple_results=True)
+split_p.sparsity = MOVEMENT
 split_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 split_p.impl = _split_impl
 split_p.abstract_eval = _split_abstract_eval
@@ -346,6 +353,7 @@ def _repeat_abstract_eval(x, *, repeats, axis):
 
 
 repeat_p = Primitive("repeat")
+repeat_p.sparsity = MOVEMENT
 repeat_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 repeat_p.saves_output = False
 repeat_p.impl = lambda x, repeats, axis: np.repeat(x, repeats, axis)
@@ -359,6 +367,9 @@ repeat_p.vjp = lambda g, x, *, out, repeats, axis: (
 
 
 segment_sum_p = Primitive("segment_sum")  # the transpose of repeat: sums consecutive runs
+segment_sum_p.sparsity = accumulation(
+    lambda out_ids, x, *, counts, axis: np.repeat(out_ids, counts, axis)
+)
 segment_sum_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 segment_sum_p.saves_output = False
 segment_sum_p.impl = _segment_sum_impl

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import builtins
 import math
+from functools import partial
 
 import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
@@ -21,6 +22,7 @@ from autodiff.core.graph import name_node
 from autodiff.core.primitive import Primitive, bind
 from autodiff.ops import elementwise, shape
 from autodiff.ops.elementwise import astype, equal_p, logical_and_p, logical_not_p, logical_or_p
+from autodiff.ops.sparsity import MOVEMENT, REDUCTION, accumulation, itself, reduction_targets
 from autodiff.ops.structural import (
     axis_in_batched,
     batch_in_front,
@@ -113,6 +115,7 @@ reduce_sum_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 reduce_sum_p.saves_output = False
 # ufunc.reduce is numpy.sum minus its Python-level dispatch (same result types and values).
 reduce_sum_p.impl = lambda x, *, axes, keepdims: np.add.reduce(x, axes, None, None, keepdims)
+reduce_sum_p.sparsity = REDUCTION
 reduce_sum_p.abstract_eval = reduction_abstract_eval(accumulation_dtype)
 reduce_sum_p.jvp = lambda primals, tangents, *, out, axes, keepdims: (
     None if tangents[0] is None else reduce_sum(tangents[0], axes, keepdims)
@@ -158,6 +161,7 @@ def _reduction_batch(p):
 
 
 reduce_sum_p.batch = _reduction_batch(reduce_sum_p)
+expand_reduced_p.sparsity = MOVEMENT
 expand_reduced_p.batch = _expand_reduced_batch
 
 # ---------------------------------------------------------------------------------------------
@@ -212,6 +216,7 @@ def weighted_reduction(name: str, impl, weights) -> Primitive:
     p.jvp = jvp
     p.vjp = vjp
     p.batch = _reduction_batch(p)
+    p.sparsity = accumulation(reduction_targets, itself)
     return p
 
 
@@ -231,6 +236,13 @@ def _without_identity_abstract_eval(name: str, rule):
     return checked
 
 
+def _extrema(ufunc, x, *, axes, keepdims):
+    """Where x reaches its group's extremum (or the group's is NaN)."""
+    best = ufunc.reduce(x, axis=axes, keepdims=True)
+    with np.errstate(invalid="ignore"):
+        return (x == best) | np.isnan(best)
+
+
 def _extremum(name: str, ufunc):
     p = weighted_reduction(
         name,
@@ -238,6 +250,8 @@ def _extremum(name: str, ufunc):
         _tie_weights,
     )
     p.abstract_eval = _without_identity_abstract_eval(ufunc.__name__, reduction_abstract_eval())
+    # (no second-order term; locally, the extrema only, all of them on ties)
+    p.sparsity = accumulation(reduction_targets, exact=False, select=partial(_extrema, ufunc))
     return p
 
 

@@ -22,6 +22,7 @@ from autodiff.core.primitive import Primitive, bind
 from autodiff.kernels.scatter import scatter_add_rows
 from autodiff.ops import shape as shp
 from autodiff.ops.cumulative import axis_batch_rule
+from autodiff.ops.sparsity import MOVEMENT, accumulation
 from autodiff.ops.structural import (
     apply_linear,
     batch_in_front,
@@ -90,6 +91,7 @@ def _gather_batch(values, dims, *, axis):
 
 
 gather_p = Primitive("gather")
+gather_p.sparsity = MOVEMENT
 gather_p.impl = lambda x, idx, *, axis: np.take_along_axis(x, idx, axis)
 gather_p.abstract_eval = _gather_abstract_eval
 gather_p.jvp = lambda primals, tangents, *, out, axis: apply_linear(
@@ -124,7 +126,15 @@ def _scatter_add_along_batch(values, dims, *, axis, shape):
     return scatter_add_along(v, idx, axis + 1, (size,) + shape), 0
 
 
+def _scatter_along_targets(out_ids, values, idx, *, axis, shape):
+    """For each element of values, the id of the output element it adds into."""
+    kept = tuple(slice(0, n) if d != axis else slice(None) for d, n in enumerate(values.shape))
+    idx = np.broadcast_to(idx, values.shape) % shape[axis]
+    return np.take_along_axis(out_ids[kept], idx, axis)
+
+
 scatter_add_along_p = Primitive("scatter_add_along")
+scatter_add_along_p.sparsity = accumulation(_scatter_along_targets)
 scatter_add_along_p.impl = _scatter_add_along_impl
 scatter_add_along_p.abstract_eval = lambda values, idx, *, axis, shape: shaped_like(values, shape)
 scatter_add_along_p.jvp = lambda primals, tangents, *, out, axis, shape: apply_linear(

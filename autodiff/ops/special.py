@@ -41,6 +41,7 @@ from autodiff.ops.reduce import (
     weighted_reduction,
 )
 from autodiff.ops.shape import broadcast_arrays, squeeze
+from autodiff.ops.sparsity import elementwise
 from autodiff.ops.structural import (
     broadcast_to,
     broadcasting_batch_rule,
@@ -205,6 +206,7 @@ def _polygamma_vjp(g, n, x, *, out):
 
 polygamma_p = Primitive("polygamma")
 polygamma_p.impl = kernels.polygamma
+polygamma_p.sparsity = elementwise("all")
 polygamma_p.abstract_eval = _kernel_abstract_eval(kernels.polygamma)
 polygamma_p.jvp = _polygamma_jvp
 polygamma_p.vjp = _polygamma_vjp

@@ -14,6 +14,7 @@ from autodiff.core.dtypes import dtype_of
 from autodiff.core.primitive import Primitive, bind
 from autodiff.kernels import special as kernels
 from autodiff.ops.elementwise import astype, exp, log, sign, unbroadcast, where
+from autodiff.ops.sparsity import elementwise
 from autodiff.ops.special import (
     _kernel_abstract_eval,
     _kernel_unary,
@@ -51,6 +52,7 @@ i0e_p = _kernel_unary("i0e", kernels.i0e, lambda x, out: i1e(x) - sign(x) * out)
 i1e_p = _kernel_unary("i1e", kernels.i1e, _i1e_deriv)
 riemann_zeta_p = Primitive("riemann_zeta")
 riemann_zeta_p.impl = kernels.riemann_zeta
+riemann_zeta_p.sparsity = elementwise("all")
 riemann_zeta_p.abstract_eval = _kernel_abstract_eval(kernels.riemann_zeta)
 
 
@@ -87,6 +89,7 @@ def _kernel_primitive(name: str, kernel, partials):
     p = Primitive(name)
     p.impl = kernel
     p.abstract_eval = _kernel_abstract_eval(kernel)
+    p.sparsity = elementwise("all")
 
     def jvp(primals, tangents, *, out):
         terms = [

@@ -22,6 +22,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 from autodiff.core.abstract import ShapedArray, accumulation_dtype, shaped_like
 from autodiff.core.primitive import Primitive, bind
 from autodiff.core.tensor import Tensor
+from autodiff.ops.sparsity import MOVEMENT, accumulation
 
 # (Module-level names: numpy's module __getattr__ keeps CPython from specializing `np.name`
 # loads, and these run once per broadcasting operand of a backward pass.)
@@ -83,6 +84,7 @@ broadcast_to_p = Primitive("broadcast_to")
 broadcast_to_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 broadcast_to_p.saves_output = False
 broadcast_to_p.impl = lambda x, shape: np.broadcast_to(x, shape)
+broadcast_to_p.sparsity = MOVEMENT
 broadcast_to_p.abstract_eval = _broadcast_to_abstract_eval
 broadcast_to_p.jvp = lambda primals, tangents, *, out, shape: broadcast_to(tangents[0], shape)
 broadcast_to_p.vjp = lambda g, x, *, out, shape: (sum_to_shape(g, shape_of(x)),)
@@ -102,6 +104,9 @@ sum_to_shape_p = Primitive("sum_to_shape")
 sum_to_shape_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 sum_to_shape_p.saves_output = False
 sum_to_shape_p.impl = _sum_to_shape_impl
+sum_to_shape_p.sparsity = accumulation(
+    lambda out_ids, x, *, shape: np.broadcast_to(out_ids, x.shape)
+)
 sum_to_shape_p.abstract_eval = _sum_to_shape_abstract_eval
 sum_to_shape_p.jvp = lambda primals, tangents, *, out, shape: sum_to_shape(tangents[0], shape)
 sum_to_shape_p.vjp = lambda g, x, *, out, shape: (broadcast_to(g, shape_of(x)),)
@@ -142,6 +147,7 @@ def _reshaped(shape: tuple, size: int) -> tuple:
 reshape_p = Primitive("reshape")
 reshape_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 reshape_p.saves_output = False
+reshape_p.sparsity = MOVEMENT
 reshape_p.impl = lambda x, shape, order: (  # the ndarray method skips np.reshape's dispatch
     x.reshape(shape, order=order) if type(x) is ndarray else np.reshape(x, shape, order=order)
 )
@@ -178,6 +184,7 @@ def _inverse_axes(axes, ndim: int):
 
 
 transpose_p = Primitive("transpose")
+transpose_p.sparsity = MOVEMENT
 transpose_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 transpose_p.saves_output = False
 transpose_p.impl = lambda x, axes: (

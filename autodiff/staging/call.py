@@ -27,6 +27,7 @@ from autodiff.core.tensor import TENSOR_TYPES
 from autodiff.core.trace import new_trace
 from autodiff.forward_ad.trace import ForwardTrace, ForwardTracer
 from autodiff.kernels._numba import numba_eager, numba_loaded
+from autodiff.ops.sparsity import THROUGH_GRAPH
 from autodiff.ops.structural import broadcast_to, move_to_front
 from autodiff.reverse.engine import backward_pass
 from autodiff.reverse.graph import ReverseTrace
@@ -120,6 +121,7 @@ def _numpy_executor(graph: Graph):
 
 call_p = Primitive("jit_call", multiple_results=True)
 call_p.impl = lambda *args, graph: run_graph(graph, *args)
+call_p.sparsity = THROUGH_GRAPH
 
 
 def _call_abstract_eval(*avals, graph: Graph):
