@@ -441,13 +441,29 @@ _aliases.install()
 _node_names.install()  # (torch's node names and view primitives, into core's hooks)
 
 
+# Sparse derivatives (autodiff/sparse/), with SciPy, load on first use too.
+_SPARSE = ("color", "jacobian_sparsity", "hessian_sparsity", "sparse_jacfwd", "sparse_jacrev")
+_SPARSE += ("sparse_jacobian", "sparse_hessian")
+
+
 def __getattr__(name: str):
     if name in _ON_FIRST_USE:
         return importlib.import_module(f"autodiff.{name}")  # (the alias: set on autodiff)
+    if name == "sparse":
+        return importlib.import_module("autodiff.sparse")
+    if name in _SPARSE:
+        return getattr(importlib.import_module("autodiff.sparse"), name)
     raise AttributeError(f"module 'autodiff' has no attribute '{name}'")
 
 
 __all__ = [
+    "color",
+    "hessian_sparsity",
+    "jacobian_sparsity",
+    "sparse_hessian",
+    "sparse_jacfwd",
+    "sparse_jacobian",
+    "sparse_jacrev",
     "ConcretizationError",
     "cond",
     "dynamic_index_in_dim",

@@ -101,7 +101,10 @@ LAYERS = {
     "staging": (["autodiff.staging"], ["graphs", "reverse", "vmap"]),
     "control": (["autodiff.control"], ["staging", "namespaces"]),
     # Compressed Jacobians and Hessians: colorings evaluated as vmaps of jvp/vjp under jit.
-    "sparse.jacobians": (["autodiff.sparse.jacobians"], ["sparse", "staging", "namespaces"]),
+    "sparse.jacobians": (
+        ["autodiff.sparse.jacobians"],
+        ["sparse", "sparse.detect", "staging", "namespaces"],
+    ),
     "testing": (["autodiff.testing"], ["reverse"]),
     "autograd": (["autodiff.autograd"], ["jacobians", "torch"]),
     # (loaded on first use: `autodiff.nn` is the root's module __getattr__, no import statement)

@@ -19,7 +19,6 @@ flattened row-major and concatenated in `tree_flatten` order, columns the leaves
 from __future__ import annotations
 
 import copy
-import importlib
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -32,6 +31,7 @@ from autodiff.core.tensor import TENSOR_TYPES
 from autodiff.forward_ad.transforms import jvp
 from autodiff.reverse.transforms import _fname, check_argnums, check_callable, grad, vjp
 from autodiff.sparse.coloring import ORDERS, Coloring, color
+from autodiff.sparse.detect import hessian_sparsity, jacobian_sparsity
 from autodiff.staging.api import CACHE_SIZE, _leaf_aval, jit, make_graph
 from autodiff.vmap.transform import vmap
 
@@ -51,10 +51,9 @@ def _scipy_sparse():
 def _detect(kind: str, f: Callable, argnums, args: tuple):
     """The global sparsity pattern of `f`'s Jacobian ("jacobian") or Hessian ("hessian") at
     the signature of `args` (autodiff/sparse/detect.py)."""
-    detect = importlib.import_module("autodiff.sparse.detect")
     if kind == "hessian":
-        return detect.hessian_sparsity(f, argnums)(*args)
-    return detect.jacobian_sparsity(f, argnums)(*args)
+        return hessian_sparsity(f, argnums)(*args)
+    return jacobian_sparsity(f, argnums)(*args)
 
 
 class _Problem:
