@@ -13,9 +13,11 @@ times its framework's import, then the one-off cost (building the derivative: de
 coloring, tracing, compiling, as the framework does them, and the first call, which waits
 for its result), then the per-call time timeit-style (warm-up; loops of at least
 `min_time`; the min and median per call over `repeat` loops), reads its peak resident memory
-(`ru_maxrss`, import included; the memory right after the import is reported beside it),
+(VmHWM, import included; the peak right after the import is reported beside it),
 and last checks the first result against the workload's reference (sparse_workloads.py):
-the same structural pattern (for the sparse outputs) and values to a relative 1e-10.
+the same structural pattern (for the sparse outputs) and values to a relative 1e-10. Disk
+caches stay as they are (Numba's, where autodiff's kernels and compiled graphs are kept);
+`--empty-numba-cache` gives each cell an empty one, so that its one-off compiles everything.
 
 Columns (a framework that is not installed, or a size it is not run at, shows `n/a`):
 - `autodiff`: `sparse_jacobian` / `sparse_hessian` (autodiff/sparse/jacobians.py), detected
@@ -28,6 +30,13 @@ Columns (a framework that is not installed, or a size it is not run at, shows `n
 - `jax-dense`: `jax.jit(jax.jacfwd(f))` / `jax.jit(jax.hessian(f))`, n <= 4096.
 - `sparsejac`: `jax.jit(sparsejac.jacfwd(f, sparsity=P))` with the reference's pattern P
   given by hand (a Hessian: `jacfwd` of `jax.grad(f)`; column coloring, not star).
+
+Colors: asdex's and sparsejac's own; autodiff's recomputed after the measurement with
+`autodiff.sparse.color` on the detected pattern (the fewer of column and row colorings for a
+Jacobian, as `mode="auto"` picks; star for a Hessian); CasADi's are its coloring of the
+derivative's pattern (CasADi builds the derivative as an SX expression with it, and a call
+evaluates that expression). The ratios divide per-call minima, or one-off times; "ours" is
+the `autodiff` column.
 """
 
 from __future__ import annotations
@@ -43,6 +52,7 @@ import resource
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -275,8 +285,14 @@ def time_calls(call: Callable[[], Any], settings: Settings) -> tuple[float, floa
     return min(per_call), statistics.median(per_call)
 
 
-def _rss_mib() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kiB on Linux
+def _peak_rss_mib() -> float:
+    """This process's peak resident memory, MiB. On Linux, VmHWM: `ru_maxrss` would count the
+    parent's peak too, which it keeps across the exec that started this process."""
+    status = Path("/proc/self/status")
+    if status.exists():
+        line = next(x for x in status.read_text().splitlines() if x.startswith("VmHWM:"))
+        return int(line.split()[1]) / 1024  # kB
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # kiB (Linux)
 
 
 def check(result: Any, reference) -> tuple[int | None, str | None]:
@@ -325,7 +341,7 @@ def run_cell(framework: Framework, w: SparseWorkload, size: int, settings: Setti
     start = time.perf_counter()
     if (missing := _import(framework)) is not None:
         return {"status": missing}
-    cell: dict[str, Any] = {"import": time.perf_counter() - start, "rss_import": _rss_mib()}
+    cell: dict[str, Any] = {"import": time.perf_counter() - start, "rss_import": _peak_rss_mib()}
     x = w.inputs(size)
     pattern = pattern_of(w.reference(size, x)) if framework.given_pattern else None
     try:
@@ -336,11 +352,13 @@ def run_cell(framework: Framework, w: SparseWorkload, size: int, settings: Setti
     except Skip as skip:
         return {"status": str(skip)}
     cell["min"], cell["median"] = time_calls(prepared.call, settings)
-    cell["rss_peak"] = _rss_mib()
+    cell["rss_peak"] = _peak_rss_mib()
     cell["colors"] = prepared.colors
     if framework.name in SPARSE_AUTODIFF:
         cell["colors"] = autodiff_colors(w, size, x)
-    cell["nnz"], cell["error"] = check(prepared.to_host(first), w.reference(size, x))
+    reference = w.reference(size, x)
+    cell["reference_nnz"] = reference.nnz
+    cell["nnz"], cell["error"] = check(prepared.to_host(first), reference)
     cell["status"] = "ok"
     return cell
 
@@ -355,9 +373,12 @@ def spawn_cell(framework: Framework, w: SparseWorkload, size: int, args) -> dict
     command += [f"--repeat={settings.repeat}"]
     env = child_environment() | dict(framework.env)
     try:
-        done = subprocess.run(
-            command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=settings.timeout
-        )
+        with tempfile.TemporaryDirectory() as cache:
+            if args.empty_numba_cache:
+                env["NUMBA_CACHE_DIR"] = cache
+            done = subprocess.run(
+                command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=settings.timeout
+            )
     except subprocess.TimeoutExpired:
         return {"status": "timeout", "error": f"no result within {settings.timeout:.0f} s"}
     lines = done.stdout.strip().splitlines()
@@ -407,57 +428,50 @@ RATIOS = (  # (heading, numerator column, denominator column, measure)
 )
 
 
-def tables(rows: list[tuple[str, int, dict[str, dict]]], names: list[str]) -> str:
-    """The report's tables: rows are (label, reference nnz, {framework: cell})."""
-    header = ["workload", *names]
+Rows = list[tuple[str, int | str, dict[str, dict]]]  # (label, the reference's nnz, {column: cell})
+
+
+def _ratio_row(label: str, cells: dict[str, dict]) -> list[str]:
+    missing = {"status": "-"}
+    ratios = [_ratio(cells.get(a, missing), cells.get(b, missing), key) for _, a, b, key in RATIOS]
+    return [label, *ratios]
+
+
+def _import_time(rows: Rows, name: str) -> str:
+    times = [cells[name]["import"] for _, _, cells in rows if cells[name]["status"] == "ok"]
+    return format_time(statistics.median(times)) if times else "-"
+
+
+def tables(rows: Rows, names: list[str]) -> str:
+    """The report's tables, one column per framework in `names`."""
     table = lambda fmt: format_table(
-        header, [[label, *(fmt(cells[name]) for name in names)] for label, _, cells in rows]
+        ["workload", *names],
+        [[label, *(fmt(cells[name]) for name in names)] for label, _, cells in rows],
     )
-    ratio_rows = [
-        [
-            label,
-            *(
-                _ratio(cells[a], cells[b], key) if a in cells and b in cells else "-"
-                for _, a, b, key in RATIOS
-            ),
-        ]
-        for label, _, cells in rows
-    ]
-    imports = [
-        format_time(
-            statistics.median(
-                c["import"] for _, _, cells in rows if (c := cells[name])["status"] == "ok"
-            )
-        )
-        if any(cells[name]["status"] == "ok" for _, _, cells in rows)
-        else "-"
-        for name in names
-    ]
-    return "\n\n".join(
-        [
-            "Per call: min (median) over the timed loops\n\n" + table(lambda c: _per_call(c)),
-            "One-off, fresh process, import excluded (building the derivative: detection, "
-            "coloring, tracing, compiling; and the first call)\n\n"
-            + table(lambda c: _cell_time(c, "oneoff")),
-            "Import (median over the cells)\n\n"
-            + format_table(["", *names], [["import", *imports]]),
-            "Colors (dense: -)\n\n"
-            + format_table(
-                [*header, "nnz"],
-                [
-                    [label, *(_colors(cells[name]) for name in names), str(nnz)]
-                    for label, nnz, cells in rows
-                ],
-            ),
-            "Peak memory of the fresh process, MiB: ru_maxrss (right after the import)\n\n"
-            + table(_memory),
-            "Ratios (per call: min; one-off)\n\n"
-            + format_table(["workload", *(r[0] for r in RATIOS)], ratio_rows),
-        ]
+    colors = format_table(
+        ["workload", *names, "nnz"],
+        [[label, *(_colors(cells[n]) for n in names), str(nnz)] for label, nnz, cells in rows],
     )
+    sections = {
+        "Per call: min (median) over the timed loops": table(_per_call),
+        "One-off in a fresh process, import excluded (building the derivative: detection, "
+        "coloring, tracing, compiling; and the first call)": table(
+            lambda c: _cell_time(c, "oneoff")
+        ),
+        "Import (median over the cells)": format_table(
+            ["", *names], [["import", *(_import_time(rows, n) for n in names)]]
+        ),
+        "Colors (dense: -); nnz: the reference's": colors,
+        "Peak resident memory of the fresh process, MiB (right after the import)": table(_memory),
+        "Ratios (per call: min; one-off)": format_table(
+            ["workload", *(r[0] for r in RATIOS)],
+            [_ratio_row(label, cells) for label, _, cells in rows],
+        ),
+    }
+    return "\n\n".join(f"{title}\n\n{body}" for title, body in sections.items())
 
 
-def notes(rows: list[tuple[str, int, dict[str, dict]]]) -> list[str]:
+def notes(rows: Rows) -> list[str]:
     """One line per cell that failed its check or did not finish."""
     lines = []
     for label, _, cells in rows:
@@ -495,7 +509,13 @@ def parse(argv) -> argparse.Namespace:
     parser.add_argument("--frameworks", help="comma-separated columns: " + ",".join(BY_NAME))
     parser.add_argument("--repeat", type=int, help="timed loops per cell")
     parser.add_argument("--timeout", type=float, help="seconds per cell's process")
+    parser.add_argument(
+        "--empty-numba-cache",
+        action="store_true",
+        help="each cell's process compiles with an empty Numba cache (NUMBA_CACHE_DIR)",
+    )
     parser.add_argument("--json", help="also write every cell's measurements to this file")
+    parser.add_argument("--tables-from", help="print the tables of a --json file, measure nothing")
     parser.add_argument("--cell", help=argparse.SUPPRESS)  # FRAMEWORK WORKLOAD SIZE: a child
     parser.add_argument("cell_args", nargs="*", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
@@ -507,38 +527,49 @@ def parse(argv) -> argparse.Namespace:
     return args
 
 
+def report(rows: Rows, names: list[str]) -> str:
+    """The tables, then the cells that failed their check or did not finish, if any."""
+    failures = notes(rows)
+    if not failures:
+        ending = "Every result matched its reference (pattern, and values to a relative 1e-10)."
+    else:
+        ending = "Notes:\n" + "\n".join(failures)
+    return f"{tables(rows, names)}\n\n{ending}"
+
+
+def measure(args) -> Rows:
+    """Every selected cell, each in its fresh process, one after the other."""
+    workloads = [WORKLOADS[n] for n in args.only.split(",")] if args.only else SPARSE_WORKLOADS
+    rows = []
+    for w in workloads:
+        for size in w.sizes["quick" if args.quick else "full"]:
+            cells = {}
+            for name in args.names:
+                cells[name] = spawn_cell(BY_NAME[name], w, size, args)
+                progress = f"  {w.label(size)}, {name}: {_per_call(cells[name])}"
+                print(progress, file=sys.stderr, flush=True)
+            nnz = next((c["reference_nnz"] for c in cells.values() if c["status"] == "ok"), "-")
+            rows.append((w.label(size), nnz, cells))
+    return rows
+
+
 def main(argv=None) -> None:
     args = parse(argv)
     if args.cell:
         workload, size = args.cell_args
         settings = Settings.of(args.quick, args.repeat, args.timeout)
-        cell = run_cell(BY_NAME[args.cell], WORKLOADS[workload], int(size), settings)
-        print(json.dumps(cell))
+        print(json.dumps(run_cell(BY_NAME[args.cell], WORKLOADS[workload], int(size), settings)))
         return
-    workloads = [WORKLOADS[n] for n in args.only.split(",")] if args.only else SPARSE_WORKLOADS
-    names = args.frameworks.split(",") if args.frameworks else list(BY_NAME)
+    args.names = args.frameworks.split(",") if args.frameworks else list(BY_NAME)
+    if args.tables_from:
+        rows = [tuple(row) for row in json.loads(Path(args.tables_from).read_text())]
+        print(report(rows, [n for n in args.names if n in rows[0][2]]))
+        return
     print(header(), flush=True)
-    rows = []
-    for w in workloads:
-        for size in w.sizes["quick" if args.quick else "full"]:
-            cells = {}
-            for name in names:
-                cells[name] = spawn_cell(BY_NAME[name], w, size, args)
-                print(
-                    f"  {w.label(size)}, {name}: {_per_call(cells[name])}",
-                    file=sys.stderr,
-                    flush=True,
-                )
-            rows.append((w.label(size), w.reference(size, w.inputs(size)).nnz, cells))
-    print("\n" + tables(rows, names))
-    failures = notes(rows)
-    print(
-        "\nNotes:\n" + "\n".join(failures)
-        if failures
-        else "\nEvery result matched its reference (pattern, and values to a relative 1e-10)."
-    )
+    rows = measure(args)
+    print("\n" + report(rows, args.names))
     if args.json:
-        Path(args.json).write_text(json.dumps([[label, nnz, cells] for label, nnz, cells in rows]))
+        Path(args.json).write_text(json.dumps(rows))
 
 
 if __name__ == "__main__":
