@@ -442,8 +442,15 @@ _node_names.install()  # (torch's node names and view primitives, into core's ho
 
 
 # Sparse derivatives (autodiff/sparse/), with SciPy, load on first use too.
-_SPARSE = ("color", "jacobian_sparsity", "hessian_sparsity", "sparse_jacfwd", "sparse_jacrev")
-_SPARSE += ("sparse_jacobian", "sparse_hessian")
+_SPARSE = (
+    "color",
+    "jacobian_sparsity",
+    "hessian_sparsity",
+    "sparse_jacfwd",
+    "sparse_jacrev",
+    "sparse_jacobian",
+    "sparse_hessian",
+)
 
 
 def __getattr__(name: str):
