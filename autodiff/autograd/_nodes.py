@@ -32,7 +32,12 @@ from typing import NamedTuple
 import numpy as np
 
 from autodiff.autograd._accumulate_grad import accumulate_grad
-from autodiff.autograd._saved import SAVED_FOR_PARTNERS, check_versions, node_residuals
+from autodiff.autograd._saved import (
+    SAVED_FOR_PARTNERS,
+    check_versions,
+    node_residuals,
+    unpacked,
+)
 from autodiff.core.graph import (
     KEEPS_SHAPES,
     RELEASED,
@@ -434,18 +439,6 @@ def _saved_slots(node) -> dict:
     return slots
 
 
-def _unpacked(packed: Packed):
-    value = packed.unpack(packed.packed)
-    if type(value) is np.ndarray:  # (a Tensor's value: accepted, see autograd/_saved.py's _unpack)
-        return Tensor._from(value)
-    if not isinstance(value, Tensor):
-        raise TypeError(
-            "Output of saved tensor unpack_hook expected to be a Tensor but got result of type "
-            f"{type(value).__name__}"
-        )
-    return value
-
-
 def _linked(tensor: Tensor, edge):
     """`tensor`'s value with the graph of `edge` (the one the saved value had)."""
     if edge is None:
@@ -463,7 +456,7 @@ def _linked(tensor: Tensor, edge):
 def unpack_saved(packed: Packed, edge):
     """A value saved through hooks, unpacked (a Tensor, torch's check) with the graph of `edge`
     (the one it had when saved; None: none)."""
-    return _linked(_unpacked(packed), edge)
+    return _linked(unpacked(packed), edge)
 
 
 def _scalar_operand(node) -> bool:
@@ -496,14 +489,14 @@ def _saved_value(node, slot):
         if out is None:
             raise RuntimeError(RELEASED_MESSAGE)
         if isinstance(out, Packed):
-            return _linked(_unpacked(out), (node, 0))
+            return _linked(unpacked(out), (node, 0))
         return Tensor._from(out, (node, 0))
     primals = node.primals
     if primals is None:
         raise RuntimeError(RELEASED_MESSAGE)
     value = primals[i]
     if isinstance(value, Packed):
-        return _linked(_unpacked(value), node.parents[i])
+        return _linked(unpacked(value), node.parents[i])
     if not _is_saved(node, i):
         return None  # (not saved: no gradient reads it, as torch's undefined saved variable)
     saved = node.versions[i] if node.versions is not None else None
@@ -527,7 +520,7 @@ def _as_result(g):
 
 def _shape_dtype(value) -> tuple:
     if isinstance(value, Packed):
-        value = _unpacked(value)
+        value = unpacked(value)
     return tuple(np.shape(value)), (
         value.dtype if hasattr(value, "dtype") else np.asarray(value).dtype
     )
@@ -702,7 +695,7 @@ class _LooseSavedTensor(SavedTensor):
         """The saved value (the unpack hook's result, with the saved tensor's graph)."""
         value = self._value
         if isinstance(value, Packed):
-            return _linked(_unpacked(value), self._edge)
+            return _linked(unpacked(value), self._edge)
         check_versions(None, ((value, self._version),))
         if self._is_output and self._edge is not None:
             return Tensor._from(value._value, edge_pair(self._edge))

@@ -107,7 +107,7 @@ def node_residuals(node, create: bool, anomaly: bool = False) -> tuple:
         return primals, out
     check_versions(node, anomaly=anomaly)
     if isinstance(out, Packed):  # a saved output (see record)
-        out = _unpack(out)
+        out = unpacked(out)
         out = out._value if isinstance(out, Tensor) else out
     elif type(out) is tuple and any(isinstance(o, Packed) for o in out):
         out = tuple(_saved_input(o, None, False) for o in out)
@@ -123,7 +123,7 @@ def node_residuals(node, create: bool, anomaly: bool = False) -> tuple:
     return values, out
 
 
-def _unpack(packed: Packed):
+def unpacked(packed: Packed):
     """A saved value's unpack hook applied (torch's check: it gives a Tensor; here a NumPy
     array, a Tensor's value, is accepted too)."""
     value = packed.unpack(packed.packed)
@@ -144,7 +144,7 @@ def _saved_input(p, edge, create: bool):
     if isinstance(p, Packed):
         # The unpack hook's value, with the graph the saved input had: a pack hook runs with
         # grad mode off.
-        p = _unpack(p)._value
+        p = unpacked(p)._value
     if create and edge is not None:
         p = Tensor._from(p, edge_pair(edge))
     return p
