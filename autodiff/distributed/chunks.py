@@ -60,6 +60,11 @@ def pack(out):
     return treedef, [np.asarray(x._value) if f else x for x, f in zip(leaves, flags)], flags
 
 
+# How often a chunk whose task the cluster cancelled (a worker lost on a loaded machine) is
+# submitted again before run_chunks gives up.
+RETRIES = 3
+
+
 def run_task(task, chunk, ship_result: bool):
     """What a worker runs: one chunk of `task` (module level: pickled by reference)."""
     packed = pack(ex.unpack(task)(*ex.unpack(chunk)))
@@ -142,10 +147,20 @@ def run_chunks(
         index = {f: i for i, f in enumerate(futures)}
         bar.start(futures)
         assembler = Assembler(total, out_axes)
-        for done, (f, packed) in enumerate(backend.completed(futures), 1):
-            i = index[f]
+        retries = [0] * len(chunks)
+        pending = backend.completed(futures)
+        done = 0
+        for f, packed in pending:
+            i = index.pop(f)
+            if backend.was_cancelled(f, packed):  # (its task runs again: `pending` waits for it)
+                f = _resubmit(backend, session, shipped[i], i, retries, label, where)
+                index[f] = i
+                futures.append(f)
+                pending.add(f)
+                continue
             assembler.add(i, offsets[i], packed)
             backend.forget(f)
+            done += 1
             bar.update(done)
         return assembler.result()
     except BaseException:  # (an error, or KeyboardInterrupt while waiting): cancel them all
@@ -155,6 +170,18 @@ def run_chunks(
         bar.close()
         if session is not None:
             backend.stop(session)
+
+
+def _resubmit(backend, session, chunk, i: int, retries: list, label: str, where: str):
+    """Chunk `i` submitted again after the cluster cancelled its task, RETRIES times at most."""
+    retries[i] += 1
+    if retries[i] > RETRIES:
+        raise RuntimeError(
+            f"{where}: the cluster cancelled chunk {i}'s task {RETRIES + 1} times (its workers "
+            "lost, or the scheduler restarted?); giving up"
+        )
+    (future,) = backend.submit_all(run_task, session, [chunk], f"{label}-retry{retries[i]}-{i}")
+    return future
 
 
 def _check_out(out, backend, where: str) -> None:

@@ -303,6 +303,9 @@ class PoolBackend:
             for f in done:
                 yield f, f.result()
 
+    def was_cancelled(self, future, result) -> bool:
+        return False  # (only this process cancels a pool's futures: then it stops waiting)
+
     def forget(self, future) -> None:
         pass
 
@@ -358,6 +361,11 @@ class DaskBackend:
         fetches the results in the background and polls (KeyboardInterrupt gets through); a
         task's exception is raised, with its traceback."""
         return self.dd.as_completed(futures, loop=self.client.loop, with_results=True)
+
+    def was_cancelled(self, future, result) -> bool:
+        """Whether the cluster cancelled the chunk's task under us (its result is then the
+        CancelledError, not a chunk's result): seen when a worker dies on a loaded machine."""
+        return future.status == "cancelled"
 
     def forget(self, future) -> None:
         future.release()
