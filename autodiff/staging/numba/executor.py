@@ -27,12 +27,14 @@ import numpy as np
 from numpy import ndarray
 
 from autodiff.core.primitive import all_primitives
+from autodiff.ops.gather_scatter import getitem_p
 from autodiff.staging.executor import compile_graph
-from autodiff.staging.ir import Graph, Literal, Var
+from autodiff.staging.ir import Equation, Graph, Literal, Var
 from autodiff.staging.numba import approx, cache
 from autodiff.staging.numba.codegen import write_function
 from autodiff.staging.numba.lower import ELEMENTWISE, define_ufuncs, lowering_of
 from autodiff.staging.numba.statements import STATEMENTS
+from autodiff.staging.passes import _map_sub_graphs, _replace
 
 try:
     from numpy._core._multiarray_umath import __cpu_features__ as _CPU_FEATURES
@@ -82,6 +84,26 @@ def kind_of(eqn) -> str | None:
     ):
         return None
     return kind
+
+
+def split_as_slices(graph: Graph) -> Graph:
+    """`graph` with each `split` written as one basic-slice `getitem` per part: those lower
+    as elementwise reads (lower.py) and fuse into the loops that use them, where a `split`
+    would run in NumPy between two segments (`roll` is a split and a concatenate)."""
+    graph = _map_sub_graphs(graph, split_as_slices)
+    equations, changed = [], False
+    for eqn in graph.equations:
+        x = eqn.inputs[0] if eqn.inputs else None
+        if eqn.prim.name != "split" or type(x) is not Var:
+            equations.append(eqn)
+            continue
+        ndim = x.aval.ndim
+        axis = eqn.params["axis"] % ndim
+        for (start, stop), out in zip(eqn.params["ranges"], eqn.outputs):
+            index = tuple(slice(start, stop) if k == axis else slice(None) for k in range(ndim))
+            equations.append(Equation(getitem_p, [x], [out], {"index": index}))
+        changed = True
+    return _replace(graph, equations) if changed else graph
 
 
 def _steps(graph: Graph) -> list:
@@ -153,6 +175,7 @@ def compile_numba(graph: Graph, fastmath: bool = False):
         [array([0., 2.])]
     """
     _ready()
+    original, graph = graph, split_as_slices(graph)  # (same inputs, outputs: one driver)
     steps = _steps(graph)
     live = _live(graph, steps)
     sources, names, buffers, uniform = ["import math\n\nimport numpy as np\n"], [], {}, {}
@@ -172,7 +195,7 @@ def compile_numba(graph: Graph, fastmath: bool = False):
     segments = cache.load(source, inline + names, options, inline) if names else {}
     driver = _write_driver(graph, steps, live, segments, buffers, uniform)
     driver.source = source
-    return _FirstCall(graph, driver)
+    return _FirstCall(original, driver)
 
 
 class _FirstCall:
