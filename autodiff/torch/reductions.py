@@ -225,30 +225,27 @@ def log_softmax(input, dim=None, dtype=None, **kwargs):
     return _special.log_softmax(x, axis=_softmax_dim("log_softmax", x, dim))
 
 
-def cumsum(input, dim=None, *, dtype=None, **kwargs):
-    """`torch.cumsum(input, dim, *, dtype=None)` (also `axis=`)."""
+def _cumulative(name: str, numpy_fn, input, dim, dtype, kwargs):
+    """torch's cumsum/cumprod: `dim` required (also as `axis=`), a 0-d input copied."""
     dim = _alias(kwargs, "axis", dim, None)
-    _no_extra("cumsum", kwargs)
+    _no_extra(name, kwargs)
     if dim is None:
-        raise TypeError('cumsum() missing 1 required positional arguments: "dim"')
+        raise TypeError(f'{name}() missing 1 required positional arguments: "dim"')
     x = _cast(input, dtype)
     if np.ndim(x) == 0:
         wrap_dim(dim, 0)
         return anp.copy(x)
-    return anp.cumsum(x, axis=wrap_dim(dim, np.ndim(x)))
+    return numpy_fn(x, axis=wrap_dim(dim, np.ndim(x)))
+
+
+def cumsum(input, dim=None, *, dtype=None, **kwargs):
+    """`torch.cumsum(input, dim, *, dtype=None)` (also `axis=`)."""
+    return _cumulative("cumsum", anp.cumsum, input, dim, dtype, kwargs)
 
 
 def cumprod(input, dim=None, *, dtype=None, **kwargs):
     """`torch.cumprod(input, dim, *, dtype=None)` (also `axis=`)."""
-    dim = _alias(kwargs, "axis", dim, None)
-    _no_extra("cumprod", kwargs)
-    if dim is None:
-        raise TypeError('cumprod() missing 1 required positional arguments: "dim"')
-    x = _cast(input, dtype)
-    if np.ndim(x) == 0:
-        wrap_dim(dim, 0)
-        return anp.copy(x)
-    return anp.cumprod(x, axis=wrap_dim(dim, np.ndim(x)))
+    return _cumulative("cumprod", anp.cumprod, input, dim, dtype, kwargs)
 
 
 def _vector_norm(x, p, axis, keepdim: bool):
