@@ -67,6 +67,13 @@ LAZY_IMPORTS = {
     # SciPy: sparse/ builds and returns scipy.sparse arrays, loaded on first use so that
     # `import autodiff` never pays for it (elsewhere SciPy is a reference in the tests).
     "scipy": "autodiff/sparse/",
+    # Standard-library modules `import autodiff` need not load (the startup test,
+    # tests/test_startup.py, holds it to that): hashlib loads OpenSSL, for the fused kernels'
+    # cache names; traceback, for anomaly mode's stacks; concurrent.futures (and logging with
+    # it), for executor=.
+    "hashlib": "autodiff/kernels/",
+    "traceback": "autodiff/autograd/",
+    "concurrent": "autodiff/distributed/",
 }
 
 # Each layer: the modules in it (a name covers its submodules) and the layers it builds on

@@ -340,7 +340,9 @@ def namespace_stub(module_name: str) -> str:
     imports = Imports(set())
     imports.names.update({"collections.abc": {"Callable": "Callable"}, "typing": {"Any": "Any"}})
     functions = []
-    for name in sorted(n for n in vars(module) if not n.startswith("_") and n != "FUNCTIONS"):
+    # (`__all__` too: a name loaded on first use, by the module's __getattr__, is not in vars)
+    names = {*vars(module), *module.__all__}
+    for name in sorted(n for n in names if not n.startswith("_") and n != "FUNCTIONS"):
         value = getattr(module, name)
         if type(value).__name__ == "_Feature":  # (`from __future__ import annotations`)
             continue

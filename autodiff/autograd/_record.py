@@ -10,7 +10,6 @@ first use (`gradient_edge`).
 from __future__ import annotations
 
 import threading
-import traceback
 import weakref
 
 from autodiff.autograd._nodes import pack
@@ -92,6 +91,8 @@ def record(prim, args: tuple, params: dict, out):
     if hooks is not None:
         node._extra()  # packed residuals take the engine's general path
     if st.anomaly:
+        import traceback  # (anomaly mode only: not at `import autodiff`)
+
         node._extra().anomaly_trace = "".join(traceback.format_stack()[:-3])
     return _outputs(node, out, out_hooks)
 

@@ -11,8 +11,8 @@ arrays are chunked like the Dask ones; unmapped arrays are whole in every task.
 
 from __future__ import annotations
 
+import os
 import sys
-import uuid
 
 import numpy as np
 
@@ -38,7 +38,7 @@ class _Block:
     def __init__(self, make_vmapped, treedef, kinds, constants, out_axes):
         self.make_vmapped, self.treedef = make_vmapped, treedef
         self.kinds, self.constants, self.out_axes = kinds, constants, out_axes
-        self.token = uuid.uuid4().hex
+        self.token = os.urandom(16).hex()
 
     def __dask_tokenize__(self):
         return self.token
@@ -257,7 +257,7 @@ def vmap_dask(
         fn=dask.delayed(block, pure=False),
         output_sizes=sizes_out,
         meta=meta,
-        name=f"vmap_{_identifier(fname)}-{uuid.uuid4().hex}",
+        name=f"vmap_{_identifier(fname)}-{os.urandom(16).hex()}",
     )
     results = list(results) if len(o_axes) > 1 else [results]
     results = [r if a == 0 else da.moveaxis(r, 0, a) for r, a in zip(results, o_axes)]
@@ -304,7 +304,7 @@ def dask_rows(backend, task, n: int, step: int, progress, where: str):
             row_axes=o_axes,
             output_sizes=sizes_out,
             meta=meta,
-            name=f"{_identifier(where)}_rows-{uuid.uuid4().hex}",
+            name=f"{_identifier(where)}_rows-{os.urandom(16).hex()}",
         )
         results = list(results) if len(o_axes) > 1 else [results]
         results = [r if a == 0 else da.moveaxis(r, 0, a) for r, a in zip(results, o_axes)]

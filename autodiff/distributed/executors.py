@@ -3,8 +3,8 @@
 `resolve(executor)` gives a backend: `INLINE` (no executor: the chunks run here, in order),
 `PoolBackend` (any `concurrent.futures.Executor`) or `DaskBackend` (a
 `dask.distributed.Client`, or the string `"dask"` for the current default client). Dask,
-cloudpickle and tqdm are imported inside the functions that use them, so `import autodiff`
-never loads them.
+cloudpickle, tqdm and `concurrent.futures` (with `logging`) are imported inside the functions
+that use them, so `import autodiff` never loads them.
 
 What travels: the function of a chunk (a picklable task object holding the user's function
 and its constants) is pickled once per call by cloudpickle; with Dask it is scattered to
@@ -16,15 +16,15 @@ Tensor that requires grad cannot travel: the derivative would be lost, so that i
 
 from __future__ import annotations
 
-import concurrent.futures
 import importlib
 import io
 import math
+import os
 import pickle
 import sys
 import types
-import uuid
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -32,6 +32,9 @@ from autodiff.core.errors import TracerConversionError
 from autodiff.core.pytree import tree_flatten
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE
+
+if TYPE_CHECKING:
+    import concurrent.futures
 
 EXTRA = 'pip install "autodiff[distributed]"'
 
@@ -272,6 +275,8 @@ class PoolBackend:
     kind = "pool"
 
     def __init__(self, executor: concurrent.futures.Executor):
+        import concurrent.futures  # (loaded: an Executor was made)
+
         self.executor = executor
         self.threads = isinstance(executor, concurrent.futures.ThreadPoolExecutor)
 
@@ -295,6 +300,8 @@ class PoolBackend:
     def completed(self, futures: list):
         """(future, result) as they finish (polling, so that KeyboardInterrupt gets through);
         a task's exception is raised."""
+        import concurrent.futures  # (loaded: an Executor was made)
+
         pending = set(futures)
         while pending:
             done, pending = concurrent.futures.wait(
@@ -342,7 +349,7 @@ class DaskBackend:
         return Packed(chunk, where, eager=True)
 
     def submit_all(self, runner, session, chunks, label: str) -> list:
-        token = uuid.uuid4().hex[:12]
+        token = os.urandom(6).hex()
         big = [i for i, c in enumerate(chunks) if len(getattr(c, "blob", b"")) > 1 << 20]
         if big:  # large chunk data: sent to the workers in one scatter, not in task messages
             placed = self.client.scatter([chunks[i] for i in big], hash=False)
@@ -398,6 +405,8 @@ def resolve(executor, where: str = "executor="):
                 "(dask.distributed.Client(...)) or pass it as executor=client."
             ) from e
         return DaskBackend(client)
+    import concurrent.futures  # (not at module level: `import autodiff` needs no executor)
+
     if isinstance(executor, concurrent.futures.Executor):
         return PoolBackend(executor)
     if _looks_like_dask(executor):

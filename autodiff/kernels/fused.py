@@ -27,7 +27,6 @@ tree): a larger one evaluates an operand first and goes on from its result.
 from __future__ import annotations
 
 import functools
-import hashlib
 import importlib.util
 import os
 import sys
@@ -424,6 +423,8 @@ def _kernel_source(program, ninputs: int, nconstants: int) -> tuple:
         lines.append(f"        {names[dest]} = {expression}")
     lines.append(f"        out[i] = {names[program[-1][1]]}")
     source = "\n".join(lines) + "\n"
+    import hashlib  # (here: importing it loads OpenSSL, which `import autodiff` need not)
+
     name = "fused_" + hashlib.sha1(source.encode()).hexdigest()[:20]
     path = _source_path(name)
     return source, name, path, path is not None and os.path.exists(path)

@@ -72,10 +72,18 @@ FUNCTIONS.update(
 )
 globals().update(FUNCTIONS)
 for _name in _creation.PASSTHROUGH:
-    globals()[_name] = getattr(_np, _name)
+    if _name != "random":  # (numpy.random's import is slow: on first use, by __getattr__)
+        globals()[_name] = getattr(_np, _name)
 r_, c_ = _index_tricks.r_, _index_tricks.c_
 
 # linalg and fft receive numpy.linalg and numpy.fft calls on Tensors.
 from autodiff.numpy import fft, linalg  # noqa: E402
+
+
+def __getattr__(name: str):
+    if name == "random":
+        return _np.random
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = sorted(FUNCTIONS) + list(_creation.PASSTHROUGH) + ["r_", "c_"]

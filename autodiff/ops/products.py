@@ -22,7 +22,6 @@ boundary (see `elementwise.conj_complex`). Linear algebra (solves, decomposition
 
 from __future__ import annotations
 
-import string
 from functools import lru_cache
 
 import numpy as np
@@ -315,7 +314,7 @@ def matmul(x1, x2, /, out=None, **kwargs):
 # einsum: one general contraction primitive on canonical subscripts.
 
 # NumPy's label alphabet, in the order of its integer sublist labels (0-25 'A'-'Z', 26-51 'a'-'z').
-_LABELS = string.ascii_uppercase + string.ascii_lowercase
+_LABELS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 
 
 def _fresh_labels(used, n: int) -> str:

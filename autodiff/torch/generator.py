@@ -33,14 +33,22 @@ class Generator:
         self.device = CPU
         self._lock = threading.Lock()
         self._seed = self._DEFAULT_SEED
-        self._rng = np.random.Generator(np.random.PCG64(self._seed))
+        self._stream: np.random.Generator | None = None
+
+    @property
+    def _rng(self) -> np.random.Generator:
+        """The NumPy stream, seeded with `_seed` at its first use (read under the lock): the
+        default generator is made at `import autodiff`, which need not import numpy.random."""
+        if self._stream is None:
+            self._stream = np.random.Generator(np.random.PCG64(self._seed & 0xFFFFFFFFFFFFFFFF))
+        return self._stream
 
     def manual_seed(self, seed) -> Generator:
         """Seed this generator; returns it."""
         seed = operator.index(seed)
         with self._lock:
             self._seed = seed
-            self._rng = np.random.Generator(np.random.PCG64(seed & 0xFFFFFFFFFFFFFFFF))
+            self._stream = None
         return self
 
     def seed(self) -> int:
