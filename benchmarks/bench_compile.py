@@ -651,7 +651,10 @@ def _problems(cells: dict) -> list[str]:
     notes = []
     for (w, mode), c in cells.items():
         if c["status"] != "ok":
-            notes.append(f"{w} / {mode}: {c['status']} ({c['reason']})")
+            notes.append(
+                f"{w} / {mode}: {c['status']} ({c['reason']}) after {format_time(c['wall'])}, "
+                f"peak RSS {_mib(c['maxrss'])}"
+            )
         elif c["result"].get("problem"):
             notes.append(f"{w} / {mode}: result {c['result']['problem']}")
     return notes
