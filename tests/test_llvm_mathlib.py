@@ -22,16 +22,16 @@ llvm = pytest.importorskip("llvmlite.binding")
 
 TYPES = {"double": np.float64, "float": np.float32}
 # ulp bounds against NumPy's ufunc of the same dtype (the module docstring's table); expit
-# against the sigmoid computed in long double.
+# against the sigmoid computed in long double. A float's bound is against the exact result
+# rounded to float (NumPy's float64 loop, rounded): NumPy's float32 loops are themselves up
+# to ~2 ulp off that, and the float functions are within 3 ulps of them.
 BOUND = {
     "double": {"exp": 1, "exp2": 1, "expm1": 2, "log": 1, "log2": 2, "log10": 2, "log1p": 2}
-    | {"sin": 1, "cos": 1, "tanh": 3, "expit": 2, "sinh": 3, "cosh": 1},
-    # NumPy's float32 loops are themselves up to ~2 ulp off (its log's SIMD loop more);
-    # against the exact result rounded to float (NumPy's float64 loop, rounded) every float
-    # function is within 1.
-    "float": dict.fromkeys(mathlib.NAMES, 2) | {"log": 3, "log10": 3},
+    | {"sin": 1, "cos": 1, "tanh": 3, "expit": 2, "sinh": 2, "cosh": 1},
+    "float": dict.fromkeys(mathlib.NAMES, 1)
+    | dict.fromkeys(["expm1", "log2", "log10", "tanh", "expit"], 2),
 }
-EXACT_FLOAT_BOUND = 1
+NUMPY_FLOAT_BOUND = 3
 
 LOOP = """
 define void @{loop}(ptr noalias %x, ptr noalias %y, i64 %n) {{
@@ -170,14 +170,14 @@ def _dense(name):
 
 
 def _check_against_numpy(got, x, name, ty):
-    """A double within its bound of NumPy; a float within 1 ulp of the exact result rounded
-    (NumPy's float64 loop), special values included, and within its bound of NumPy's."""
+    """A double within its bound of NumPy; a float within its bound of the exact result
+    rounded (NumPy's float64 loop), special values included, and within 3 ulps of NumPy's."""
     want = _reference(name)(x)
     if ty == "double":
         _check(got, want, BOUND[ty][name])
     else:
-        _check(got, _reference(name)(x.astype(np.float64)).astype(np.float32), EXACT_FLOAT_BOUND)
-        assert _worst_ulps(got, want) <= BOUND[ty][name]
+        _check(got, _reference(name)(x.astype(np.float64)).astype(np.float32), BOUND[ty][name])
+        assert _worst_ulps(got, want) <= NUMPY_FLOAT_BOUND
 
 
 @pytest.mark.parametrize(("name", "ty"), PAIRS)

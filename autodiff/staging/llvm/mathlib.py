@@ -2,7 +2,7 @@
 
 A loop that calls libm's `exp` runs one element at a time (the PyPI llvmlite has no vector
 math library). These functions are written in arithmetic LLVM vectorizes — `fma`, `fabs`,
-`copysign`, `select`, integers made from a double's bits — and marked `alwaysinline`, so
+`copysign`, `select`, integers made from a float's bits — and marked `alwaysinline`, so
 once inlined into a fused loop the loop vectorizer turns them into SIMD code.
 
 Contract (how a module uses them):
@@ -16,18 +16,21 @@ Contract (how a module uses them):
   `pairs` need, each once, one per line, in the form `declare <ret> @<name>(<args>)`
   exactly; a module that declares some of them itself should merge the lines as a set.
 
-How each is computed (in double; the float versions widen to double, run the same code and
-round once, so they inherit its special cases and are within 1 ulp of the exact result):
+How each is computed (the same code for both types, with each type's constants, thresholds
+and polynomial lengths; but sin and cos of a float widen to double, run the double code and
+round once):
 
 - exp: x = k ln2 + r (ln2 in two parts, so that k * ln2_hi is exact), exp(r) by Taylor's
-  polynomial of degree 13, times 2**k as two powers of two made from bits (a subnormal
-  result rounds once). exp2 alike with r = x - rint(x). exp(x)/2 for sinh and cosh scales
-  by 2**(k-1), so that they overflow where exp(x)/2 does, not where exp(x) does.
+  polynomial (degree 13 in double, 7 in float), times 2**k as two powers of two made from
+  bits (a subnormal result rounds once). exp2 alike with r = x - rint(x). exp(x)/2 for
+  sinh and cosh scales by 2**(k-1), so that they overflow where exp(x)/2 does.
+- sinh: its Taylor polynomial below 1, (e + e / (e + 1)) / 2 with e = expm1|x| above,
+  exp(|x|)/2 where exp(-|x|) no longer counts; cosh = exp(|x|)/2 + 1 / (4 exp(|x|)/2).
 - expm1: the same reduction, 2**k expm1(r) + (2**k - 1) (no cancellation); tanh from it,
   tanh|x| = e / (e + 2) with e = expm1(2|x|), like approx.py's.
-- log: x = 2**e m with m in [sqrt(1/2), sqrt(2)) taken from the bits (subnormals scaled by
-  2**54 first), log m = 2 atanh(s) with s = f/(2 + f), f = m - 1, as fdlibm arranges the
-  sum; log1p computes log(1 + x) and adds the rounding error of 1 + x, (x - (u - 1)) / u.
+- log: x = 2**e m with m in [sqrt(1/2), sqrt(2)) taken from the bits (subnormals scaled
+  by 2**(mantissa bits + 2) first), log m = 2 atanh(s) with s = f/(2 + f), f = m - 1, the
+  sum arranged as fdlibm's; log1p computes log(1 + x) and adds the rounding error of 1 + x, (x - (u - 1)) / u.
   log2 and log10 combine e and log(m) with their constants.
 - sin, cos: x = k pi/2 + r with pi/2 in four parts (three of 33 bits, so that k * part is
   exact for k < 2**20, then 53 bits: 152 bits in all), r carried as a double-double; then
@@ -43,12 +46,13 @@ Special values follow NumPy: NaN in gives NaN out, exp's and expm1's overflow to
 underflow to 0 or -1, log of 0 is -inf and of a negative is NaN, sin and cos of inf are
 NaN, -0.0 keeps its sign where NumPy's does. `fma` is expected in hardware (x86-64-v3).
 
-Bounds vs NumPy, asserted by tests/test_llvm_mathlib.py on dense samples and the edges, in
-units in the last place of NumPy's result (expit's: of the sigmoid in long double):
+Bounds, asserted by tests/test_llvm_mathlib.py on dense samples and the edges, in units in
+the last place of NumPy's result (expit's: of the sigmoid computed in long double):
     double: exp 1, exp2 1, expm1 2, log 1, log2 2, log10 2, log1p 2, sin 1, cos 1,
-            tanh 3, expit 2, sinh 3, cosh 1
-    float:  within 1 ulp of the exact result rounded to float (0 measured on the samples);
-            against NumPy's float32 ufuncs, which are less exact, 2 (log and log10: 3)
+            tanh 3, expit 2, sinh 2, cosh 1
+A float's is against the exact result rounded to float (NumPy's float64 ufunc, rounded):
+    float:  expm1, log2, log10, tanh, expit 2; the others 1
+and against NumPy's float32 ufuncs, themselves up to ~2 ulp off, 3.
 """
 
 from __future__ import annotations
@@ -57,15 +61,71 @@ import functools
 import math
 import struct
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
-# ln2 in two parts (fdlibm's): k * LN2_HI is exact for |k| < 2**11.
-_LN2_HI = 6.93147180369123816490e-01
-_LN2_LO = 1.90821492927058770002e-10
+
+@dataclass(frozen=True)
+class _Format:
+    """A floating-point type's layout, and the constants and thresholds that depend on it."""
+
+    ty: str
+    suffix: str
+    int_ty: str
+    mantissa: int  # explicit mantissa bits
+    bias: int
+    # ln2 and log10(2) in two parts: k * hi is exact for every k that occurs
+    ln2: tuple[float, float]
+    log10_2: tuple[float, float]
+    exp_clamp: tuple[float, float]  # exp is 0 below and inf above
+    exp2_clamp: tuple[float, float]
+    expm1_clamp: tuple[float, float]  # expm1 is -1 below and inf above
+    tanh_clamp: float  # tanh(y/2) is +-1 for |y| above
+    sinh_cut: float  # exp(-|x|) is below half an ulp of exp(|x|) above
+    scale_low: int  # p * 2**k as (p * 2**(k - s)) * 2**s with this s when 2**k is subnormal
+    terms: dict[str, int]  # the polynomials' lengths
+
+    def shifter(self) -> float:
+        """Adding 1.5 * 2**mantissa rounds to an integer held in the low bits of the sum's bits."""
+        return 1.5 * 2.0**self.mantissa
+
+
+_FORMATS = {
+    "double": _Format(
+        "double",
+        "f64",
+        "i64",
+        52,
+        1023,
+        (6.93147180369123816490e-01, 1.90821492927058770002e-10),  # fdlibm's
+        (float.fromhex("0x1.34413509f7800p-2"), 2.8363394551044964e-14),
+        (-746.0, 710.0),
+        (-1080.0, 1025.0),
+        (-40.0, 710.0),
+        40.0,
+        22.0,
+        -537,
+        {"exp": 14, "exp2": 15, "expm1": 14, "atanh": 11, "sinh": 8},
+    ),
+    "float": _Format(
+        "float",
+        "f32",
+        "i32",
+        23,
+        127,
+        (float.fromhex("0x1.62e4p-1"), 1.4286068203094173e-06),
+        (float.fromhex("0x1.344p-2"), 4.605038981195214e-06),
+        (-104.0, 89.0),
+        (-151.0, 129.0),
+        (-18.0, 89.0),
+        20.0,
+        9.0,
+        -89,
+        {"exp": 8, "exp2": 8, "expm1": 8, "atanh": 4, "sinh": 5},
+    ),
+}
 _INV_LN2 = 1.4426950408889634
 _INV_LN10 = 0.4342944819032518
-# log10(2) in two parts: e * LOG10_2_HI is exact for |e| < 2**11.
-_LOG10_2_HI = float.fromhex("0x1.34413509f7800p-2")
-_LOG10_2_LO = math.log10(2.0) - _LOG10_2_HI
+_SQRT_HALF = 0.7071067811865476
 # pi/2 = P1 + P2 + P3 + P4 to 152 bits; P1..P3 have 33 bits, so k * Pi is exact for k < 2**20.
 _PIO2 = (
     float.fromhex("0x1.921fb54400000p+0"),
@@ -75,13 +135,8 @@ _PIO2 = (
 )
 _TWO_OVER_PI = 0.6366197723675814
 _SIN_BOUND = 2.0**20
-# Adding 1.5 * 2**52 rounds to an integer k held in the low bits of the sum's bits.
-_SHIFTER = 6755399441055744.0
-_SHIFTER_BITS = 0x4338000000000000
-_SQRT_HALF_BITS = 0x3FE6A09E667F3BCD
-_TINY = 2.0**-1022
 _INF = math.inf
-_NAN_BITS = 0x7FF8000000000000
+_NAN = "0x7FF8000000000000"
 _LANES = (2, 4, 8, 16)
 
 _EXP = [1.0 / math.factorial(n) for n in range(14)]  # exp(r), |r| <= ln2/2
@@ -89,27 +144,26 @@ _EXPM1 = [1.0 / math.factorial(n) for n in range(1, 15)]  # expm1(r) / r
 _EXP2 = [math.log(2.0) ** n / math.factorial(n) for n in range(15)]  # 2**r, |r| <= 1/2
 _ATANH = [2.0 / (2 * n + 1) for n in range(1, 12)]  # (2 atanh(s) / s - 2) / z, z = s*s
 _SIN = [(-1.0) ** n / math.factorial(2 * n + 1) for n in range(1, 10)]  # (sin r / r - 1) / z
+_SINH = [1.0 / math.factorial(2 * n + 1) for n in range(1, 9)]  # (sinh r / r - 1) / z, |r| <= 1
 _COS = [(-1.0) ** n / math.factorial(2 * n) for n in range(2, 11)]  # (cos r - 1 + z/2) / z**2
 
-_DECLARES = {
-    "fma": "declare double @llvm.fma.f64(double, double, double)",
-    "fabs": "declare double @llvm.fabs.f64(double)",
-    "copysign": "declare double @llvm.copysign.f64(double, double)",
-    "sin": "declare double @sin(double)",
-    "cos": "declare double @cos(double)",
-}
-_SUFFIX = {"double": "f64", "float": "f32"}
+_ARITY = {"fma": 3, "fabs": 1, "copysign": 2}
 
 
-def _d(value: float) -> str:
-    """A double constant, written as its bits (exact)."""
-    return f"0x{struct.unpack('<Q', struct.pack('<d', value))[0]:016X}"
+def _declare(callee: str) -> str:
+    """The declaration of an intrinsic ("fma.f32") or of a libm function ("sin")."""
+    if "." not in callee:
+        return f"declare double @{callee}(double)"
+    name, suffix = callee.split(".")
+    ty = "double" if suffix == "f64" else "float"
+    return f"declare {ty} @llvm.{callee}({', '.join([ty] * _ARITY[name])})"
 
 
 class _Body:
-    """The instructions of one function body, each result a fresh SSA value."""
+    """The instructions of one function body in one format, each result a fresh SSA value."""
 
-    def __init__(self) -> None:
+    def __init__(self, fmt: _Format) -> None:
+        self.fmt = fmt
         self.lines: list[str] = []
         self.declares: set[str] = set()
         self._count = 0
@@ -120,44 +174,51 @@ class _Body:
         self.lines.append(f"  {name} = {instruction}")
         return name
 
+    def c(self, value: float) -> str:
+        """A constant, rounded to the format and written as its double's bits (exact)."""
+        if self.fmt.ty == "float":
+            value = struct.unpack("<f", struct.pack("<f", value))[0]
+        return f"0x{struct.unpack('<Q', struct.pack('<d', value))[0]:016X}"
+
     def op(self, opcode: str, a: str, b: str) -> str:
-        return self(f"{opcode} double {a}, {b}")
+        return self(f"{opcode} {self.fmt.ty} {a}, {b}")
 
     def call(self, intrinsic: str, *args: str) -> str:
-        self.declares.add(intrinsic)
-        arguments = ", ".join(f"double {a}" for a in args)
-        return self(f"call double @llvm.{intrinsic}.f64({arguments})")
+        ty = self.fmt.ty
+        self.declares.add(f"{intrinsic}.{self.fmt.suffix}")
+        arguments = ", ".join(f"{ty} {a}" for a in args)
+        return self(f"call {ty} @llvm.{intrinsic}.{self.fmt.suffix}({arguments})")
 
     def fma(self, a: str, b: str, c: str) -> str:
         return self.call("fma", a, b, c)
 
     def neg(self, a: str) -> str:
-        return self(f"fneg double {a}")
+        return self(f"fneg {self.fmt.ty} {a}")
 
     def fcmp(self, predicate: str, a: str, b: str) -> str:
-        return self(f"fcmp {predicate} double {a}, {b}")
+        return self(f"fcmp {predicate} {self.fmt.ty} {a}, {b}")
 
-    def select(self, condition: str, a: str, b: str, ty: str = "double") -> str:
-        return self(f"select i1 {condition}, {ty} {a}, {ty} {b}")
+    def select(self, condition: str, a: str, b: str, ty: str | None = None) -> str:
+        return self(f"select i1 {condition}, {ty or self.fmt.ty} {a}, {ty or self.fmt.ty} {b}")
 
     def bits(self, a: str) -> str:
-        return self(f"bitcast double {a} to i64")
+        return self(f"bitcast {self.fmt.ty} {a} to {self.fmt.int_ty}")
 
     def from_bits(self, a: str) -> str:
-        return self(f"bitcast i64 {a} to double")
+        return self(f"bitcast {self.fmt.int_ty} {a} to {self.fmt.ty}")
 
     def int_op(self, opcode: str, a: str, b: str | int) -> str:
-        return self(f"{opcode} i64 {a}, {b}")
+        return self(f"{opcode} {self.fmt.int_ty} {a}, {b}")
 
     def horner(self, z: str, coefficients: Sequence[float]) -> str:
-        value = _d(coefficients[-1])
+        value = self.c(coefficients[-1])
         for c in reversed(coefficients[:-1]):
-            value = self.fma(value, z, _d(c))
+            value = self.fma(value, z, self.c(c))
         return value
 
     def clamp(self, x: str, low: float, high: float) -> str:
-        x = self.select(self.fcmp("olt", x, _d(high)), x, _d(high))
-        return self.select(self.fcmp("ogt", x, _d(low)), x, _d(low))
+        x = self.select(self.fcmp("olt", x, self.c(high)), x, self.c(high))
+        return self.select(self.fcmp("ogt", x, self.c(low)), x, self.c(low))
 
     def nan_passes(self, x: str, y: str) -> str:
         """y, but x where x is NaN."""
@@ -165,35 +226,48 @@ class _Body:
 
 
 def _power_of_two(b: _Body, k: str) -> str:
-    """2**k for an i64 k in [-1022, 1023]."""
-    return b.from_bits(b.int_op("shl", b.int_op("add", k, 1023), 52))
+    """2**k for an integer k in the normal exponents' range."""
+    biased = b.int_op("add", k, b.fmt.bias)
+    return b.from_bits(b.int_op("shl", biased, b.fmt.mantissa))
 
 
 def _scale(b: _Body, p: str, k: str) -> str:
-    """p * 2**k for k in [-1075, 1025], rounding once when the result is subnormal."""
-    over = b(f"icmp sgt i64 {k}, 1023")
-    under = b(f"icmp slt i64 {k}, -1021")
-    s = b.select(over, "1", b.select(under, "-537", "0", "i64"), "i64")
+    """p * 2**k for k from below the subnormals to 2 past the largest exponent, rounding once
+    when the result is subnormal."""
+    fmt = b.fmt
+    over = b(f"icmp sgt {fmt.int_ty} {k}, {fmt.bias}")
+    under = b(f"icmp slt {fmt.int_ty} {k}, {2 - fmt.bias}")
+    s = b.select(over, "1", b.select(under, str(fmt.scale_low), "0", fmt.int_ty), fmt.int_ty)
     high = _power_of_two(b, b.int_op("sub", k, s))
     return b.op("fmul", b.op("fmul", p, high), _power_of_two(b, s))
 
 
+def _round_to_integer(b: _Body, y: str) -> tuple[str, str]:
+    """(k as an integer, k as a float) for k = rint(y), |y| < 2**(mantissa - 1)."""
+    shifter = b.c(b.fmt.shifter())
+    t = b.op("fadd", y, shifter)
+    shifter_bits = struct.unpack("<Q", struct.pack("<d", b.fmt.shifter()))[0]
+    if b.fmt.ty == "float":
+        shifter_bits = struct.unpack("<I", struct.pack("<f", b.fmt.shifter()))[0]
+    return b.int_op("sub", b.bits(t), shifter_bits), b.op("fsub", t, shifter)
+
+
 def _reduce_ln2(b: _Body, c: str) -> tuple[str, str]:
-    """(k, r) with c = k ln2 + r, |r| <= ln2/2: k an i64, r a double."""
-    t = b.fma(c, _d(_INV_LN2), _d(_SHIFTER))
-    minus_k = b.op("fsub", _d(_SHIFTER), t)
-    k = b.int_op("sub", b.bits(t), _SHIFTER_BITS)
-    r = b.fma(minus_k, _d(_LN2_HI), c)
-    return k, b.fma(minus_k, _d(_LN2_LO), r)
+    """(k, r) with c = k ln2 + r, |r| <= ln2/2: k an integer."""
+    k, kf = _round_to_integer(b, b.op("fmul", c, b.c(_INV_LN2)))
+    minus_k = b.neg(kf)
+    r = b.fma(minus_k, b.c(b.fmt.ln2[0]), c)
+    return k, b.fma(minus_k, b.c(b.fmt.ln2[1]), r)
 
 
 def _exp_scaled(b: _Body, x: str, halve: bool = False) -> str:
     """exp(x) (or exp(x)/2), x clamped to where the result is neither 0 nor inf; NaN lost."""
-    c = b.clamp(x, -746.0, 710.5 if halve else 710.0)
+    low, high = b.fmt.exp_clamp
+    c = b.clamp(x, low, high + 0.5 if halve else high)
     k, r = _reduce_ln2(b, c)
     if halve:
         k = b.int_op("sub", k, 1)
-    return _scale(b, b.horner(r, _EXP), k)
+    return _scale(b, b.horner(r, _EXP[: b.fmt.terms["exp"]]), k)
 
 
 def _exp(b: _Body, x: str) -> str:
@@ -201,94 +275,100 @@ def _exp(b: _Body, x: str) -> str:
 
 
 def _exp2(b: _Body, x: str) -> str:
-    c = b.clamp(x, -1080.0, 1025.0)
-    t = b.op("fadd", c, _d(_SHIFTER))
-    k = b.int_op("sub", b.bits(t), _SHIFTER_BITS)
-    r = b.op("fsub", c, b.op("fsub", t, _d(_SHIFTER)))
-    return b.nan_passes(x, _scale(b, b.horner(r, _EXP2), k))
+    c = b.clamp(x, *b.fmt.exp2_clamp)
+    k, kf = _round_to_integer(b, c)
+    r = b.op("fsub", c, kf)
+    return b.nan_passes(x, _scale(b, b.horner(r, _EXP2[: b.fmt.terms["exp2"]]), k))
 
 
 def _expm1_parts(b: _Body, c: str) -> tuple[str, str, str]:
-    """(k, 2**k, expm1(r)) with c = k ln2 + r; 2**k is right for k <= 1023 only."""
+    """(k, 2**k, expm1(r)) with c = k ln2 + r; 2**k is right for normal powers only."""
     k, r = _reduce_ln2(b, c)
-    return k, _power_of_two(b, k), b.op("fmul", r, b.horner(r, _EXPM1))
+    q = b.op("fmul", r, b.horner(r, _EXPM1[: b.fmt.terms["expm1"]]))
+    return k, _power_of_two(b, k), q
 
 
 def _expm1_small(b: _Body, c: str) -> str:
-    """expm1(c) for c in [-40, 40]: 2**k expm1(r) + (2**k - 1), with no cancellation."""
+    """expm1(c) for 2**k normal and below 2**(mantissa + 1): 2**k expm1(r) + (2**k - 1)."""
     _, pk, q = _expm1_parts(b, c)
-    return b.fma(pk, q, b.op("fsub", pk, _d(1.0)))
+    return b.fma(pk, q, b.op("fsub", pk, b.c(1.0)))
 
 
 def _expm1(b: _Body, x: str) -> str:
-    c = b.clamp(x, -40.0, 710.0)
+    c = b.clamp(x, *b.fmt.expm1_clamp)
     k, pk, q = _expm1_parts(b, c)
-    small = b.fma(pk, q, b.op("fsub", pk, _d(1.0)))
-    large = _scale(b, b.op("fadd", q, _d(1.0)), k)
-    y = b.select(b(f"icmp sgt i64 {k}, 56"), large, small)
-    return b.nan_passes(x, b.select(b.fcmp("oeq", x, _d(0.0)), x, y))
+    small = b.fma(pk, q, b.op("fsub", pk, b.c(1.0)))
+    large = _scale(b, b.op("fadd", q, b.c(1.0)), k)
+    y = b.select(b(f"icmp sgt {b.fmt.int_ty} {k}, {b.fmt.mantissa + 1}"), large, small)
+    return b.nan_passes(x, b.select(b.fcmp("oeq", x, b.c(0.0)), x, y))
 
 
 def _tanh(b: _Body, x: str) -> str:
-    y = b.op("fmul", _d(2.0), b.call("fabs", x))
-    e = _expm1_small(b, b.select(b.fcmp("olt", y, _d(40.0)), y, _d(40.0)))
-    q = b.op("fdiv", e, b.op("fadd", e, _d(2.0)))
+    y = b.op("fmul", b.c(2.0), b.call("fabs", x))
+    limit = b.c(b.fmt.tanh_clamp)
+    e = _expm1_small(b, b.select(b.fcmp("olt", y, limit), y, limit))
+    q = b.op("fdiv", e, b.op("fadd", e, b.c(2.0)))
     return b.nan_passes(x, b.call("copysign", q, x))
 
 
 def _expit(b: _Body, x: str) -> str:
     e = _exp_scaled(b, b.neg(b.call("fabs", x)))
-    one_plus = b.op("fadd", _d(1.0), e)
-    positive = b.op("fdiv", _d(1.0), one_plus)
+    one_plus = b.op("fadd", b.c(1.0), e)
+    positive = b.op("fdiv", b.c(1.0), one_plus)
     negative = b.op("fdiv", e, one_plus)
-    y = b.select(b.fcmp("oge", x, _d(0.0)), positive, negative)
+    y = b.select(b.fcmp("oge", x, b.c(0.0)), positive, negative)
     return b.nan_passes(x, y)
 
 
 def _sinh(b: _Body, x: str) -> str:
     ax = b.call("fabs", x)
-    em = _expm1_small(b, b.select(b.fcmp("olt", ax, _d(22.0)), ax, _d(22.0)))
-    small = b.op("fmul", _d(0.5), b.op("fadd", em, b.op("fdiv", em, b.op("fadd", em, _d(1.0)))))
-    # beyond 22, exp(-|x|) / 2 is below half an ulp of exp(|x|) / 2
-    y = b.select(b.fcmp("ogt", ax, _d(22.0)), _exp_scaled(b, ax, halve=True), small)
+    z = b.op("fmul", ax, ax)
+    below_one = b.fma(b.op("fmul", ax, z), b.horner(z, _SINH[: b.fmt.terms["sinh"]]), ax)
+    cut = b.c(b.fmt.sinh_cut)
+    em = _expm1_small(b, b.select(b.fcmp("olt", ax, cut), ax, cut))
+    middle = b.op("fadd", em, b.op("fdiv", em, b.op("fadd", em, b.c(1.0))))
+    middle = b.op("fmul", b.c(0.5), middle)
+    y = b.select(b.fcmp("ogt", ax, cut), _exp_scaled(b, ax, halve=True), middle)
+    y = b.select(b.fcmp("olt", ax, b.c(1.0)), below_one, y)
     return b.nan_passes(x, b.call("copysign", y, x))
 
 
 def _cosh(b: _Body, x: str) -> str:
     half = _exp_scaled(b, b.call("fabs", x), halve=True)
-    return b.nan_passes(x, b.op("fadd", half, b.op("fdiv", _d(0.25), half)))
+    return b.nan_passes(x, b.op("fadd", half, b.op("fdiv", b.c(0.25), half)))
 
 
 def _log_parts(b: _Body, x: str) -> tuple[str, str, str, str]:
     """(e, f, f*f/2, s*(f*f/2 + R)) with log x = e ln2 + f - (f*f/2 - s*(f*f/2 + R)), x > 0."""
-    tiny = b.fcmp("olt", x, _d(_TINY))
-    xs = b.select(tiny, b.op("fmul", x, _d(2.0**54)), x)
+    fmt = b.fmt
+    tiny = b.fcmp("olt", x, b.c(2.0 ** (1 - fmt.bias)))
+    xs = b.select(tiny, b.op("fmul", x, b.c(2.0 ** (fmt.mantissa + 2))), x)
     ix = b.bits(xs)
-    e = b.int_op("ashr", b.int_op("sub", ix, _SQRT_HALF_BITS), 52)
-    m = b.from_bits(b.int_op("sub", ix, b.int_op("shl", e, 52)))
-    e = b.int_op("sub", e, b.select(tiny, "54", "0", "i64"))
-    f = b.op("fsub", m, _d(1.0))
-    s = b.op("fdiv", f, b.op("fadd", f, _d(2.0)))
+    e = b.int_op("ashr", b.int_op("sub", ix, b.bits(b.c(_SQRT_HALF))), fmt.mantissa)
+    m = b.from_bits(b.int_op("sub", ix, b.int_op("shl", e, fmt.mantissa)))
+    e = b.int_op("sub", e, b.select(tiny, str(fmt.mantissa + 2), "0", fmt.int_ty))
+    f = b.op("fsub", m, b.c(1.0))
+    s = b.op("fdiv", f, b.op("fadd", f, b.c(2.0)))
     z = b.op("fmul", s, s)
-    r = b.op("fmul", z, b.horner(z, _ATANH))
-    hfsq = b.op("fmul", b.op("fmul", _d(0.5), f), f)
+    r = b.op("fmul", z, b.horner(z, _ATANH[: fmt.terms["atanh"]]))
+    hfsq = b.op("fmul", b.op("fmul", b.c(0.5), f), f)
     sr = b.op("fmul", s, b.op("fadd", hfsq, r))
-    return b(f"sitofp i64 {e} to double"), f, hfsq, sr
+    return b(f"sitofp {fmt.int_ty} {e} to {fmt.ty}"), f, hfsq, sr
 
 
 def _log_specials(b: _Body, x: str, y: str, zero: float = 0.0) -> str:
     """y, but log's values at x = zero (-inf), below it (NaN), inf (inf) and NaN (NaN)."""
-    y = b.select(b.fcmp("oeq", x, _d(_INF)), _d(_INF), y)
-    y = b.select(b.fcmp("oeq", x, _d(zero)), _d(-_INF), y)
-    nan = f"0x{_NAN_BITS:016X}"
-    y = b.select(b.fcmp("olt", x, _d(zero)), nan, y)
+    y = b.select(b.fcmp("oeq", x, b.c(_INF)), b.c(_INF), y)
+    y = b.select(b.fcmp("oeq", x, b.c(zero)), b.c(-_INF), y)
+    y = b.select(b.fcmp("olt", x, b.c(zero)), _NAN, y)
     return b.nan_passes(x, y)
 
 
 def _log(b: _Body, x: str) -> str:
     e, f, hfsq, sr = _log_parts(b, x)
-    inner = b.op("fsub", hfsq, b.fma(e, _d(_LN2_LO), sr))
-    y = b.fma(e, _d(_LN2_HI), b.op("fsub", f, inner))
+    ln2_hi, ln2_lo = (b.c(part) for part in b.fmt.ln2)
+    inner = b.op("fsub", hfsq, b.fma(e, ln2_lo, sr))
+    y = b.fma(e, ln2_hi, b.op("fsub", f, inner))
     return _log_specials(b, x, y)
 
 
@@ -300,23 +380,25 @@ def _log_m(b: _Body, x: str) -> tuple[str, str]:
 
 def _log2(b: _Body, x: str) -> str:
     e, log_m = _log_m(b, x)
-    return _log_specials(b, x, b.fma(log_m, _d(_INV_LN2), e))
+    return _log_specials(b, x, b.fma(log_m, b.c(_INV_LN2), e))
 
 
 def _log10(b: _Body, x: str) -> str:
     e, log_m = _log_m(b, x)
-    low = b.fma(log_m, _d(_INV_LN10), b.op("fmul", e, _d(_LOG10_2_LO)))
-    return _log_specials(b, x, b.fma(e, _d(_LOG10_2_HI), low))
+    hi, lo = (b.c(part) for part in b.fmt.log10_2)
+    low = b.fma(log_m, b.c(_INV_LN10), b.op("fmul", e, lo))
+    return _log_specials(b, x, b.fma(e, hi, low))
 
 
 def _log1p(b: _Body, x: str) -> str:
-    u = b.op("fadd", _d(1.0), x)
+    u = b.op("fadd", b.c(1.0), x)
     e, f, hfsq, sr = _log_parts(b, u)
     # the rounding error of 1 + x, as a correction to log(u)
-    c = b.op("fdiv", b.op("fsub", x, b.op("fsub", u, _d(1.0))), u)
-    inner = b.op("fsub", hfsq, b.op("fadd", sr, b.fma(e, _d(_LN2_LO), c)))
-    y = b.fma(e, _d(_LN2_HI), b.op("fsub", f, inner))
-    y = b.select(b.fcmp("oeq", x, _d(0.0)), x, y)
+    c = b.op("fdiv", b.op("fsub", x, b.op("fsub", u, b.c(1.0))), u)
+    ln2_hi, ln2_lo = (b.c(part) for part in b.fmt.ln2)
+    inner = b.op("fsub", hfsq, b.op("fadd", sr, b.fma(e, ln2_lo, c)))
+    y = b.fma(e, ln2_hi, b.op("fsub", f, inner))
+    y = b.select(b.fcmp("oeq", x, b.c(0.0)), x, y)
     return _log_specials(b, x, y, zero=-1.0)
 
 
@@ -331,11 +413,10 @@ def _two_sum(b: _Body, a: str, c: str) -> tuple[str, str]:
 
 def _reduce_pio2(b: _Body, x: str) -> tuple[str, str, str]:
     """(k mod 4 as i64, hi, lo) with x = k pi/2 + hi + lo, |hi| <= pi/4, for |x| <= 2**20."""
-    t = b.fma(x, _d(_TWO_OVER_PI), _d(_SHIFTER))
-    quadrant = b.int_op("and", b.bits(t), 3)
-    k = b.op("fsub", t, _d(_SHIFTER))
-    minus_k = b.neg(k)
-    p1, p2, p3, p4 = (_d(p) for p in _PIO2)
+    k, kf = _round_to_integer(b, b.op("fmul", x, b.c(_TWO_OVER_PI)))
+    quadrant = b.int_op("and", k, 3)
+    minus_k = b.neg(kf)
+    p1, p2, p3, p4 = (b.c(p) for p in _PIO2)
     a = b.fma(minus_k, p1, x)
     s, e = _two_sum(b, a, b.op("fmul", minus_k, p2))
     s, e2 = _two_sum(b, s, b.op("fmul", minus_k, p3))
@@ -349,14 +430,14 @@ def _sin_or_cos(b: _Body, x: str, shift: int) -> str:
     quadrant, hi, lo = _reduce_pio2(b, x)
     z = b.op("fmul", hi, hi)
     sin_r = b.op("fadd", hi, b.fma(b.op("fmul", hi, z), b.horner(z, _SIN), lo))
-    cos_tail = b.fma(z, b.fma(z, b.horner(z, _COS), _d(-0.5)), b.neg(b.op("fmul", hi, lo)))
-    cos_r = b.op("fadd", _d(1.0), cos_tail)
+    cos_tail = b.fma(z, b.fma(z, b.horner(z, _COS), b.c(-0.5)), b.neg(b.op("fmul", hi, lo)))
+    cos_r = b.op("fadd", b.c(1.0), cos_tail)
     q = b.int_op("add", quadrant, shift)
-    odd = b(f"icmp ne i64 {b.int_op('and', q, 1)}, 0")
-    negative = b(f"icmp ne i64 {b.int_op('and', q, 2)}, 0")
+    odd = b(f"icmp ne {b.fmt.int_ty} {b.int_op('and', q, 1)}, 0")
+    negative = b(f"icmp ne {b.fmt.int_ty} {b.int_op('and', q, 2)}, 0")
     y = b.select(odd, cos_r, sin_r)
     y = b.select(negative, b.neg(y), y)
-    return b.select(b.fcmp("oeq", x, _d(0.0)), x, y) if shift == 0 else y
+    return b.select(b.fcmp("oeq", x, b.c(0.0)), x, y) if shift == 0 else y
 
 
 def _sin(b: _Body, x: str) -> str:
@@ -418,37 +499,45 @@ def _variants(big: str) -> str:
     return ",".join(f"_ZGV_LLVM_M{n}v_{scalar}({scalar}.v{n})" for n in _LANES)
 
 
+def _beyond_bound(b: _Body, name: str, callee: str, x: str, y: str) -> tuple[list[str], str]:
+    """The lines giving lanes with 2**20 < |x| < inf libm's value (see the module docstring),
+    and the SSA value of the result."""
+    big = f"{callee}.big"
+    ax = b.call("fabs", x)
+    above = b.fcmp("ogt", ax, b.c(_SIN_BOUND))
+    beyond = b(f"and i1 {above}, {b.fcmp('olt', ax, b.c(_INF))}")
+    variants = f'"vector-function-abi-variant"="{_variants(big)}"'
+    b.declares.add(name)
+    return [
+        f"  br i1 {beyond}, label %large, label %done",
+        "large:",
+        f"  %libm = call double {big}(double {x}) {variants}",
+        "  br label %done",
+        "done:",
+        f"  %result = phi double [{y}, %entry], [%libm, %large]",
+    ], "%result"
+
+
 @functools.cache
 def _build(name: str, ty: str) -> tuple[str, str, frozenset[str]]:
-    if name not in _FUNCTIONS or ty not in _SUFFIX:
+    if name not in _FUNCTIONS or ty not in _FORMATS:
         raise KeyError(f"no vectorizable {name} for {ty}")
-    callee = f"@ad.{name}.{_SUFFIX[ty]}"
-    b = _Body()
-    x = "%x" if ty == "double" else b("fpext float %x to double")
+    callee = f"@ad.{name}.{_FORMATS[ty].suffix}"
+    # sin and cos of a float are computed in double, for the range of their reduction
+    wide = name in _LIBM_BEYOND_BOUND
+    b = _Body(_FORMATS["double" if wide else ty])
+    x = "%x" if ty == b.fmt.ty else b(f"fpext {ty} %x to double")
     y = _FUNCTIONS[name](b, x)
     tail, extra = [], ""
-    if name in _LIBM_BEYOND_BOUND:
-        # lanes with 2**20 < |x| < inf take libm's value; see the module docstring
-        big = f"{callee}.big"
-        ax = b.call("fabs", x)
-        beyond = b(f"and i1 {b.fcmp('ogt', ax, _d(_SIN_BOUND))}, {b.fcmp('olt', ax, _d(_INF))}")
-        variants = f'"vector-function-abi-variant"="{_variants(big)}"'
-        tail = [
-            f"  br i1 {beyond}, label %large, label %done",
-            "large:",
-            f"  %libm = call double {big}(double {x}) {variants}",
-            "  br label %done",
-            "done:",
-            f"  %result = phi double [{y}, %entry], [%libm, %large]",
-        ]
-        y, extra = "%result", "\n\n" + _large_argument(name, big)
-        b.declares.add(name)
-    if ty == "float":
-        tail.append(f"  %rounded = fptrunc double {y} to float")
+    if wide:
+        tail, y = _beyond_bound(b, name, callee, x, y)
+        extra = "\n\n" + _large_argument(name, f"{callee}.big")
+    if ty != b.fmt.ty:
+        tail.append(f"  %rounded = fptrunc double {y} to {ty}")
         y = "%rounded"
     body = "\n".join(["entry:", *b.lines, *tail, f"  ret {ty} {y}"])
     text = f"define internal {ty} {callee}({ty} %x) alwaysinline nounwind {{\n{body}\n}}{extra}"
-    return text, callee, frozenset(_DECLARES[d] for d in b.declares)
+    return text, callee, frozenset(_declare(d) for d in b.declares)
 
 
 def definition(name: str, ty: str) -> tuple[str, str]:
@@ -467,8 +556,9 @@ def declarations(pairs: Iterable[tuple[str, str]]) -> str:
     """The `declare` lines the definitions of `pairs` ((name, ty), ...) need, each once.
 
     Example:
-        >>> declarations([("exp", "double"), ("exp", "float")])
-        'declare double @llvm.fma.f64(double, double, double)'
+        >>> print(declarations([("exp", "double"), ("exp", "float")]))
+        declare double @llvm.fma.f64(double, double, double)
+        declare float @llvm.fma.f32(float, float, float)
     """
     lines = set().union(*(_build(name, ty)[2] for name, ty in pairs))
     return "\n".join(sorted(lines))
