@@ -30,8 +30,8 @@ round once):
   tanh|x| = e / (e + 2) with e = expm1(2|x|), like approx.py's.
 - log: x = 2**e m with m in [sqrt(1/2), sqrt(2)) taken from the bits (subnormals scaled
   by 2**(mantissa bits + 2) first), log m = 2 atanh(s) with s = f/(2 + f), f = m - 1, the
-  sum arranged as fdlibm's; log1p computes log(1 + x) and adds the rounding error of 1 + x, (x - (u - 1)) / u.
-  log2 and log10 combine e and log(m) with their constants.
+  sum arranged as fdlibm's; log1p computes log(u), u = 1 + x, and adds the rounding error
+  of u, (x - (u - 1)) / u. log2 and log10 combine e and log(m) with their constants.
 - sin, cos: x = k pi/2 + r with pi/2 in four parts (three of 33 bits, so that k * part is
   exact for k < 2**20, then 53 bits: 152 bits in all), r carried as a double-double; then
   Taylor's polynomials of sin and cos on |r| <= pi/4 and a select on k mod 4. This is right
