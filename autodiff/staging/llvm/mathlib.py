@@ -104,7 +104,7 @@ _FORMATS = {
         40.0,
         22.0,
         -537,
-        {"exp": 14, "exp2": 15, "expm1": 14, "atanh": 11, "sinh": 8},
+        {"exp": 14, "exp2": 15, "expm1": 14, "atanh": 11, "sinh": 8, "sin": 8, "cos": 7},
     ),
     "float": _Format(
         "float",
@@ -120,7 +120,7 @@ _FORMATS = {
         20.0,
         9.0,
         -89,
-        {"exp": 8, "exp2": 8, "expm1": 8, "atanh": 4, "sinh": 5},
+        {"exp": 8, "exp2": 8, "expm1": 8, "atanh": 4, "sinh": 5, "sin": 4, "cos": 4},
     ),
 }
 _INV_LN2 = 1.4426950408889634
@@ -162,8 +162,9 @@ def _declare(callee: str) -> str:
 class _Body:
     """The instructions of one function body in one format, each result a fresh SSA value."""
 
-    def __init__(self, fmt: _Format) -> None:
+    def __init__(self, fmt: _Format, result: _Format) -> None:
         self.fmt = fmt
+        self.result = result  # the function's type, narrower than fmt for sin and cos
         self.lines: list[str] = []
         self.declares: set[str] = set()
         self._count = 0
@@ -426,15 +427,23 @@ def _reduce_pio2(b: _Body, x: str) -> tuple[str, str, str]:
 
 
 def _sin_or_cos(b: _Body, x: str, shift: int) -> str:
-    """sin(x) (shift 0) or cos(x) = sin(x + pi/2) (shift 1), right for |x| <= 2**20."""
+    """sin(x) (shift 0) or cos(x) = sin(x + pi/2) (shift 1), right for |x| <= 2**20; for a
+    float, the reduction in double and the rest in float."""
     quadrant, hi, lo = _reduce_pio2(b, x)
-    z = b.op("fmul", hi, hi)
-    sin_r = b.op("fadd", hi, b.fma(b.op("fmul", hi, z), b.horner(z, _SIN), lo))
-    cos_tail = b.fma(z, b.fma(z, b.horner(z, _COS), b.c(-0.5)), b.neg(b.op("fmul", hi, lo)))
-    cos_r = b.op("fadd", b.c(1.0), cos_tail)
     q = b.int_op("add", quadrant, shift)
     odd = b(f"icmp ne {b.fmt.int_ty} {b.int_op('and', q, 1)}, 0")
     negative = b(f"icmp ne {b.fmt.int_ty} {b.int_op('and', q, 2)}, 0")
+    if b.result is not b.fmt:
+        x, hi = (b(f"fptrunc {b.fmt.ty} {v} to {b.result.ty}") for v in (x, hi))
+        b.fmt = b.result
+        lo = b.c(0.0)
+    z = b.op("fmul", hi, hi)
+    sin_poly, cos_poly = (
+        b.horner(z, c[: b.fmt.terms[f]]) for c, f in [(_SIN, "sin"), (_COS, "cos")]
+    )
+    sin_r = b.op("fadd", hi, b.fma(b.op("fmul", hi, z), sin_poly, lo))
+    cos_tail = b.fma(z, b.fma(z, cos_poly, b.c(-0.5)), b.neg(b.op("fmul", hi, lo)))
+    cos_r = b.op("fadd", b.c(1.0), cos_tail)
     y = b.select(odd, cos_r, sin_r)
     y = b.select(negative, b.neg(y), y)
     return b.select(b.fcmp("oeq", x, b.c(0.0)), x, y) if shift == 0 else y
@@ -499,23 +508,27 @@ def _variants(big: str) -> str:
     return ",".join(f"_ZGV_LLVM_M{n}v_{scalar}({scalar}.v{n})" for n in _LANES)
 
 
-def _beyond_bound(b: _Body, name: str, callee: str, x: str, y: str) -> tuple[list[str], str]:
-    """The lines giving lanes with 2**20 < |x| < inf libm's value (see the module docstring),
-    and the SSA value of the result."""
-    big = f"{callee}.big"
+def _beyond_bound(b: _Body, x: str) -> str:
+    """Whether 2**20 < |x| < inf, for a double x."""
     ax = b.call("fabs", x)
     above = b.fcmp("ogt", ax, b.c(_SIN_BOUND))
-    beyond = b(f"and i1 {above}, {b.fcmp('olt', ax, b.c(_INF))}")
+    return b(f"and i1 {above}, {b.fcmp('olt', ax, b.c(_INF))}")
+
+
+def _libm_tail(name: str, callee: str, beyond: str, x: str, y: str) -> list[str]:
+    """The lines giving the lanes `beyond` the bound libm's value (see the module docstring),
+    ending with `%result`, of the type of y (double or float, x a double)."""
+    big = f"{callee}.big"
     variants = f'"vector-function-abi-variant"="{_variants(big)}"'
-    b.declares.add(name)
-    return [
-        f"  br i1 {beyond}, label %large, label %done",
-        "large:",
-        f"  %libm = call double {big}(double {x}) {variants}",
-        "  br label %done",
-        "done:",
-        f"  %result = phi double [{y}, %entry], [%libm, %large]",
-    ], "%result"
+    ty = "double" if callee.endswith("f64") else "float"
+    lines = [f"  br i1 {beyond}, label %large, label %done", "large:"]
+    lines.append(f"  %libm = call double {big}(double {x}) {variants}")
+    libm = "%libm"
+    if ty == "float":
+        lines.append("  %libm.float = fptrunc double %libm to float")
+        libm = "%libm.float"
+    lines += ["  br label %done", "done:", f"  %result = phi {ty} [{y}, %entry], [{libm}, %large]"]
+    return lines
 
 
 @functools.cache
@@ -523,18 +536,17 @@ def _build(name: str, ty: str) -> tuple[str, str, frozenset[str]]:
     if name not in _FUNCTIONS or ty not in _FORMATS:
         raise KeyError(f"no vectorizable {name} for {ty}")
     callee = f"@ad.{name}.{_FORMATS[ty].suffix}"
-    # sin and cos of a float are computed in double, for the range of their reduction
+    # sin and cos reduce a float's argument in double, for the range of the reduction
     wide = name in _LIBM_BEYOND_BOUND
-    b = _Body(_FORMATS["double" if wide else ty])
+    b = _Body(_FORMATS["double" if wide else ty], _FORMATS[ty])
     x = "%x" if ty == b.fmt.ty else b(f"fpext {ty} %x to double")
+    beyond = _beyond_bound(b, x) if wide else ""
     y = _FUNCTIONS[name](b, x)
     tail, extra = [], ""
     if wide:
-        tail, y = _beyond_bound(b, name, callee, x, y)
+        tail, y = _libm_tail(name, callee, beyond, x, y), "%result"
         extra = "\n\n" + _large_argument(name, f"{callee}.big")
-    if ty != b.fmt.ty:
-        tail.append(f"  %rounded = fptrunc double {y} to {ty}")
-        y = "%rounded"
+        b.declares.add(name)
     body = "\n".join(["entry:", *b.lines, *tail, f"  ret {ty} {y}"])
     text = f"define internal {ty} {callee}({ty} %x) alwaysinline nounwind {{\n{body}\n}}{extra}"
     return text, callee, frozenset(_declare(d) for d in b.declares)
