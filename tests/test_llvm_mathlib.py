@@ -166,6 +166,8 @@ def _dense(name):
         # the reduction's whole range, and libm's beyond it
         x += [rng.uniform(-(2.0**20), 2.0**20, 300_000), rng.uniform(-1e12, 1e12, 20_000)]
         x += [np.geomspace(1.0, 1.7e308, 20_001)]
+        near = rng.integers(1, 667_000, 50_000) * (np.pi / 2)  # k pi/2 within the bound
+        x += [near, np.nextafter(near, 0.0), np.nextafter(near, np.inf)]
     return np.concatenate(x)
 
 

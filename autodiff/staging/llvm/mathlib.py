@@ -71,6 +71,7 @@ class _Format:
     ty: str
     suffix: str
     int_ty: str
+    packing: str  # struct's codes of the float and of the integer of its bits
     mantissa: int  # explicit mantissa bits
     bias: int
     # ln2 and log10(2) in two parts: k * hi is exact for every k that occurs
@@ -84,43 +85,47 @@ class _Format:
     scale_low: int  # p * 2**k as (p * 2**(k - s)) * 2**s with this s when 2**k is subnormal
     terms: dict[str, int]  # the polynomials' lengths
 
-    def shifter(self) -> float:
-        """Adding 1.5 * 2**mantissa rounds to an integer held in the low bits of the sum's bits."""
-        return 1.5 * 2.0**self.mantissa
+    def round(self, value: float) -> float:
+        return struct.unpack(self.packing[0], struct.pack(self.packing[0], value))[0]
+
+    def bits(self, value: float) -> int:
+        return struct.unpack(self.packing[1], struct.pack(self.packing[0], value))[0]
 
 
 _FORMATS = {
     "double": _Format(
-        "double",
-        "f64",
-        "i64",
-        52,
-        1023,
-        (6.93147180369123816490e-01, 1.90821492927058770002e-10),  # fdlibm's
-        (float.fromhex("0x1.34413509f7800p-2"), 2.8363394551044964e-14),
-        (-746.0, 710.0),
-        (-1080.0, 1025.0),
-        (-40.0, 710.0),
-        40.0,
-        22.0,
-        -537,
-        {"exp": 14, "exp2": 15, "expm1": 14, "atanh": 11, "sinh": 8, "sin": 8, "cos": 7},
+        ty="double",
+        suffix="f64",
+        int_ty="i64",
+        packing="dQ",
+        mantissa=52,
+        bias=1023,
+        ln2=(6.93147180369123816490e-01, 1.90821492927058770002e-10),  # fdlibm's
+        log10_2=(float.fromhex("0x1.34413509f7800p-2"), 2.8363394551044964e-14),
+        exp_clamp=(-746.0, 710.0),
+        exp2_clamp=(-1080.0, 1025.0),
+        expm1_clamp=(-40.0, 710.0),
+        tanh_clamp=40.0,
+        sinh_cut=22.0,
+        scale_low=-537,
+        terms={"exp": 14, "exp2": 15, "expm1": 14, "atanh": 11, "sinh": 8, "sin": 8, "cos": 7},
     ),
     "float": _Format(
-        "float",
-        "f32",
-        "i32",
-        23,
-        127,
-        (float.fromhex("0x1.62e4p-1"), 1.4286068203094173e-06),
-        (float.fromhex("0x1.344p-2"), 4.605038981195214e-06),
-        (-104.0, 89.0),
-        (-151.0, 129.0),
-        (-18.0, 89.0),
-        20.0,
-        9.0,
-        -89,
-        {"exp": 8, "exp2": 8, "expm1": 8, "atanh": 4, "sinh": 5, "sin": 4, "cos": 4},
+        ty="float",
+        suffix="f32",
+        int_ty="i32",
+        packing="fI",
+        mantissa=23,
+        bias=127,
+        ln2=(float.fromhex("0x1.62e4p-1"), 1.4286068203094173e-06),
+        log10_2=(float.fromhex("0x1.344p-2"), 4.605038981195214e-06),
+        exp_clamp=(-104.0, 89.0),
+        exp2_clamp=(-151.0, 129.0),
+        expm1_clamp=(-18.0, 89.0),
+        tanh_clamp=20.0,
+        sinh_cut=9.0,
+        scale_low=-89,
+        terms={"exp": 8, "exp2": 8, "expm1": 8, "atanh": 4, "sinh": 5, "sin": 4, "cos": 4},
     ),
 }
 _INV_LN2 = 1.4426950408889634
@@ -143,9 +148,9 @@ _EXP = [1.0 / math.factorial(n) for n in range(14)]  # exp(r), |r| <= ln2/2
 _EXPM1 = [1.0 / math.factorial(n) for n in range(1, 15)]  # expm1(r) / r
 _EXP2 = [math.log(2.0) ** n / math.factorial(n) for n in range(15)]  # 2**r, |r| <= 1/2
 _ATANH = [2.0 / (2 * n + 1) for n in range(1, 12)]  # (2 atanh(s) / s - 2) / z, z = s*s
-_SIN = [(-1.0) ** n / math.factorial(2 * n + 1) for n in range(1, 10)]  # (sin r / r - 1) / z
+_SIN = [(-1.0) ** n / math.factorial(2 * n + 1) for n in range(1, 9)]  # (sin r / r - 1) / z
 _SINH = [1.0 / math.factorial(2 * n + 1) for n in range(1, 9)]  # (sinh r / r - 1) / z, |r| <= 1
-_COS = [(-1.0) ** n / math.factorial(2 * n) for n in range(2, 11)]  # (cos r - 1 + z/2) / z**2
+_COS = [(-1.0) ** n / math.factorial(2 * n) for n in range(2, 9)]  # (cos r - 1 + z/2) / z**2
 
 _ARITY = {"fma": 3, "fabs": 1, "copysign": 2}
 
@@ -177,9 +182,7 @@ class _Body:
 
     def c(self, value: float) -> str:
         """A constant, rounded to the format and written as its double's bits (exact)."""
-        if self.fmt.ty == "float":
-            value = struct.unpack("<f", struct.pack("<f", value))[0]
-        return f"0x{struct.unpack('<Q', struct.pack('<d', value))[0]:016X}"
+        return f"0x{_FORMATS['double'].bits(self.fmt.round(value)):016X}"
 
     def op(self, opcode: str, a: str, b: str) -> str:
         return self(f"{opcode} {self.fmt.ty} {a}, {b}")
@@ -244,13 +247,11 @@ def _scale(b: _Body, p: str, k: str) -> str:
 
 
 def _round_to_integer(b: _Body, y: str) -> tuple[str, str]:
-    """(k as an integer, k as a float) for k = rint(y), |y| < 2**(mantissa - 1)."""
-    shifter = b.c(b.fmt.shifter())
-    t = b.op("fadd", y, shifter)
-    shifter_bits = struct.unpack("<Q", struct.pack("<d", b.fmt.shifter()))[0]
-    if b.fmt.ty == "float":
-        shifter_bits = struct.unpack("<I", struct.pack("<f", b.fmt.shifter()))[0]
-    return b.int_op("sub", b.bits(t), shifter_bits), b.op("fsub", t, shifter)
+    """(k as an integer, k as a float) for k = rint(y), |y| < 2**(mantissa - 1): adding
+    1.5 * 2**mantissa rounds to an integer held in the low bits of the sum's bits."""
+    shifter = 1.5 * 2.0**b.fmt.mantissa
+    t = b.op("fadd", y, b.c(shifter))
+    return b.int_op("sub", b.bits(t), b.fmt.bits(shifter)), b.op("fsub", t, b.c(shifter))
 
 
 def _reduce_ln2(b: _Body, c: str) -> tuple[str, str]:
@@ -515,7 +516,7 @@ def _beyond_bound(b: _Body, x: str) -> str:
     return b(f"and i1 {above}, {b.fcmp('olt', ax, b.c(_INF))}")
 
 
-def _libm_tail(name: str, callee: str, beyond: str, x: str, y: str) -> list[str]:
+def _libm_tail(callee: str, beyond: str, x: str, y: str) -> list[str]:
     """The lines giving the lanes `beyond` the bound libm's value (see the module docstring),
     ending with `%result`, of the type of y (double or float, x a double)."""
     big = f"{callee}.big"
@@ -544,7 +545,7 @@ def _build(name: str, ty: str) -> tuple[str, str, frozenset[str]]:
     y = _FUNCTIONS[name](b, x)
     tail, extra = [], ""
     if wide:
-        tail, y = _libm_tail(name, callee, beyond, x, y), "%result"
+        tail, y = _libm_tail(callee, beyond, x, y), "%result"
         extra = "\n\n" + _large_argument(name, f"{callee}.big")
         b.declares.add(name)
     body = "\n".join(["entry:", *b.lines, *tail, f"  ret {ty} {y}"])
