@@ -282,8 +282,10 @@ def jit(
             the signature (a new value stages again).
         backend: "numba" (compiled by Numba at the first call of each signature; see
             docs/guide/jit.md), "numpy" (the NumPy executor), or None, the default: the
-            NumPy executor first, then Numba once the time spent has paid for compiling.
-            `AUTODIFF_DISABLE_NUMBA=1`, or Numba missing, means "numpy".
+            NumPy executor first, and from the second call Numba compiling in a background
+            thread, its result swapped in once ready. Graphs over the compile budget run
+            on the NumPy executor, with a warning, under either. `AUTODIFF_DISABLE_NUMBA=1`,
+            or Numba missing, means "numpy".
         fastmath: LLVM's fast-math flags for the Numba backend — fused multiply-adds,
             approximate reciprocals and functions, no NaN, inf or signed zero assumed — but
             not reassociation; results may differ in the last bits, and NaN/inf are not
@@ -312,8 +314,8 @@ def jit(
 
 def _backend(requested: str | None) -> str:
     """The executor a graph runs on: "numpy", "numba" (compiled at the first call) or "auto"
-    (the default: NumPy first, Numba once it pays; staging/call.py). AUTODIFF_DISABLE_NUMBA=1
-    or a missing Numba mean NumPy, whatever was requested."""
+    (the default: NumPy first, Numba compiled in the background; staging/call.py).
+    AUTODIFF_DISABLE_NUMBA=1 or a missing Numba mean NumPy, whatever was requested."""
     if requested == "numpy" or not numba_available():
         return "numpy"
     return "numba" if requested == "numba" else "auto"
