@@ -281,11 +281,11 @@ def jit(
         static_argnums, static_argnames: arguments that are Python values, hashable, part of
             the signature (a new value stages again).
         backend: "numba" (compiled by Numba at the first call of each signature; see
-            docs/guide/jit.md), "numpy" (the NumPy executor), or None, the default: the
-            NumPy executor first, and from the second call Numba compiling in a background
-            thread, its result swapped in once ready. Graphs over the compile budget run
-            on the NumPy executor, with a warning, under either. `AUTODIFF_DISABLE_NUMBA=1`,
-            or Numba missing, means "numpy".
+            docs/guide/jit.md), "numpy" (the NumPy executor), or None, the default: the NumPy
+            executor first, then, once its calls have taken a tenth of the estimated compile
+            cost, Numba compiling in a background thread, swapped in once ready. Graphs over the
+            compile budget run on the NumPy executor, with a warning, under either.
+            `AUTODIFF_DISABLE_NUMBA=1`, or Numba missing, means "numpy".
         fastmath: LLVM's fast-math flags for the Numba backend — fused multiply-adds,
             approximate reciprocals and functions, no NaN, inf or signed zero assumed — but
             not reassociation; results may differ in the last bits, and NaN/inf are not

@@ -73,16 +73,22 @@ COMPILE_AT_ONCE_S = 0.05
 TIER_UP_CALL = 2
 TIER_UP_FRACTION = 0.1
 # The compile budget: a graph with more equations than this, or with a compiled segment (one
-# generated function) of more, runs on the NumPy executor under every backend. Numba's memory
-# and time grow with the largest function it compiles (the closing report of issue 40 has the
-# measurements: the unrolled RK4 gradient at 10 to 80 steps).
+# generated function) of more, runs on the NumPy executor under every backend, with a
+# warning. Numba's memory grows faster than linearly with its largest function, its time with
+# the whole graph (issue 40's closing report: the unrolled RK4 gradient at 10 to 80 steps, in
+# one segment and split into many).
 BUDGET_EQUATIONS = 4000
 BUDGET_SEGMENT_EQUATIONS = 1500
 # While a background compile runs, the interpreter's switch interval (s): the caller's thread
 # waits at most about this long for the GIL the compiling thread holds (Python's default is
 # 5 ms, many calls' length). Restored when the compile ends.
 TIER_UP_SWITCH_INTERVAL_S = 1e-4
+# ... and the objects that exist then frozen out of the garbage collector (`_Quietly`).
 TIER_UP_FREEZE_GC = True
+# Graphs holding compiled code at once, at most (see _Resident). Numba returns no memory when
+# its code is dropped (its JIT engine never removes a module), so under Numba this bounds our
+# references only; a backend whose code is freed with its last reference bounds memory by it.
+MAX_RESIDENT = 256
 
 
 def run_graph(graph: Graph, *args) -> list:
@@ -158,7 +164,7 @@ def _check_budget(graph: Graph) -> None:
     message = over_budget(graph)
     if message is not None:
         graph.numba_failure = message
-        warnings.warn(message, RuntimeWarning, stacklevel=4)
+        warnings.warn(message, RuntimeWarning, stacklevel=5)  # (at the jitted call)
 
 
 def _compile_now(graph: Graph):
@@ -385,8 +391,6 @@ class _Resident:
                 oldest.compiled = None
 
 
-# Graphs holding compiled code at once, at most (see _Resident).
-MAX_RESIDENT = 64
 _worker = _TierUpWorker()
 _quietly = _Quietly()
 _resident = _Resident()

@@ -60,7 +60,7 @@ from autodiff.kernels._numba import _import_numba, user_cache_dir
 # The modules loaded in this process, by key, least recently used first. Beyond MAX_MODULES
 # the oldest leaves it and `sys.modules`: its functions live on while something calls them,
 # and a later `load` of its source imports it again (Numba then loads from its disk cache).
-MAX_MODULES = 64
+MAX_MODULES = 256
 _modules: dict[str, types.ModuleType] = {}  # (in order of use: the last used last)
 _lock = threading.Lock()
 
