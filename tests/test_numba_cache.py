@@ -15,6 +15,7 @@ import numba
 import numpy as np
 import pytest
 
+from autodiff.staging.call import wait_for_tier_up
 from autodiff.staging.numba import cache
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -36,6 +37,7 @@ X = np.arange(4.0)  # run(X) == 12.0
 CHILD = """
 import os, sys, time
 import numpy as np
+from autodiff.staging.call import wait_for_tier_up
 from autodiff.staging.numba import cache
 
 barrier, count = sys.argv[1], int(sys.argv[2])  # start loading together
@@ -77,7 +79,8 @@ def run_children(numba_cache_dir, count=1):
 @pytest.fixture
 def cache_dir(tmp_path, monkeypatch):
     """An empty NUMBA_CACHE_DIR, for autodiff and for this process's Numba, and an empty
-    in-memory cache."""
+    in-memory cache (once no background compile of an earlier test can write to them)."""
+    assert wait_for_tier_up(timeout=600.0)
     directory = tmp_path / "numba-cache"
     monkeypatch.setenv("NUMBA_CACHE_DIR", str(directory))
     monkeypatch.setattr(numba.config, "CACHE_DIR", str(directory))

@@ -281,8 +281,10 @@ def jit(
         static_argnums, static_argnames: arguments that are Python values, hashable, part of
             the signature (a new value stages again).
         backend: "numba" (compiled by Numba at the first call of each signature; see
-            docs/guide/jit.md), "numpy" (the NumPy executor), or None, the default: the
-            NumPy executor first, then Numba once the time spent has paid for compiling.
+            docs/guide/jit.md), "numpy" (the NumPy executor), or None, the default: the NumPy
+            executor first, then, once its calls have taken a tenth of the estimated compile
+            cost, Numba compiling in a background thread, swapped in once ready. Graphs over the
+            compile budget run on the NumPy executor, with a warning, under either.
             `AUTODIFF_DISABLE_NUMBA=1`, or Numba missing, means "numpy".
         fastmath: LLVM's fast-math flags for the Numba backend — fused multiply-adds,
             approximate reciprocals and functions, no NaN, inf or signed zero assumed — but
@@ -312,8 +314,8 @@ def jit(
 
 def _backend(requested: str | None) -> str:
     """The executor a graph runs on: "numpy", "numba" (compiled at the first call) or "auto"
-    (the default: NumPy first, Numba once it pays; staging/call.py). AUTODIFF_DISABLE_NUMBA=1
-    or a missing Numba mean NumPy, whatever was requested."""
+    (the default: NumPy first, Numba compiled in the background; staging/call.py).
+    AUTODIFF_DISABLE_NUMBA=1 or a missing Numba mean NumPy, whatever was requested."""
     if requested == "numpy" or not numba_available():
         return "numpy"
     return "numba" if requested == "numba" else "auto"

@@ -14,10 +14,18 @@ one graph, is the form that computes each value once.
 
 from __future__ import annotations
 
+import copy
+import gc
+import queue
+import sys
+import threading
+import warnings
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from time import perf_counter
 
 import numpy as np
+from numpy import ndarray
 
 from autodiff.core.abstract import ShapedArray
 from autodiff.core.dtypes import is_inexact
@@ -26,14 +34,14 @@ from autodiff.core.pytree import tree_flatten
 from autodiff.core.tensor import TENSOR_TYPES
 from autodiff.core.trace import new_trace
 from autodiff.forward_ad.trace import ForwardTrace, ForwardTracer
-from autodiff.kernels._numba import numba_eager, numba_loaded
+from autodiff.kernels._numba import _import_numba, numba_eager, numba_loaded
 from autodiff.ops.sparsity import THROUGH_GRAPH
 from autodiff.ops.structural import broadcast_to, move_to_front
 from autodiff.reverse.engine import backward_pass
 from autodiff.reverse.graph import ReverseTrace
 from autodiff.staging.executor import compile_graph, interpret_graph
-from autodiff.staging.ir import Graph, eval_graph
-from autodiff.staging.numba.executor import compile_numba  # (Numba loads at its first call)
+from autodiff.staging.ir import Graph, eval_graph, sub_graphs
+from autodiff.staging.numba.executor import compile_numba, kind_of  # (Numba: at a first call)
 from autodiff.staging.passes import optimize
 from autodiff.staging.trace import stage
 from autodiff.vmap.trace import BatchTrace, BatchTracer
@@ -43,6 +51,44 @@ from autodiff.vmap.trace import BatchTrace, BatchTracer
 # interpreter loses per call and equation, ~0.4 us, has then paid for compiling it).
 COMPILE_AT_ONCE = 2000
 COMPILE_AFTER_CALLS = 40
+
+# ---------------------------------------------------------------------------------------------
+# The compiled backend: what compiling costs and may cost, and when it happens.
+
+# What compiling a graph with Numba costs, estimated (s): loading Numba once per process,
+# then a fixed cost and a cost per equation (Numba's front end types every scalar operation:
+# ~3 ms each on this class of machine; benchmarks/README.md, first calls).
+NUMBA_IMPORT_S = 0.3
+NUMBA_COMPILE_S = 0.1
+NUMBA_PER_EQUATION_S = 0.003
+# Under the default backend, a graph estimated to compile within this (s) compiles at its
+# first call, in the caller's thread: a pause no one can tell from the call itself.
+COMPILE_AT_ONCE_S = 0.05
+# Under the default backend, a signature's compile starts in the background once it has been
+# called TIER_UP_CALL times (a repetition) and its calls have taken TIER_UP_FRACTION of the
+# estimated compile cost: a function called once never compiles, and a compile, which takes
+# a core and a share of the GIL for its length, is spent on functions that keep running
+# (the ski-rental rule, on that share); a loop switches within its first fraction of a
+# second, and never waits for the compiler.
+TIER_UP_CALL = 2
+TIER_UP_FRACTION = 0.1
+# The compile budget: a graph with more equations than this, or with a compiled segment (one
+# generated function) of more, runs on the NumPy executor under every backend, with a
+# warning. Numba's memory grows faster than linearly with its largest function, its time with
+# the whole graph (issue 40's closing report: the unrolled RK4 gradient at 10 to 80 steps, in
+# one segment and split into many).
+BUDGET_EQUATIONS = 4000
+BUDGET_SEGMENT_EQUATIONS = 1500
+# While a background compile runs, the interpreter's switch interval (s): the caller's thread
+# waits at most about this long for the GIL the compiling thread holds (Python's default is
+# 5 ms, many calls' length). Restored when the compile ends.
+TIER_UP_SWITCH_INTERVAL_S = 1e-4
+# ... and the objects that exist then frozen out of the garbage collector (`_Quietly`).
+TIER_UP_FREEZE_GC = True
+# Graphs holding compiled code at once, at most (see _Resident). Numba returns no memory when
+# its code is dropped (its JIT engine never removes a module), so under Numba this bounds our
+# references only; a backend whose code is freed with its last reference bounds memory by it.
+MAX_RESIDENT = 256
 
 
 def run_graph(graph: Graph, *args) -> list:
@@ -55,57 +101,299 @@ def run_graph(graph: Graph, *args) -> list:
 
 
 def _executor(graph: Graph):
-    if graph.backend == "numba" or (graph.backend == "auto" and numba_eager()):
-        return _compile_numba(graph)
-    if graph.backend == "auto" and graph.count_equations() <= NUMBA_MAX_EQUATIONS:
-        graph.compiled = _Tiered(graph)
-        return graph.compiled
-    return _numpy_executor(graph)
-
-
-def _compile_numba(graph: Graph):
-    try:
-        graph.compiled = compile_numba(graph, graph.fastmath)
-    except Exception as error:
-        graph.numba_failure = f"{type(error).__name__}: {error}"
-        graph.compiled = compile_graph(graph)
+    if graph.backend != "numpy" and graph.numba_failure is None:
+        _check_budget(graph)
+    if graph.backend == "numpy" or graph.numba_failure is not None:
+        return _numpy_executor(graph)
+    if (
+        graph.backend == "numba"
+        or numba_eager()
+        or compile_cost_estimate(graph) <= COMPILE_AT_ONCE_S
+    ):
+        return _compile_now(graph)
+    graph.compiled = _Tiered(graph)
     return graph.compiled
 
 
-# What compiling a graph with Numba costs, estimated (s): loading Numba once per process,
-# then a fixed cost and a cost per equation (Numba's front end types every scalar operation:
-# ~3 ms each on this class of machine; benchmarks/README.md, first calls).
-NUMBA_IMPORT_S = 0.3
-NUMBA_COMPILE_S = 0.1
-NUMBA_PER_EQUATION_S = 0.003
-# A larger graph stays on the NumPy executor under "auto": Numba would take more than ~5 s
-# to compile it (the unrolled `ode` gradient, 19k equations, would take about a minute).
-NUMBA_MAX_EQUATIONS = 1500
+def compile_backend(graph: Graph) -> Callable:
+    """`graph` compiled: a function of its flat inputs returning its flat outputs, which
+    compiles (or loads from the disk cache) at its first call and raises if it cannot. The
+    one place that says what compiling is; the tiers call it, then call the result once, in
+    the caller's thread or in the background, before it serves calls."""
+    return compile_numba(graph, graph.fastmath).driver  # (not its own first-call fallback)
+
+
+def compile_cost_estimate(graph: Graph) -> float:
+    """What compiling `graph` would cost (s), estimated from its size."""
+    cost = NUMBA_COMPILE_S + NUMBA_PER_EQUATION_S * graph.count_equations()
+    return cost if numba_loaded() else cost + NUMBA_IMPORT_S
+
+
+def over_budget(graph: Graph) -> str | None:
+    """Why the backend cannot compile `graph` within its memory and time budget (the warning's
+    text), or None if it can."""
+    total = graph.count_equations()
+    if total <= BUDGET_SEGMENT_EQUATIONS:  # (and so is every segment)
+        return None
+    largest = _largest_segment(graph)
+    if total <= BUDGET_EQUATIONS and largest <= BUDGET_SEGMENT_EQUATIONS:
+        return None
+    return (
+        f"jit: '{graph.name}' ({total:,} equations, {largest:,} in its largest compiled "
+        f"segment) is over the Numba backend's compile budget ({BUDGET_EQUATIONS:,} equations, "
+        f"{BUDGET_SEGMENT_EQUATIONS:,} per segment); running it on the NumPy executor. "
+        "Repeated steps written with fori_loop or scan stage once and compile small; "
+        "jit(..., backend='numpy') says this is intended."
+    )
+
+
+def _largest_segment(graph: Graph) -> int:
+    """The most equations one compiled segment of `graph` would hold: a run of equations
+    the backend lowers, each counted with those of its sub-graphs (written inline)."""
+    largest = run = 0
+    for eqn in graph.equations:
+        if kind_of(eqn) is None:
+            run = 0
+            continue
+        run += 1 + sum(sub.count_equations() for sub in sub_graphs(eqn.params))
+        largest = max(largest, run)
+    return largest
+
+
+def _check_budget(graph: Graph) -> None:
+    message = over_budget(graph)
+    if message is not None:
+        graph.numba_failure = message
+        warnings.warn(message, RuntimeWarning, stacklevel=5)  # (at the jitted call)
+
+
+def _compile_now(graph: Graph):
+    try:
+        run = compile_backend(graph)
+    except Exception as error:
+        return _fall_back(graph, error)
+    graph.compiled = _FirstCall(graph, run)
+    return graph.compiled
+
+
+def _fall_back(graph: Graph, error: Exception, numpy_run=None):
+    """The NumPy executor for `graph` from now on, the reason kept in `numba_failure`."""
+    graph.numba_failure = f"{type(error).__name__}: {error}"
+    graph.compiled = compile_graph(graph) if numpy_run is None else numpy_run
+    return graph.compiled
+
+
+def _verified(graph: Graph, outs) -> None:
+    """Raises unless `outs` has the number and shapes of `graph`'s outputs."""
+    if len(outs) != len(graph.out_vars) or any(
+        np.shape(o) != v.aval.shape for o, v in zip(outs, graph.out_vars)
+    ):
+        raise RuntimeError(f"the compiled '{graph.name}' returned outputs of the wrong shapes")
+
+
+def _swap_in(graph: Graph, run: Callable) -> None:
+    graph.compiled = run
+    _resident.add(graph)
+
+
+class _FirstCall:
+    """A compiled graph's first call, in the caller's thread: the backend compiles then; a
+    failure falls back to the NumPy executor. Later calls go to the compiled function."""
+
+    __slots__ = ("graph", "run")
+
+    def __init__(self, graph: Graph, run: Callable):
+        self.graph = graph
+        self.run = run
+
+    def __call__(self, *args):
+        graph = self.graph
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # (Numba's performance hints)
+                outs = self.run(*args)
+            _verified(graph, outs)
+        except Exception as error:  # (any failure: the NumPy executor answers)
+            return _fall_back(graph, error)(*args)
+        _swap_in(graph, self.run)
+        return outs
 
 
 class _Tiered:
-    """The "auto" backend's first calls: the NumPy executor, timed, until the time spent
-    in it reaches what compiling with Numba would cost (the ski-rental rule: never more
-    than twice the better choice in hindsight); then Numba compiles and runs from the next
-    call on. A function called a few times never waits for Numba."""
+    """The default backend: the NumPy executor serves every call, timed, until the time spent
+    reaches TIER_UP_FRACTION of the estimated compile cost (and at least the call numbered
+    TIER_UP_CALL); that call hands a private copy of its arguments to the background
+    compiler (`_TierUpWorker`), which compiles, calls the compiled function once on the copy
+    and, if that answers, makes it the graph's executor (`graph.compiled`: one assignment,
+    so a call runs wholly on one executor or the other). A failure leaves the NumPy executor
+    in place, with `numba_failure` saying why."""
 
-    __slots__ = ("graph", "run", "spent", "budget")
+    __slots__ = ("graph", "run", "calls", "spent", "budget", "started", "lock")
 
     def __init__(self, graph: Graph):
         self.graph = graph
         self.run = compile_graph(graph)
+        self.calls = 0
         self.spent = 0.0
-        self.budget = NUMBA_COMPILE_S + NUMBA_PER_EQUATION_S * graph.count_equations()
-        if not numba_loaded():
-            self.budget += NUMBA_IMPORT_S
+        self.budget = TIER_UP_FRACTION * compile_cost_estimate(graph)
+        self.started = False
+        self.lock = threading.Lock()
 
     def __call__(self, *args):
+        if self.started:
+            return self.run(*args)
         start = perf_counter()
         outs = self.run(*args)
-        self.spent += perf_counter() - start
-        if self.spent >= self.budget:
-            _compile_numba(self.graph)
+        self._count(args, perf_counter() - start)
         return outs
+
+    def _count(self, args: tuple, elapsed: float) -> None:
+        with self.lock:  # (one compile however many threads call)
+            if self.started:
+                return
+            self.calls += 1
+            self.spent += elapsed
+            if self.calls < TIER_UP_CALL or self.spent < self.budget:
+                return
+            self.started = True
+        _worker.submit(self.graph, self.run, [_private_copy(a) for a in args])
+
+
+def _private_copy(x):
+    """A copy of an argument that compiles as the argument does: an array's dtype, layout
+    (C, Fortran or strided) and writeability kept. The user's arrays never leave the call."""
+    if type(x) is not ndarray:
+        return x if isinstance(x, (int, float, complex, np.generic)) else copy.deepcopy(x)
+    if x.flags.c_contiguous or x.flags.f_contiguous:
+        y = np.array(x, order="C" if x.flags.c_contiguous else "F", copy=True)
+    else:
+        y = np.empty((*x.shape, 2), x.dtype)[..., 0]
+        y[...] = x
+    y.flags.writeable = x.flags.writeable
+    return y
+
+
+class _TierUpWorker:
+    """One daemon thread compiling the graphs submitted, one at a time, quietly (`_Quietly`).
+    A daemon: it never keeps the process alive; if it dies, the graphs it had not compiled
+    stay on the NumPy executor."""
+
+    def __init__(self):
+        self.lock = threading.Condition()
+        self.jobs: queue.SimpleQueue = queue.SimpleQueue()
+        self.thread: threading.Thread | None = None
+        self.pending = 0
+
+    def submit(self, graph: Graph, numpy_run: Callable, args: list) -> None:
+        with self.lock:
+            self.pending += 1
+            self.jobs.put((graph, numpy_run, args))
+            if self.thread is None or not self.thread.is_alive():
+                self.thread = threading.Thread(
+                    target=self._serve, name="autodiff-jit-tier-up", daemon=True
+                )
+                self.thread.start()
+
+    def wait(self, timeout: float | None) -> bool:
+        with self.lock:
+            return self.lock.wait_for(lambda: self.pending == 0, timeout)
+
+    def _serve(self) -> None:
+        while True:
+            job = self.jobs.get()
+            try:
+                with _quietly:
+                    _tier_up(*job)
+            finally:
+                with self.lock:
+                    self.pending -= 1
+                    self.lock.notify_all()
+
+
+def wait_for_tier_up(timeout: float | None = None) -> bool:
+    """Wait until the background compiles started so far have ended (swapped in or fallen
+    back); False if `timeout` (s) passed first. For tests and benchmarks: calls never need to.
+
+    Example:
+        >>> wait_for_tier_up(timeout=60.0)
+        True
+    """
+    return _worker.wait(timeout)
+
+
+def _tier_up(graph: Graph, numpy_run: Callable, args: list) -> None:
+    """Compile `graph`, check it on `args`, swap it in (in the background thread)."""
+    try:
+        run = compile_backend(graph)
+        _ignore_performance_hints()
+        _verified(graph, run(*args))
+    except Exception as error:
+        _fall_back(graph, error, numpy_run)
+        return
+    _swap_in(graph, run)
+
+
+def _ignore_performance_hints() -> None:
+    """Numba's performance hints about generated code, ignored. (`catch_warnings` would
+    save and restore the process's filters from this thread, undoing what the caller's
+    thread does meanwhile; this adds one filter for one category.)"""
+    numba = _import_numba()
+    if numba is not None:
+        warnings.filterwarnings("ignore", category=numba.core.errors.NumbaPerformanceWarning)
+
+
+class _Quietly:
+    """While a background compile runs: the switch interval lowered, and the objects that
+    exist frozen out of the garbage collector (`gc.freeze`), so that the collections the
+    compiler's garbage triggers scan its objects only, not the whole heap with the caller's
+    thread stopped. Both are process-wide, and restored on every path (the interval unless
+    something else changed it meanwhile; nothing frozen if something else had frozen)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.saved = self.ours = 0.0
+        self.froze = False
+
+    def __enter__(self):
+        with self.lock:
+            self.saved = sys.getswitchinterval()
+            sys.setswitchinterval(min(self.saved, TIER_UP_SWITCH_INTERVAL_S))
+            self.ours = sys.getswitchinterval()  # (as the interpreter rounded it)
+            self.froze = TIER_UP_FREEZE_GC and gc.get_freeze_count() == 0
+            if self.froze:
+                gc.freeze()
+        return self
+
+    def __exit__(self, *exc):
+        with self.lock:
+            if sys.getswitchinterval() == self.ours:
+                sys.setswitchinterval(self.saved)
+            if self.froze:
+                gc.unfreeze()
+                self.froze = False
+
+
+class _Resident:
+    """The graphs running compiled code, least recently compiled (or reloaded) first. Beyond
+    MAX_RESIDENT, the oldest loses its compiled function: its next call compiles again,
+    which loads from the disk cache (cache.py evicts the modules the same way)."""
+
+    def __init__(self):
+        self.lock = threading.Lock()
+        self.graphs: OrderedDict = OrderedDict()
+
+    def add(self, graph: Graph) -> None:
+        with self.lock:
+            self.graphs[id(graph)] = graph
+            self.graphs.move_to_end(id(graph))
+            while len(self.graphs) > MAX_RESIDENT:
+                _, oldest = self.graphs.popitem(last=False)
+                oldest.compiled = None
+
+
+_worker = _TierUpWorker()
+_quietly = _Quietly()
+_resident = _Resident()
 
 
 def _numpy_executor(graph: Graph):
@@ -408,9 +696,13 @@ call_p.batch = _call_batch
 __all__ = [
     "batch_graph",
     "call_p",
+    "compile_backend",
+    "compile_cost_estimate",
     "jvp_graph",
+    "over_budget",
     "restage",
     "run_graph",
     "split_graph",
     "vjp_graph",
+    "wait_for_tier_up",
 ]

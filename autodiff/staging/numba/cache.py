@@ -12,7 +12,8 @@ and the versions of autodiff, Numba, NumPy, llvmlite and Python. On disk:
 `autodiff.kernels._numba.user_cache_dir()`. `<numba>` is wherever Numba puts its files: a
 directory under NUMBA_CACHE_DIR when that is set, else `__pycache__` beside the module.
 A module is imported under its file's name, unique to its key, and stays in `sys.modules`,
-where Numba's cached code looks for its globals. It runs `source` itself rather than the file
+where Numba's cached code looks for its globals, until it is evicted (the MAX_MODULES least
+recently used are kept). It runs `source` itself rather than the file
 read back, so the code that runs is always the code the key describes.
 
 Concurrency: a file's name follows from its content, so every writer of a name writes the
@@ -56,7 +57,11 @@ import numpy as np
 
 from autodiff.kernels._numba import _import_numba, user_cache_dir
 
-_modules: dict[str, types.ModuleType] = {}  # key -> the module loaded in this process
+# The modules loaded in this process, by key, least recently used first. Beyond MAX_MODULES
+# the oldest leaves it and `sys.modules`: its functions live on while something calls them,
+# and a later `load` of its source imports it again (Numba then loads from its disk cache).
+MAX_MODULES = 256
+_modules: dict[str, types.ModuleType] = {}  # (in order of use: the last used last)
 _lock = threading.Lock()
 
 
@@ -71,7 +76,8 @@ def load(
     Each function named is replaced, in the module and in the order given, by its Numba
     dispatcher, so that functions calling one another by name call the compiled versions.
     Nothing compiles here: Numba compiles, or loads from its cache, at the first call. The
-    same source and options give the same dispatchers for the life of the process.
+    same source and options give the same dispatchers while the module stays loaded (the
+    MAX_MODULES least recently used stay).
 
     Arguments:
         source: a whole module's text, importing what it uses (`import numpy as np`).
@@ -102,6 +108,9 @@ def load(
         module = _modules.get(key)
         if module is None:
             module = _modules[key] = _import_module(source, f"adjit_{key[:32]}")
+            _evict()
+        else:
+            _modules[key] = _modules.pop(key)
         cache = getattr(module, "__file__", None) is not None
         for name in names:
             function = getattr(module, name)
@@ -109,6 +118,14 @@ def load(
                 opts = {**options, "inline": "always"} if name in inline else options
                 setattr(module, name, _njit(numba, function, opts, cache))
         return {name: getattr(module, name) for name in names}
+
+
+def _evict() -> None:
+    """The least recently used modules beyond MAX_MODULES, forgotten (with `_lock` held)."""
+    while len(_modules) > MAX_MODULES:
+        module = _modules.pop(next(iter(_modules)))
+        if sys.modules.get(module.__name__) is module:
+            del sys.modules[module.__name__]
 
 
 def cache_directory() -> str | None:
