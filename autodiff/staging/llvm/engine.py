@@ -1,0 +1,120 @@
+"""LLVM through llvmlite: IR text optimized and compiled to machine code for this CPU.
+
+`compile_ir(ir, names)` returns a `Compiled`: the machine code of one module (the segments of
+one graph), in an execution engine of its own so that `release()` frees it. The
+optimization pipeline is LLVM's O2 with the loop and SLP vectorizers, for the host CPU
+(name and features); the object code is kept in a disk cache (`objects.py`) keyed by
+the IR text, so a new process loads it instead of optimizing again.
+
+llvmlite is imported, and LLVM set up, at the first compile (once per process, under a
+lock): importing autodiff never loads it.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import ctypes.util
+import threading
+import time
+
+_lock = threading.Lock()
+_state: dict = {}  # "llvm", "tm", "host": set up once by _setup (under _lock)
+# Time spent per phase (seconds, summed over the process): for benchmarks.
+TIMES = {"parse": 0.0, "optimize": 0.0, "codegen": 0.0, "load": 0.0}
+# Above this many IR lines a module is optimized at O1 (the O2 pipeline's cost grows
+# faster than linearly on one huge straight-line function).
+LARGE_MODULE_LINES = 200_000
+
+
+def _setup() -> dict:
+    with _lock:
+        if not _state:
+            import llvmlite
+            import llvmlite.binding as llvm
+
+            llvm.initialize_native_target()
+            llvm.initialize_native_asmprinter()
+            libm = ctypes.util.find_library("m")
+            if libm:
+                llvm.load_library_permanently(libm)
+            cpu, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
+            target = llvm.Target.from_default_triple()
+            tm = target.create_target_machine(
+                cpu=cpu, features=features, opt=2, codemodel="jitdefault", jit=True
+            )
+            _state.update(
+                llvm=llvm,
+                tm=tm,
+                host=f"llvmlite {llvmlite.__version__} {target.triple} {cpu} {features}",
+                header=f'target triple = "{tm.triple}"\n'
+                f'target datalayout = "{tm.target_data}"\n',
+            )
+    return _state
+
+
+def host() -> str:
+    """What compiled code depends on besides its IR: llvmlite's version, the target triple,
+    the CPU's name and features (part of the disk cache's key)."""
+    return _setup()["host"]
+
+
+def header() -> str:
+    """The module header for this target (triple and data layout)."""
+    return _setup()["header"]
+
+
+class Compiled:
+    """Machine code of one module: `addresses[name]` of its functions; `release()` frees
+    it (no function of it may be called afterwards)."""
+
+    def __init__(self, engine, addresses: dict):
+        self._engine = engine
+        self.addresses = addresses
+
+    def release(self) -> None:
+        engine, self._engine = self._engine, None
+        if engine is not None:
+            engine.close()
+
+
+def optimize_to_object(ir: str, fastmath: bool = False) -> bytes:
+    """The object code of module `ir` (text with `header()`), optimized for this CPU."""
+    state = _setup()
+    llvm = state["llvm"]
+    start = time.perf_counter()
+    module = llvm.parse_assembly(ir)
+    module.verify()
+    parsed = time.perf_counter()
+    large = ir.count("\n") > LARGE_MODULE_LINES
+    pto = llvm.create_pipeline_tuning_options(speed_level=1 if large else 2)
+    pto.loop_vectorization = not large
+    pto.slp_vectorization = not large
+    builder = llvm.create_pass_builder(state["tm"], pto)
+    builder.getModulePassManager().run(module, builder)
+    optimized = time.perf_counter()
+    with _lock:  # (one target machine, shared)
+        code = state["tm"].emit_object(module)
+    TIMES["parse"] += parsed - start
+    TIMES["optimize"] += optimized - parsed
+    TIMES["codegen"] += time.perf_counter() - optimized
+    return bytes(code)
+
+
+def load_object(code: bytes, names: list) -> Compiled:
+    """The functions `names` of object code `code`, loaded into an engine of their own."""
+    state = _setup()
+    llvm = state["llvm"]
+    start = time.perf_counter()
+    empty = llvm.parse_assembly(state["header"])
+    engine = llvm.create_mcjit_compiler(empty, state["tm"])
+    engine.add_object_file(llvm.ObjectFileRef.from_data(code))
+    engine.finalize_object()
+    addresses = {name: engine.get_function_address(name) for name in names}
+    TIMES["load"] += time.perf_counter() - start
+    if not all(addresses.values()):
+        engine.close()
+        raise RuntimeError("a compiled function is missing from its object code")
+    return Compiled(engine, addresses)
+
+
+__all__ = ["TIMES", "Compiled", "header", "host", "load_object", "optimize_to_object"]
