@@ -18,7 +18,7 @@ import threading
 import time
 
 _lock = threading.Lock()
-_state: dict = {}  # "llvm", "tm", "host": set up once by _setup (under _lock)
+_state: dict = {}  # llvmlite, the target machine, the host's name: set up once (under _lock)
 # Time spent per phase (seconds, summed over the process): for benchmarks.
 TIMES = {"parse": 0.0, "optimize": 0.0, "codegen": 0.0, "load": 0.0}
 # Above this many IR lines a module is optimized at O1 (the O2 pipeline's cost grows
@@ -39,12 +39,17 @@ def _setup() -> dict:
                 llvm.load_library_permanently(libm)
             cpu, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
             target = llvm.Target.from_default_triple()
-            tm = target.create_target_machine(
-                cpu=cpu, features=features, opt=2, codemodel="jitdefault", jit=True
-            )
+
+            def target_machine():
+                return target.create_target_machine(
+                    cpu=cpu, features=features, opt=2, codemodel="jitdefault", jit=True
+                )
+
+            tm = target_machine()
             _state.update(
                 llvm=llvm,
                 tm=tm,
+                target_machine=target_machine,
                 host=f"llvmlite {llvmlite.__version__} {target.triple} {cpu} {features}",
                 header=f'target triple = "{tm.triple}"\n'
                 f'target datalayout = "{tm.target_data}"\n',
@@ -106,7 +111,8 @@ def load_object(code: bytes, names: list) -> Compiled:
     llvm = state["llvm"]
     start = time.perf_counter()
     empty = llvm.parse_assembly(state["header"])
-    engine = llvm.create_mcjit_compiler(empty, state["tm"])
+    # (an engine owns its target machine, and disposes of it with itself)
+    engine = llvm.create_mcjit_compiler(empty, state["target_machine"]())
     engine.add_object_file(llvm.ObjectFileRef.from_data(code))
     engine.finalize_object()
     addresses = {name: engine.get_function_address(name) for name in names}

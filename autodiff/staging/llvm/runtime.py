@@ -77,7 +77,7 @@ def segment_function(translation: Translation, address: int):
     items, results, counts = list(names), [], dict.fromkeys(KINDS, 0)
     for k, (kind, detail) in enumerate(translation.outputs):
         if kind == "array":
-            globals_[f"_s{k}"], globals_[f"_o{k}"] = translation.out_avals[k]
+            globals_[f"_o{k}"], globals_[f"_s{k}"] = translation.out_avals[k]
             lines.append(f"    y{k} = _empty(_s{k}, _o{k})")
             items.append(f"y{k}")
             results.append(f"y{k}")

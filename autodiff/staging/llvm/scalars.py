@@ -561,11 +561,13 @@ class Expressions:
         return Scalar(self.f.value(f"{op} i1 {values[0].ref}, {values[1].ref}"), BOOL)
 
     def _extreme(self, largest: bool, a: Scalar, b: Scalar) -> Scalar:
-        """np.maximum/minimum: NaN propagates (a NaN `a` wins, and a NaN `b` loses every
-        comparison)."""
+        """np.maximum/minimum: NaN propagates (`a` kept when it is NaN or wins an ordered
+        comparison; `b` otherwise, so a NaN `b` too)."""
         f, t = self.f, ir_type(a.dtype)
         if a.dtype.kind == "f":
-            keep = f.value(f"fcmp {'uge' if largest else 'ule'} {t} {a.ref}, {b.ref}")
+            wins = f.value(f"fcmp {'oge' if largest else 'ole'} {t} {a.ref}, {b.ref}")
+            nan = f.value(f"fcmp uno {t} {a.ref}, {a.ref}")
+            keep = f.value(f"or i1 {wins}, {nan}")
         elif a.dtype.kind == "b":
             keep = f.value(f"icmp {'uge' if largest else 'ule'} {t} {a.ref}, {b.ref}")
         else:

@@ -195,7 +195,10 @@ def compile_numba(graph: Graph, fastmath: bool = False):
                 f"segment{k}", item, io[0], io[1], STATEMENTS, BUFFER_MIN_SIZE, uniform[k]
             )
             written[f"segment{k}"] = (source, k)
-    segments = _compile_llvm(written, live, buffers, uniform, fastmath) if llvm_enabled() else {}
+    reasons: dict = {}  # segment -> why it is not LLVM's (tests and benchmarks read them)
+    segments = {}
+    if llvm_enabled():
+        segments = _compile_llvm(written, live, buffers, uniform, fastmath, reasons)
     rest = [name for name in written if name not in segments]
     sources = ["import math\n\nimport numpy as np\n"]
     sources += [written[name][0] for name in rest]
@@ -210,6 +213,7 @@ def compile_numba(graph: Graph, fastmath: bool = False):
     driver.source = source
     driver.llvm_segments = len(written) - len(rest)
     driver.numba_segments = len(rest)
+    driver.llvm_fallbacks = {name: reasons.get(name, "AUTODIFF_LLVM=0") for name in rest}
     driver.llvm_source = "\n\n".join(written[name][0] for name in written if name not in rest)
     return _FirstCall(original, driver)
 
@@ -227,9 +231,12 @@ def set_llvm_enabled(enabled: bool) -> bool:
     return previous
 
 
-def _compile_llvm(written: dict, live: list, buffers: dict, uniform: dict, fastmath: bool):
+def _compile_llvm(
+    written: dict, live: list, buffers: dict, uniform: dict, fastmath: bool, reasons: dict
+):
     """{name: callable} for the segments LLVM compiles: those that translate (an
-    `Unsupported` construct, or any other failure, leaves a segment to Numba)."""
+    `Unsupported` construct, or any other failure, leaves a segment to Numba; `reasons`
+    gets why)."""
     parts = {}
     for name, (source, k) in written.items():
         inputs, outputs = live[k]
@@ -240,9 +247,11 @@ def _compile_llvm(written: dict, live: list, buffers: dict, uniform: dict, fastm
         avals = [(v.aval.dtype, v.aval.shape) for v in outputs]
         try:
             parts[name] = translate(source, name, params, avals, runtime.layout(), fastmath)
-        except Exception:  # (Unsupported, or a translator error: Numba compiles it)
-            continue
-    return llvm_module.compile_segments(list(parts.values()), fastmath)
+        except Exception as error:  # (Unsupported, or a translator error: Numba compiles it)
+            reasons[name] = f"{type(error).__name__}: {error}"
+    compiled = llvm_module.compile_segments(list(parts.values()), fastmath)
+    reasons.update((name, "LLVM could not compile it") for name in parts if name not in compiled)
+    return compiled
 
 
 class _FirstCall:
@@ -255,6 +264,7 @@ class _FirstCall:
         self.source = driver.source
         self.llvm_segments = driver.llvm_segments
         self.numba_segments = driver.numba_segments
+        self.llvm_fallbacks = driver.llvm_fallbacks
 
     def __call__(self, *args):
         graph = self.graph
