@@ -2,7 +2,8 @@
 
 `compile_ir(ir, names)` returns a `Compiled`: the machine code of one module (the segments of
 one graph), in an execution engine of its own so that `release()` frees it. The
-optimization pipeline is LLVM's O2 with the loop and SLP vectorizers, for the host CPU
+optimization pipeline is LLVM's O2 with the loop vectorizer (not SLP's: see
+`optimize_to_object`), for the host CPU
 (name and features); the object code is kept in a disk cache (`objects.py`) keyed by
 the IR text, so a new process loads it instead of optimizing again.
 
@@ -14,13 +15,17 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import re
 import threading
 import time
+
+from autodiff.staging.llvm.scalars import LIBM_PREFIX
 
 _lock = threading.Lock()
 _state: dict = {}  # llvmlite, the target machine, the host's name: set up once (under _lock)
 # Time spent per phase (seconds, summed over the process): for benchmarks.
 TIMES = {"parse": 0.0, "optimize": 0.0, "codegen": 0.0, "load": 0.0}
+_LIBM_CALL = re.compile(r'@"' + re.escape(LIBM_PREFIX) + r'(\w+)"')
 # Above this many IR lines a module is optimized at O1 (the O2 pipeline's cost grows
 # faster than linearly on one huge straight-line function).
 LARGE_MODULE_LINES = 200_000
@@ -34,9 +39,6 @@ def _setup() -> dict:
 
             llvm.initialize_native_target()
             llvm.initialize_native_asmprinter()
-            libm = ctypes.util.find_library("m")
-            if libm:
-                llvm.load_library_permanently(libm)
             cpu, features = llvm.get_host_cpu_name(), llvm.get_host_cpu_features().flatten()
             target = llvm.Target.from_default_triple()
 
@@ -47,6 +49,8 @@ def _setup() -> dict:
 
             tm = target_machine()
             _state.update(
+                libm=ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6"),
+                bound=set(),
                 llvm=llvm,
                 tm=tm,
                 target_machine=target_machine,
@@ -93,7 +97,9 @@ def optimize_to_object(ir: str, fastmath: bool = False) -> bytes:
     large = ir.count("\n") > LARGE_MODULE_LINES
     pto = llvm.create_pipeline_tuning_options(speed_level=1 if large else 2)
     pto.loop_vectorization = not large
-    pto.slp_vectorization = not large
+    # No SLP vectorizer: on some of our modules its output fails an assertion in LLVM 20's
+    # instruction selection ("Already set a value for this node!"), which aborts the process.
+    pto.slp_vectorization = False
     builder = llvm.create_pass_builder(state["tm"], pto)
     builder.getModulePassManager().run(module, builder)
     optimized = time.perf_counter()
@@ -105,11 +111,26 @@ def optimize_to_object(ir: str, fastmath: bool = False) -> bytes:
     return bytes(code)
 
 
-def load_object(code: bytes, names: list) -> Compiled:
-    """The functions `names` of object code `code`, loaded into an engine of their own."""
+def _bind_libm(ir: str) -> None:
+    """Bind the C library functions `ir` calls under our names (scalars.math_call) to
+    libm's addresses, once per process."""
+    state = _setup()
+    for name in set(_LIBM_CALL.findall(ir)):
+        with _lock:
+            if name in state["bound"]:
+                continue
+            address = ctypes.cast(getattr(state["libm"], name), ctypes.c_void_p).value
+            state["llvm"].add_symbol(LIBM_PREFIX + name, address)
+            state["bound"].add(name)
+
+
+def load_object(code: bytes, names: list, ir: str) -> Compiled:
+    """The functions `names` of object code `code` (compiled from module `ir`), loaded into
+    an engine of their own."""
     state = _setup()
     llvm = state["llvm"]
     start = time.perf_counter()
+    _bind_libm(ir)
     empty = llvm.parse_assembly(state["header"])
     # (an engine owns its target machine, and disposes of it with itself)
     engine = llvm.create_mcjit_compiler(empty, state["target_machine"]())

@@ -31,12 +31,12 @@ def _compile(translations: list):
     code = objects.load(ir)
     if code is not None:
         try:
-            return engine.load_object(code, names)
+            return engine.load_object(code, names, ir)
         except Exception:  # (a damaged file: compiled anew, and replaced)
             pass
     code = engine.optimize_to_object(ir)
     objects.save(ir, code)
-    return engine.load_object(code, names)
+    return engine.load_object(code, names, ir)
 
 
 def compile_segments(translations: list, fastmath: bool = False) -> dict:

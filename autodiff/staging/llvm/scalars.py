@@ -75,20 +75,26 @@ _INTRINSIC2 = {"copysign": "copysign", "fmax": "maxnum", "fmin": "minnum"}
 _APPROX = {"_exp": "exp", "_tanh": "tanh"}
 
 
+LIBM_PREFIX = "autodiff.libm."
+
+
 def math_call(name: str, dtype) -> tuple[str, str]:
     """(declaration, callee) of the function computing `name` (a C library or LLVM intrinsic
     name) on `dtype` floats: the one place a math call is routed (a vector math library
-    plugs in here)."""
+    plugs in here). The C library's functions are called under names of ours
+    (`LIBM_PREFIX` + name, bound to libm's addresses by engine.py): LLVM then treats them as
+    plain calls, never rewriting them (its code generator fails an assertion when it fuses
+    `sin` and `cos` of one value into `sincos`)."""
     t = ir_type(dtype)
     if name in _INTRINSIC.values() or name in _INTRINSIC2.values():
         suffix = "f64" if t == "double" else "f32"
         callee = f"llvm.{name}.{suffix}"
         arity = 2 if name in _INTRINSIC2.values() else 1
     else:
-        callee = name if t == "double" else name + "f"
+        callee = LIBM_PREFIX + (name if t == "double" else name + "f")
         arity = 2 if name in _LIBM2.values() else 1
     args = ", ".join([t] * arity)
-    return f"declare {t} @{callee}({args})", callee
+    return f'declare {t} @"{callee}"({args}) nounwind willreturn memory(none)', f'"{callee}"'
 
 
 def promote(a, b):
@@ -537,6 +543,11 @@ class Expressions:
             return self._bitwise(op[name], *args)
         if name in ("maximum", "minimum"):
             return self._extreme(name == "maximum", *args)
+        if name in ("floor_divide", "remainder") and dtype.kind in "iuf":
+            op = ast.FloorDiv() if name == "floor_divide" else ast.Mod()
+            return self.binop(op, *args)
+        if name in ("logaddexp", "logaddexp2") and dtype.kind == "f":
+            return self._logaddexp(name == "logaddexp2", *args)
         if name == "absolute" and dtype.kind in "iu":
             return self.absolute(args[0])
         if dtype.kind != "f":
@@ -574,6 +585,27 @@ class Expressions:
             s = "s" if a.dtype.kind == "i" else "u"
             keep = f.value(f"icmp {s}{'ge' if largest else 'le'} {t} {a.ref}, {b.ref}")
         return Scalar(f.value(f"select i1 {keep}, {t} {a.ref}, {t} {b.ref}"), a.dtype)
+
+    def _logaddexp(self, base2: bool, x: Scalar, y: Scalar) -> Scalar:
+        """NumPy's npy_logaddexp(2): x + log(2) (or + 1) when x == y, else the larger plus
+        log1p(exp(-|x - y|)) (in base 2: log1p(exp2(.)) / ln 2); NaN when x - y is."""
+        f, t, fl = self.f, ir_type(x.dtype), self.f.flags
+        same = f.value(f"fcmp {fl}oeq {t} {x.ref}, {y.ref}")
+        step = float_constant(1.0 if base2 else np.log(2.0), x.dtype)
+        equal = f.value(f"fadd {fl}{t} {x.ref}, {step}")
+        d = f.value(f"fsub {fl}{t} {x.ref}, {y.ref}")
+        positive = f.value(f"fcmp {fl}ogt {t} {d}, {float_constant(0.0, x.dtype)}")
+        magnitude = self.call_math("fabs", [Scalar(d, x.dtype)])
+        negated = f.value(f"fneg {fl}{t} {magnitude.ref}")
+        power = self.call_math("exp2" if base2 else "exp", [Scalar(negated, x.dtype)])
+        tail = self.call_math("log1p", [power]).ref
+        if base2:
+            tail = f.value(f"fmul {fl}{t} {tail}, {float_constant(1.0 / np.log(2.0), x.dtype)}")
+        larger = f.value(f"select i1 {positive}, {t} {x.ref}, {t} {y.ref}")
+        value = f.value(f"fadd {fl}{t} {larger}, {tail}")
+        ordered = f.value(f"fcmp ord {t} {d}, {d}")
+        value = f.value(f"select i1 {ordered}, {t} {value}, {t} {d}")
+        return Scalar(f.value(f"select i1 {same}, {t} {equal}, {t} {value}"), x.dtype)
 
     def _predicate(self, name: str, x: Scalar) -> Scalar:
         f, t = self.f, ir_type(x.dtype)
@@ -822,4 +854,4 @@ def _bad(name: str):
     raise Unsupported(f"np.{name} of bools")
 
 
-__all__ = ["Expressions", "math_call", "promote"]
+__all__ = ["LIBM_PREFIX", "Expressions", "math_call", "promote"]

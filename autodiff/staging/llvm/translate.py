@@ -284,38 +284,16 @@ class Translator(Expressions):
             raise Unsupported("store into a scalar")
         index = self.index_list(target.slice)
         value = self.expr(value_node)
-        if any(isinstance(i, slice) for i in index):
-            self._store_block(array, index, value)
-            return
-        if len(index) == len(array.shape):
+        if len(index) == len(array.shape) and not any(isinstance(i, slice) for i in index):
             if isinstance(value, Array):
                 raise Unsupported("an array into an element")
             self.store_element(array, index, value)
             return
-        # y[k] = a: a row (the trailing axes) from an array or a scalar
-        row = self.sub_array(array, index)
+        part = self.view_of(array, index)  # (a row y[k] = a, or a block)
         if isinstance(value, Array):
-            if value.shape != row.shape:
-                raise Unsupported("row shape")
-            self.copy(row, value)
+            self.copy(part, value)
         else:
-            self.fill(row, value)
-
-    def _store_block(self, array: Array, index: list, value) -> None:
-        starts, shape = [], []
-        for part in index:
-            if isinstance(part, slice):
-                starts.append(part.start)
-                shape.append(part.stop)
-            else:
-                raise Unsupported("mixed index in a block store")
-        block = self.offset_view(array, starts, tuple(shape))
-        if isinstance(value, Array):
-            if value.shape != block.shape:
-                raise Unsupported("block shape")
-            self.copy(block, value)
-        else:
-            self.fill(block, value)
+            self.fill(part, value)
 
     def _for(self, stmt: ast.For) -> None:
         call = stmt.iter
