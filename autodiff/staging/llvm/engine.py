@@ -19,13 +19,16 @@ import re
 import threading
 import time
 
-from autodiff.staging.llvm.scalars import LIBM_PREFIX
+from autodiff.staging.llvm.runtime import blas_address
+from autodiff.staging.llvm.scalars import BLAS_PREFIX, LIBM_PREFIX
 
 _lock = threading.Lock()
 _state: dict = {}  # llvmlite, the target machine, the host's name: set up once (under _lock)
 # Time spent per phase (seconds, summed over the process): for benchmarks.
 TIMES = {"parse": 0.0, "optimize": 0.0, "codegen": 0.0, "load": 0.0}
-_LIBM_CALL = re.compile(r'@"' + re.escape(LIBM_PREFIX) + r'(\w+)"')
+_EXTERNAL_CALL = re.compile(
+    r'@"(' + re.escape(LIBM_PREFIX) + "|" + re.escape(BLAS_PREFIX) + r')(\w+)"'
+)
 # Above this many IR lines a module is optimized at O1 (the O2 pipeline's cost grows
 # faster than linearly on one huge straight-line function).
 LARGE_MODULE_LINES = 200_000
@@ -111,17 +114,22 @@ def optimize_to_object(ir: str, fastmath: bool = False) -> bytes:
     return bytes(code)
 
 
-def _bind_libm(ir: str) -> None:
-    """Bind the C library functions `ir` calls under our names (scalars.math_call) to
-    libm's addresses, once per process."""
+def _bind_symbols(ir: str) -> None:
+    """Bind the functions `ir` calls under our names to their addresses, once per process:
+    the C library's math (scalars.math_call) and NumPy's BLAS (scalars.Expressions._gemm)."""
     state = _setup()
-    for name in set(_LIBM_CALL.findall(ir)):
+    for prefix, name in set(_EXTERNAL_CALL.findall(ir)):
         with _lock:
-            if name in state["bound"]:
+            if prefix + name in state["bound"]:
                 continue
-            address = ctypes.cast(getattr(state["libm"], name), ctypes.c_void_p).value
-            state["llvm"].add_symbol(LIBM_PREFIX + name, address)
-            state["bound"].add(name)
+            if prefix == LIBM_PREFIX:
+                address = ctypes.cast(getattr(state["libm"], name), ctypes.c_void_p).value
+            else:
+                address = blas_address(name)
+                if address is None:
+                    raise RuntimeError(f"no BLAS function {name}")
+            state["llvm"].add_symbol(prefix + name, address)
+            state["bound"].add(prefix + name)
 
 
 def load_object(code: bytes, names: list, ir: str) -> Compiled:
@@ -130,7 +138,7 @@ def load_object(code: bytes, names: list, ir: str) -> Compiled:
     state = _setup()
     llvm = state["llvm"]
     start = time.perf_counter()
-    _bind_libm(ir)
+    _bind_symbols(ir)
     empty = llvm.parse_assembly(state["header"])
     # (an engine owns its target machine, and disposes of it with itself)
     engine = llvm.create_mcjit_compiler(empty, state["target_machine"]())

@@ -11,6 +11,7 @@ one tuple (ctypes, the GIL released) and returns the outputs (arrays, and NumPy 
 from __future__ import annotations
 
 import ctypes
+import os
 import threading
 
 import numpy as np
@@ -19,6 +20,7 @@ from autodiff.staging.llvm.values import KINDS, Layout, Translation, Unsupported
 
 _lock = threading.Lock()
 _layout: list = []  # [Layout or None], found once
+_blas: list = []  # [NumPy's OpenBLAS library or None], found once
 
 
 def layout() -> Layout:
@@ -30,6 +32,7 @@ def layout() -> Layout:
             _layout.append(_find_layout())
     if _layout[0] is None:
         raise Unsupported("an unexpected object layout")
+    _layout[0].blas = blas_address("dgemm") is not None
     return _layout[0]
 
 
@@ -52,6 +55,35 @@ def _find_layout() -> Layout | None:
         scalar = dtype(value)
         checks.append(ctype.from_address(id(scalar) + found.scalar_value).value == value)
     return found if all(checks) else None
+
+
+def blas_address(name: str) -> int | None:
+    """The address of BLAS function `name` ("dgemm", "sgemm": the Fortran interface with
+    64-bit integers) in the OpenBLAS that NumPy's wheels load, or None without it."""
+    with _lock:
+        if not _blas:
+            _blas.append(_find_blas())
+    library = _blas[0]
+    if library is None:
+        return None
+    function = getattr(library, f"scipy_{name}_64_", None)
+    return None if function is None else ctypes.cast(function, ctypes.c_void_p).value
+
+
+def _find_blas():
+    directory = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
+    try:
+        names = [n for n in os.listdir(directory) if n.startswith("libscipy_openblas64_")]
+    except OSError:
+        return None
+    for name in names:  # (already loaded by NumPy: opening it again costs nothing)
+        try:
+            library = ctypes.CDLL(os.path.join(directory, name))
+        except OSError:
+            continue
+        if hasattr(library, "scipy_dgemm_64_") and hasattr(library, "scipy_sgemm_64_"):
+            return library
+    return None
 
 
 def _fix(x, dtype):
@@ -104,4 +136,4 @@ def segment_function(translation: Translation, address: int):
     return function
 
 
-__all__ = ["layout", "segment_function"]
+__all__ = ["blas_address", "layout", "segment_function"]

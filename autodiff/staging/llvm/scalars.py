@@ -76,6 +76,9 @@ _APPROX = {"_exp": "exp", "_tanh": "tanh"}
 
 
 LIBM_PREFIX = "autodiff.libm."
+BLAS_PREFIX = "autodiff.blas."  # (SciPy's cython_blas functions, bound by engine.py)
+# Products of at least this many multiply-adds call BLAS; smaller ones are loops.
+BLAS_MIN_WORK = 1 << 12
 
 
 def math_call(name: str, dtype) -> tuple[str, str]:
@@ -125,8 +128,9 @@ class Expressions:
     """Translates expressions into `self.f` (a `Function`); `lookup(name)` is the
     statement translator's."""
 
-    def __init__(self, f: Function):
+    def __init__(self, f: Function, blas: bool = False):
         self.f = f
+        self.blas = blas  # (runtime.blas_address finds a BLAS to call)
 
     def lookup(self, name: str):
         raise NotImplementedError
@@ -815,27 +819,75 @@ class Expressions:
         return self._product(a, b)
 
     def _product(self, a: Array, b: Array):
-        """a @ b as loops: out[i, j] accumulated over k with j innermost (vectorized)."""
+        """a @ b (1-d or 2-d operands): BLAS's gemm when large, else loops accumulating
+        out[i, j] over k with j innermost (vectorized)."""
         shape = a.shape[:-1] + b.shape[1:]
         inner = a.shape[-1]
-        acc = self.new_array(a.dtype, shape or (1,))
-        out = acc if shape else acc.view((1,))
-        self.fill(out, self.const(0.0, a.dtype))
         m = a.shape[0] if len(a.shape) == 2 else 1
         n = b.shape[1] if len(b.shape) == 2 else 1
-        a2 = a if len(a.shape) == 2 else a.view((1, inner), (0, a.strides[0]))
-        b2 = b if len(b.shape) == 2 else b.view((inner, 1), (b.strides[0], 0))
-        out2 = out.view((m, n), c_strides((m, n)))
+        a2 = a if len(a.shape) == 2 else a.view((1, inner), (inner * a.strides[0], a.strides[0]))
+        b2 = b if len(b.shape) == 2 else b.view((inner, 1), (b.strides[0], 1))
+        acc = self.new_array(a.dtype, shape or (1,))
+        out2 = acc.view((m, n), c_strides((m, n)))
+        if m * n * inner >= BLAS_MIN_WORK and self.blas:
+            self._gemm(a2, b2, out2)
+        else:
+            self.fill(out2, self.const(0.0, a.dtype))
 
-        def update(index):
-            i, k, j = index
-            term = self.binop(ast.Mult(), self.load_element(a2, [i, k]), self.load_element(b2, [k, j]))
-            self.store_element(out2, [i, j], self.binop(ast.Add(), self.load_element(out2, [i, j]), term))
+            def update(index):
+                i, k, j = index
+                x = self.load_element(a2, [i, k])
+                term = self.binop(ast.Mult(), x, self.load_element(b2, [k, j]))
+                total = self.binop(ast.Add(), self.load_element(out2, [i, j]), term)
+                self.store_element(out2, [i, j], total)
 
-        self.nest((m, inner, n), update)
+            self.nest((m, inner, n), update)
         if not shape:
             return self.load_element(acc, [self.const(0, I64)])
         return acc
+
+    def _blas_operand(self, x: Array) -> tuple[Array, str, int]:
+        """(x or a contiguous copy, BLAS's transpose flag for it, its leading dimension),
+        for the column-major product out^T = b^T a^T."""
+        rows, cols = x.shape
+        if x.strides[1] == 1 and x.strides[0] >= max(1, cols):
+            return x, "N", x.strides[0]
+        if x.strides[0] == 1 and x.strides[1] >= max(1, rows):
+            return x, "T", x.strides[1]
+        copy = self.new_array(x.dtype, x.shape)
+        self.copy(copy, x)
+        return copy, "N", max(1, cols)
+
+    def _gemm(self, a: Array, b: Array, out: Array) -> None:
+        """out = a @ b by BLAS's gemm (NumPy's OpenBLAS: its Fortran interface with 64-bit
+        integers, bound to `BLAS_PREFIX` symbols by engine.py)."""
+        f = self.f
+        (m, k), n = a.shape, b.shape[1]
+        a, trans_a, lda = self._blas_operand(a)
+        b, trans_b, ldb = self._blas_operand(b)
+        t = ir_type(a.dtype)
+        name = BLAS_PREFIX + ("dgemm" if t == "double" else "sgemm")
+        f.declare(name, f'declare void @"{name}"({", ".join(["ptr"] * 13)}) nounwind')
+        cells = []
+        for kind, value in (
+            ("i8", ord(trans_b)),
+            ("i8", ord(trans_a)),
+            ("i64", n),
+            ("i64", m),
+            ("i64", k),
+            (t, float_constant(1.0, a.dtype)),
+            ("i64", ldb),
+            ("i64", lda),
+            (t, float_constant(0.0, a.dtype)),
+            ("i64", n),
+        ):
+            cell = f.new("c")
+            f.entry.append(f"  {cell} = alloca {kind}")
+            f.emit(f"store {kind} {value}, ptr {cell}")
+            cells.append(cell)
+        tb, ta, nn, mm, kk, alpha, lb, la, beta, lc = cells
+        args = [tb, ta, nn, mm, kk, alpha, b.ptr, lb, a.ptr, la, beta, out.ptr, lc]
+        f.emit(f'call void @"{name}"({", ".join("ptr " + x for x in args)})')
 
 
 _DTYPE_NAMES = frozenset(
@@ -854,4 +906,4 @@ def _bad(name: str):
     raise Unsupported(f"np.{name} of bools")
 
 
-__all__ = ["LIBM_PREFIX", "Expressions", "math_call", "promote"]
+__all__ = ["BLAS_PREFIX", "LIBM_PREFIX", "Expressions", "math_call", "promote"]

@@ -63,7 +63,7 @@ class Translator(Expressions):
     single expression's tree is walked recursively)."""
 
     def __init__(self, params: list, outputs: list, fastmath: bool, layout: Layout):
-        super().__init__(Function(fastmath))
+        super().__init__(Function(fastmath), layout.blas)
         self.layout = layout
         self.params = params
         self.out_avals = outputs

@@ -111,14 +111,16 @@ KINDS = ("f", "i", "u")  # the kinds of scalar outputs: float64, int64, uint64 w
 
 class Layout:
     """Where the objects the code reads keep their contents (byte offsets): the items of a
-    tuple, the data pointer of an ndarray, the value of a NumPy scalar."""
+    tuple, the data pointer of an ndarray, the value of a NumPy scalar; and whether the
+    BLAS of NumPy's wheels is there to call (`blas`)."""
 
-    __slots__ = ("tuple_items", "array_data", "scalar_value")
+    __slots__ = ("tuple_items", "array_data", "scalar_value", "blas")
 
     def __init__(self, tuple_items: int, array_data: int, scalar_value: int):
         self.tuple_items = tuple_items
         self.array_data = array_data
         self.scalar_value = scalar_value
+        self.blas = False
 
 
 class Translation:
