@@ -141,7 +141,7 @@ def test_inputs_not_contiguous_or_of_another_dtype():
 
 def test_fastmath_through_llvm():
     x = np.linspace(-3.0, 3.0, 50)
-    fun = lambda x: (anp.sum(anp.exp(x)), anp.tanh(x), anp.sqrt(x * x + 1.0))  # noqa: E731
+    fun = lambda x: (anp.sum(anp.exp(x)), anp.tanh(x), anp.sqrt(x * x + 1.0))
     got = _all_llvm(fun, x, fastmath=True)
     _same(got, _numpy_jit(fun, x), rtol=1e-13)
 
@@ -152,7 +152,14 @@ def test_products_through_blas_and_loops():
 
     def f(a, b, v):
         small = a[:3, :4] @ b[:4, :2]
-        return a @ b, (a @ b).T @ a, a @ v, v @ b, small, (a.astype(np.float32) @ v.astype(np.float32))
+        return (
+            a @ b,
+            (a @ b).T @ a,
+            a @ v,
+            v @ b,
+            small,
+            (a.astype(np.float32) @ v.astype(np.float32)),
+        )
 
     got = _all_llvm(f, a, b, v)
     want = _numpy_jit(f, a, b, v)
@@ -168,7 +175,9 @@ def _workloads() -> dict:
     return {w.name: w for w in (CHAIN, SCALAR4, HESSIAN, HVP, MLP, PER_EXAMPLE, ODE_LOOP)}
 
 
-@pytest.mark.parametrize("name", ["chain", "scalar4", "hessian", "hvp", "mlp", "per_example", "ode_loop"])
+@pytest.mark.parametrize(
+    "name", ["chain", "scalar4", "hessian", "hvp", "mlp", "per_example", "ode_loop"]
+)
 def test_workloads_translate_whole(name, monkeypatch):
     """The benchmark workloads' graphs: every segment LLVM's, the NumPy executor's values."""
     workload = _workloads()[name]

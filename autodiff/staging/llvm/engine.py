@@ -58,8 +58,7 @@ def _setup() -> dict:
                 tm=tm,
                 target_machine=target_machine,
                 host=f"llvmlite {llvmlite.__version__} {target.triple} {cpu} {features}",
-                header=f'target triple = "{tm.triple}"\n'
-                f'target datalayout = "{tm.target_data}"\n',
+                header=f'target triple = "{tm.triple}"\ntarget datalayout = "{tm.target_data}"\n',
             )
     return _state
 

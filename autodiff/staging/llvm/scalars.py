@@ -120,8 +120,22 @@ def promote(a, b):
     return I64 if unsigned.itemsize < 8 else F64
 
 
-_FCMP = {ast.Eq: "oeq", ast.NotEq: "une", ast.Lt: "olt", ast.LtE: "ole", ast.Gt: "ogt", ast.GtE: "oge"}
-_ICMP = {ast.Eq: "eq", ast.NotEq: "ne", ast.Lt: "slt", ast.LtE: "sle", ast.Gt: "sgt", ast.GtE: "sge"}
+_FCMP = {
+    ast.Eq: "oeq",
+    ast.NotEq: "une",
+    ast.Lt: "olt",
+    ast.LtE: "ole",
+    ast.Gt: "ogt",
+    ast.GtE: "oge",
+}
+_ICMP = {
+    ast.Eq: "eq",
+    ast.NotEq: "ne",
+    ast.Lt: "slt",
+    ast.LtE: "sle",
+    ast.Gt: "sgt",
+    ast.GtE: "sge",
+}
 
 
 class Expressions:
@@ -159,28 +173,22 @@ class Expressions:
 
     # ---- expressions ----
     def expr(self, node):
-        kind = type(node)
-        if kind is ast.Constant:
-            return self._constant(node.value)
-        if kind is ast.Name:
-            return self.lookup(node.id)
-        if kind is ast.BinOp:
-            return self.binop(node.op, self.scalar(node.left), self.scalar(node.right))
-        if kind is ast.UnaryOp:
-            return self._unary(node.op, self.scalar(node.operand))
-        if kind is ast.Compare:
-            return self._compare(node)
-        if kind is ast.BoolOp:
-            return self._boolop(node)
-        if kind is ast.IfExp:
-            return self._ifexp(node)
-        if kind is ast.Call:
-            return self.call(node)
-        if kind is ast.Subscript:
-            return self._subscript(node)
-        if kind is ast.Attribute:
-            return self._attribute(node)
-        raise Unsupported(f"expression {kind.__name__}")
+        method = _EXPRESSIONS.get(type(node))
+        if method is None:
+            raise Unsupported(f"expression {type(node).__name__}")
+        return getattr(self, method)(node)
+
+    def _name(self, node: ast.Name):
+        return self.lookup(node.id)
+
+    def _binop_node(self, node: ast.BinOp) -> Scalar:
+        return self.binop(node.op, self.scalar(node.left), self.scalar(node.right))
+
+    def _unary_node(self, node: ast.UnaryOp) -> Scalar:
+        return self._unary(node.op, self.scalar(node.operand))
+
+    def _constant_node(self, node: ast.Constant) -> Scalar:
+        return self._constant(node.value)
 
     def scalar(self, node) -> Scalar:
         value = self.expr(node)
@@ -249,13 +257,16 @@ class Expressions:
             raise Unsupported("float to uint64")
         bits = 64 if want.itemsize == 8 or (want.kind == "u" and want.itemsize == 4) else 32
         f, t = self.f, ir_type(value.dtype)
-        lo, hi = float_constant(-(2.0 ** (bits - 1)), value.dtype), float_constant(
-            2.0 ** (bits - 1), value.dtype
+        lo, hi = (
+            float_constant(-(2.0 ** (bits - 1)), value.dtype),
+            float_constant(2.0 ** (bits - 1), value.dtype),
         )
         above = f.value(f"fcmp oge {t} {value.ref}, {lo}")
         below = f.value(f"fcmp olt {t} {value.ref}, {hi}")
         inside = f.value(f"and i1 {above}, {below}")
-        safe = f.value(f"select i1 {inside}, {t} {value.ref}, {t} {float_constant(0.0, value.dtype)}")
+        safe = f.value(
+            f"select i1 {inside}, {t} {value.ref}, {t} {float_constant(0.0, value.dtype)}"
+        )
         raw = f.value(f"fptosi {t} {safe} to i{bits}")
         result = f.value(f"select i1 {inside}, i{bits} {raw}, i{bits} {-(2 ** (bits - 1))}")
         wide = np.dtype(f"int{bits}")
@@ -330,7 +341,9 @@ class Expressions:
         floored = self.call_math("floor", [Scalar(div, a.dtype)]).ref
         frac = f.value(f"fsub {fl}{t} {div}, {floored}")
         up = f.value(f"fcmp {fl}ogt {t} {frac}, {float_constant(0.5, a.dtype)}")
-        rounded = f.value(f"select i1 {up}, {t} {f.value(f'fadd {fl}{t} {floored}, {one}')}, {t} {floored}")
+        rounded = f.value(
+            f"select i1 {up}, {t} {f.value(f'fadd {fl}{t} {floored}, {one}')}, {t} {floored}"
+        )
         quotient = f.value(f"fdiv {fl}{t} {a.ref}, {b.ref}")
         zero_div = self.call_math("copysign", [Scalar(zero, a.dtype), Scalar(quotient, a.dtype)])
         div_nonzero = f.value(f"fcmp {fl}une {t} {div}, {zero}")
@@ -385,8 +398,10 @@ class Expressions:
         for op, right_node in zip(node.ops, node.comparators):
             right = self.scalar(right_node)
             test = self._compare_two(op, left, right)
-            result = test if result is None else Scalar(
-                self.f.value(f"and i1 {result.ref}, {test.ref}"), BOOL
+            result = (
+                test
+                if result is None
+                else Scalar(self.f.value(f"and i1 {result.ref}, {test.ref}"), BOOL)
             )
             left = right
         return result
@@ -532,38 +547,52 @@ class Expressions:
         dtype = args[0].dtype
         if any(a.dtype != dtype for a in args):
             raise Unsupported(f"np.{name} of mixed dtypes")
-        f, t = self.f, ir_type(dtype)
         if name.startswith("logical_"):
             return self._logical(name[8:], args)
-        if name in ("negative", "positive", "square", "conjugate"):
-            (x,) = args
-            if name == "square":
-                return self.binop(ast.Mult(), x, x) if dtype.kind != "b" else _bad(name)
-            if name == "negative" and dtype.kind != "b":
-                return self._unary(ast.USub(), x)
-            return x if name != "negative" else _bad(name)
-        if name in ("bitwise_and", "bitwise_or", "bitwise_xor") and dtype.kind in "iub":
-            op = {"bitwise_and": ast.BitAnd, "bitwise_or": ast.BitOr, "bitwise_xor": ast.BitXor}
-            return self._bitwise(op[name], *args)
         if name in ("maximum", "minimum"):
             return self._extreme(name == "maximum", *args)
         if name in ("floor_divide", "remainder") and dtype.kind in "iuf":
             op = ast.FloorDiv() if name == "floor_divide" else ast.Mod()
             return self.binop(op, *args)
-        if name in ("logaddexp", "logaddexp2") and dtype.kind == "f":
-            return self._logaddexp(name == "logaddexp2", *args)
-        if name == "absolute" and dtype.kind in "iu":
-            return self.absolute(args[0])
         if dtype.kind != "f":
-            raise Unsupported(f"np.{name} of {dtype}")
+            return self._integer_ufunc(name, args)
+        return self._float_ufunc(name, args)
+
+    def _integer_ufunc(self, name: str, args: list) -> Scalar:
+        dtype = args[0].dtype
+        if dtype.kind == "b" and name in ("negative", "square", "absolute"):
+            raise Unsupported(f"np.{name} of bools")
+        if name in ("positive", "conjugate"):
+            return args[0]
+        if name == "negative":
+            return self._unary(ast.USub(), args[0])
+        if name == "square":
+            return self.binop(ast.Mult(), args[0], args[0])
+        if name == "absolute":
+            return self.absolute(args[0])
+        if name in _BITWISE:
+            return self._bitwise(_BITWISE[name], *args)
+        raise Unsupported(f"np.{name} of {dtype}")
+
+    def _float_ufunc(self, name: str, args: list) -> Scalar:
+        x = args[0]
+        if name in ("positive", "conjugate"):
+            return x
+        if name == "negative":
+            return self._unary(ast.USub(), x)
+        if name == "square":
+            return self.binop(ast.Mult(), x, x)
+        if name in ("logaddexp", "logaddexp2"):
+            return self._logaddexp(name == "logaddexp2", *args)
         if name in ("isnan", "isinf", "isfinite", "signbit"):
-            return self._predicate(name, args[0])
+            return self._predicate(name, x)
         if name == "reciprocal":
-            return self._float_op("fdiv", self.const(1.0, dtype), args[0])
-        callee = _LIBM.get(name) or _LIBM2.get(name) or _INTRINSIC.get(name) or _INTRINSIC2.get(name)
+            return self._float_op("fdiv", self.const(1.0, x.dtype), x)
+        callee = (
+            _LIBM.get(name) or _LIBM2.get(name) or _INTRINSIC.get(name) or _INTRINSIC2.get(name)
+        )
         if callee is None:
             raise Unsupported(f"np.{name}")
-        del f, t
         return self.call_math(callee, args)
 
     def _logical(self, name: str, args: list) -> Scalar:
@@ -695,7 +724,9 @@ class Expressions:
             total = term if total is None else f.value(f"add i64 {total}, {term}")
         if total is None:
             return array.ptr
-        return f.value(f"getelementptr inbounds {mem_type(array.dtype)}, ptr {array.ptr}, i64 {total}")
+        return f.value(
+            f"getelementptr inbounds {mem_type(array.dtype)}, ptr {array.ptr}, i64 {total}"
+        )
 
     def element(self, array: Array, index: list) -> str:
         return self.offset(array, list(zip(index, array.strides)))
@@ -902,8 +933,19 @@ _ARRAY_CALLS = {
 }
 
 
-def _bad(name: str):
-    raise Unsupported(f"np.{name} of bools")
+_BITWISE = {"bitwise_and": ast.BitAnd, "bitwise_or": ast.BitOr, "bitwise_xor": ast.BitXor}
+_EXPRESSIONS = {
+    ast.Constant: "_constant_node",
+    ast.Name: "_name",
+    ast.BinOp: "_binop_node",
+    ast.UnaryOp: "_unary_node",
+    ast.Compare: "_compare",
+    ast.BoolOp: "_boolop",
+    ast.IfExp: "_ifexp",
+    ast.Call: "call",
+    ast.Subscript: "_subscript",
+    ast.Attribute: "_attribute",
+}
 
 
 __all__ = ["BLAS_PREFIX", "LIBM_PREFIX", "Expressions", "math_call", "promote"]

@@ -139,7 +139,7 @@ class Translator(Expressions):
                 top[stmt.targets[0].id] = stmt
         plan, taken = [], set()
         names = [p for p in self.env]
-        for k, (elt, (dtype, shape)) in enumerate(zip(ret.elts, self.out_avals)):
+        for k, (elt, (_, shape)) in enumerate(zip(ret.elts, self.out_avals)):
             slot = len(self.params) + k
             if not shape:
                 plan.append(None)
@@ -176,9 +176,12 @@ class Translator(Expressions):
                 continue
             ptr = self.data(self.item(len(self.params) + k))
             self.copy(Array(ptr, dtype, shape), value)
-        # Scalar outputs: one array per kind ("f": float64, "i": int64, "u": uint64) after
-        # the outputs, in the order of KINDS, each holding that kind's outputs in order.
-        position = len(self.params) + len(plan)
+        self._scalar_outputs(scalars, len(self.params) + len(plan))
+
+    def _scalar_outputs(self, scalars: list, position: int) -> None:
+        """Write the scalar outputs: one array per kind ("f": float64, "i": int64, "u":
+        uint64) from tuple item `position` on, in the order of KINDS, each holding that
+        kind's outputs in order."""
         for kind in KINDS:
             values = [v for k, v in scalars if k == kind]
             if not values:

@@ -60,7 +60,7 @@ def float_constant(value: float, dtype) -> str:
     """A float as an IR constant (hex: exact, and NaN and the infinities included)."""
     if np.dtype(dtype) == np.float32:
         value = float(np.float32(value))
-    return "0x%016X" % struct.unpack("<Q", struct.pack("<d", value))[0]
+    return f"0x{struct.unpack('<Q', struct.pack('<d', value))[0]:016X}"
 
 
 class Scalar:
