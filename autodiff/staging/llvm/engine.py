@@ -2,8 +2,8 @@
 
 `compile_ir(ir, names)` returns a `Compiled`: the machine code of one module (the segments of
 one graph), in an execution engine of its own so that `release()` frees it. The
-optimization pipeline is LLVM's O2 with the loop vectorizer (not SLP's: see
-`optimize_to_object`), for the host CPU
+optimization pipeline is LLVM's O2 with the loop vectorizer (not SLP's: see `_builder`),
+or a light one for a huge module (`LARGE_MODULE_LINES`), for the host CPU
 (name and features); the object code is kept in a disk cache (`objects.py`) keyed by
 the IR text, so a new process loads it instead of optimizing again.
 
@@ -29,9 +29,10 @@ TIMES = {"parse": 0.0, "optimize": 0.0, "codegen": 0.0, "load": 0.0}
 _EXTERNAL_CALL = re.compile(
     r'@"(' + re.escape(LIBM_PREFIX) + "|" + re.escape(BLAS_PREFIX) + r')(\w+)"'
 )
-# Above this many IR lines a module is optimized at O1 (the O2 pipeline's cost grows
-# faster than linearly on one huge straight-line function).
-LARGE_MODULE_LINES = 200_000
+# Above this many IR lines a module gets the light pipeline (`_light_pipeline`): O2's cost
+# grows faster than linearly on one huge function (the unrolled `ode` gradient, 19k
+# equations, 200k lines: O2 ~60 s, O1 ~50 s, the light pipeline ~5 s with code generation).
+LARGE_MODULE_LINES = 100_000
 
 
 def _setup() -> dict:
@@ -88,6 +89,25 @@ class Compiled:
             engine.close()
 
 
+def _builder(llvm, tm, level: int):
+    pto = llvm.create_pipeline_tuning_options(speed_level=level)
+    pto.loop_vectorization = level >= 2
+    # No SLP vectorizer: on some of our modules its output fails an assertion in LLVM 20's
+    # instruction selection ("Already set a value for this node!"), which aborts the process.
+    pto.slp_vectorization = False
+    return llvm.create_pass_builder(tm, pto)
+
+
+def _light_pipeline(llvm):
+    """The passes a huge module gets: locals into registers (SROA), instruction combining,
+    CFG simplification; each linear in practice, where O2's pipeline is not."""
+    manager = llvm.create_new_module_pass_manager()
+    manager.add_sroa_pass()
+    manager.add_instruction_combine_pass()
+    manager.add_simplify_cfg_pass()
+    return manager
+
+
 def optimize_to_object(ir: str, fastmath: bool = False) -> bytes:
     """The object code of module `ir` (text with `header()`), optimized for this CPU."""
     state = _setup()
@@ -96,14 +116,11 @@ def optimize_to_object(ir: str, fastmath: bool = False) -> bytes:
     module = llvm.parse_assembly(ir)
     module.verify()
     parsed = time.perf_counter()
-    large = ir.count("\n") > LARGE_MODULE_LINES
-    pto = llvm.create_pipeline_tuning_options(speed_level=1 if large else 2)
-    pto.loop_vectorization = not large
-    # No SLP vectorizer: on some of our modules its output fails an assertion in LLVM 20's
-    # instruction selection ("Already set a value for this node!"), which aborts the process.
-    pto.slp_vectorization = False
-    builder = llvm.create_pass_builder(state["tm"], pto)
-    builder.getModulePassManager().run(module, builder)
+    if ir.count("\n") > LARGE_MODULE_LINES:
+        _light_pipeline(llvm).run(module, _builder(llvm, state["tm"], 0))
+    else:
+        builder = _builder(llvm, state["tm"], 2)
+        builder.getModulePassManager().run(module, builder)
     optimized = time.perf_counter()
     with _lock:  # (one target machine, shared)
         code = state["tm"].emit_object(module)

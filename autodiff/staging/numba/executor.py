@@ -14,8 +14,13 @@ calls them in order. The cost model keeps two kinds of work in NumPy on purpose:
   NumPy makes views of it for free, a segment would pay a call.
 
 Shape-() values cross into segments as scalars (`_scalar`) and come out as NumPy scalars
-of their dtype. The first call compiles (or loads from the disk cache, cache.py); a
-segment Numba cannot compile makes the whole graph fall back to the NumPy executor, with
+of their dtype. Each segment's source is compiled by LLVM directly when the translator of
+autodiff/staging/llvm/ handles it (at once, or from its disk cache), else by Numba (at the
+first call, or from cache.py's disk cache): one lowering, two compilers, per segment.
+`AUTODIFF_LLVM=0` (or `set_llvm_enabled(False)`) leaves every segment to Numba. The driver
+says where its segments went (`llvm_segments`, `numba_segments`, and why each Numba one is
+not LLVM's: `llvm_fallbacks`); a graph whose segments all translate never imports Numba.
+A segment Numba cannot compile makes the whole graph fall back to the NumPy executor, with
 the reason kept in `graph.numba_failure` (tests assert there is none on the op table).
 """
 
@@ -200,22 +205,26 @@ def compile_numba(graph: Graph, fastmath: bool = False):
     if llvm_enabled():
         segments = _compile_llvm(written, live, buffers, uniform, fastmath, reasons)
     rest = [name for name in written if name not in segments]
-    sources = ["import math\n\nimport numpy as np\n"]
-    sources += [written[name][0] for name in rest]
-    inline = [f for f in approx.FUNCTIONS if any(f"{f}(" in part for part in sources)]
-    if inline:  # (the vectorizable exp and tanh: approx.py)
-        sources.insert(1, approx.SOURCE)
-    source = "\n\n".join(sources)
     if rest:
+        source, inline = _module_source([written[name][0] for name in rest])
         options = dict(OPTIONS, fastmath=FASTMATH if fastmath else False)
         segments.update(cache.load(source, inline + rest, options, inline))
     driver = _write_driver(graph, steps, live, segments, buffers, uniform)
-    driver.source = source
+    driver.source = _module_source([source for source, _ in written.values()])[0]
     driver.llvm_segments = len(written) - len(rest)
     driver.numba_segments = len(rest)
     driver.llvm_fallbacks = {name: reasons.get(name, "AUTODIFF_LLVM=0") for name in rest}
-    driver.llvm_source = "\n\n".join(written[name][0] for name in written if name not in rest)
     return _FirstCall(original, driver)
+
+
+def _module_source(functions: list) -> tuple[str, list]:
+    """The module holding the generated `functions` (with approx.py's vectorizable exp and
+    tanh when they call them), and the names of those it inlines."""
+    sources = ["import math\n\nimport numpy as np\n", *functions]
+    inline = [f for f in approx.FUNCTIONS if any(f"{f}(" in part for part in sources)]
+    if inline:
+        sources.insert(1, approx.SOURCE)
+    return "\n\n".join(sources), inline
 
 
 def llvm_enabled() -> bool:
@@ -255,8 +264,10 @@ def _compile_llvm(
 
 
 class _FirstCall:
-    """The driver's first call: Numba compiles (or loads) its segments then; a failure
-    falls back to the NumPy executor. Later calls go to the driver directly."""
+    """The driver's first call: Numba compiles (or loads) its segments then (LLVM's are
+    compiled already); a failure falls back to the NumPy executor. Later calls go to the
+    driver directly. Where the segments went: `llvm_segments`, `numba_segments`,
+    `llvm_fallbacks` (as on the driver)."""
 
     def __init__(self, graph: Graph, driver):
         self.graph = graph
