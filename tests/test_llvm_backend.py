@@ -13,6 +13,7 @@ import functools
 import os
 import subprocess
 import sys
+import threading
 import warnings
 
 import numpy as np
@@ -264,3 +265,26 @@ def test_autodiff_llvm_0_uses_numba_only():
         "print(c.llvm_segments, c.numba_segments)\n"
     )
     assert _child(code, AUTODIFF_LLVM="0") == "0 1"
+
+
+def test_threads_compile_at_once():
+    errors: list = []
+
+    def work(k: int) -> None:
+        try:
+            for j in range(4):
+                f = ad.jit(
+                    lambda x: anp.sin(x) * (k + j + 1.0) + anp.cos(x * x) * j, backend="numba"
+                )
+                x = np.linspace(0.0, 1.0, 5 + k)
+                want = np.sin(x) * (k + j + 1.0) + np.cos(x * x) * j
+                np.testing.assert_allclose(f(x), want, rtol=1e-12)
+        except Exception as error:  # (reported below, from the main thread)
+            errors.append(error)
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors

@@ -82,6 +82,7 @@ class Compiled:
     def __init__(self, engine, addresses: dict):
         self._engine = engine
         self.addresses = addresses
+        self.context = None
 
     def release(self) -> None:
         engine, self._engine = self._engine, None
@@ -113,7 +114,9 @@ def optimize_to_object(ir: str, fastmath: bool = False) -> bytes:
     state = _setup()
     llvm = state["llvm"]
     start = time.perf_counter()
-    module = llvm.parse_assembly(ir)
+    # (a context of its own: LLVM's global one is not to be shared between threads, and
+    # Numba compiles in it under a lock of its own)
+    module = llvm.parse_assembly(ir, llvm.create_context())
     module.verify()
     parsed = time.perf_counter()
     if ir.count("\n") > LARGE_MODULE_LINES:
@@ -155,7 +158,8 @@ def load_object(code: bytes, names: list, ir: str) -> Compiled:
     llvm = state["llvm"]
     start = time.perf_counter()
     _bind_symbols(ir)
-    empty = llvm.parse_assembly(state["header"])
+    context = llvm.create_context()
+    empty = llvm.parse_assembly(state["header"], context)
     # (an engine owns its target machine, and disposes of it with itself)
     engine = llvm.create_mcjit_compiler(empty, state["target_machine"]())
     engine.add_object_file(llvm.ObjectFileRef.from_data(code))
@@ -165,7 +169,9 @@ def load_object(code: bytes, names: list, ir: str) -> Compiled:
     if not all(addresses.values()):
         engine.close()
         raise RuntimeError("a compiled function is missing from its object code")
-    return Compiled(engine, addresses)
+    compiled = Compiled(engine, addresses)
+    compiled.context = context  # (lives as long as the engine's module)
+    return compiled
 
 
 __all__ = ["TIMES", "Compiled", "header", "host", "load_object", "optimize_to_object"]
