@@ -59,7 +59,7 @@ _LIBM = {
     "acosh": "acosh",
     "atanh": "atanh",
 }
-_LIBM2 = {"power": "pow", "arctan2": "atan2", "hypot": "hypot", "fmod": "fmod"}
+_LIBM2 = {"arctan2": "atan2", "hypot": "hypot", "fmod": "fmod"}
 # LLVM intrinsics (exact operations: the same results as NumPy's).
 _INTRINSIC = {
     "sqrt": "sqrt",
@@ -70,7 +70,8 @@ _INTRINSIC = {
     "fabs": "fabs",
     "absolute": "fabs",
 }
-_INTRINSIC2 = {"copysign": "copysign", "fmax": "maxnum", "fmin": "minnum"}
+# (pow as LLVM's intrinsic: pow(x, 2.0) becomes x * x, the same correctly rounded value)
+_INTRINSIC2 = {"copysign": "copysign", "fmax": "maxnum", "fmin": "minnum", "power": "pow"}
 # approx.py's vectorizable functions, computed as the C library's (within 3 ulp of them).
 _APPROX = {"_exp": "exp", "_tanh": "tanh"}
 
@@ -287,7 +288,7 @@ class Expressions:
             if kind is ast.FloorDiv or kind is ast.Mod:
                 return self._float_divmod(a, b, kind is ast.FloorDiv)
             if kind is ast.Pow:
-                return self.call_math("pow", [a, b])
+                return self.call_math("pow", [a, b])  # (the intrinsic: see _INTRINSIC2)
             name = {ast.Add: "fadd", ast.Sub: "fsub", ast.Mult: "fmul"}.get(kind)
             if name is None:
                 raise Unsupported(f"float {kind.__name__}")
@@ -491,7 +492,7 @@ class Expressions:
         return self.method(func.attr, owner, node.args)
 
     def _math(self, name: str, args: list) -> Scalar:
-        if name not in _LIBM and name not in ("sqrt", "floor", "ceil", "fabs", "pow"):
+        if name not in _LIBM and name not in ("sqrt", "floor", "ceil", "fabs"):
             raise Unsupported(f"math.{name}")
         values = [self.convert(self.scalar(a), F64) for a in args]
         if name in _LIBM:
