@@ -25,7 +25,7 @@ from autodiff.staging.llvm.scalars import BLAS_PREFIX, LIBM_PREFIX
 _lock = threading.Lock()
 _state: dict = {}  # llvmlite, the target machine, the host's name: set up once (under _lock)
 # Time spent per phase (seconds, summed over the process): for benchmarks.
-TIMES = {"parse": 0.0, "optimize": 0.0, "codegen": 0.0, "load": 0.0}
+TIMES = {"translate": 0.0, "parse": 0.0, "optimize": 0.0, "codegen": 0.0, "load": 0.0}
 _EXTERNAL_CALL = re.compile(
     r'@"(' + re.escape(LIBM_PREFIX) + "|" + re.escape(BLAS_PREFIX) + r')(\w+)"'
 )

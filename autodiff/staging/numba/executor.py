@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 import warnings
 
 import numpy as np
@@ -37,6 +38,7 @@ from autodiff.core.primitive import all_primitives
 from autodiff.ops.gather_scatter import getitem_p
 from autodiff.staging.executor import compile_graph
 from autodiff.staging.ir import Equation, Graph, Literal, Var
+from autodiff.staging.llvm import engine as llvm_engine
 from autodiff.staging.llvm import module as llvm_module
 from autodiff.staging.llvm import runtime
 from autodiff.staging.llvm.translate import Param, translate
@@ -247,6 +249,7 @@ def _compile_llvm(
     `Unsupported` construct, or any other failure, leaves a segment to Numba; `reasons`
     gets why)."""
     parts = {}
+    start = time.perf_counter()
     for name, (source, k) in written.items():
         inputs, outputs = live[k]
         params = [
@@ -258,6 +261,7 @@ def _compile_llvm(
             parts[name] = translate(source, name, params, avals, runtime.layout(), fastmath)
         except Exception as error:  # (Unsupported, or a translator error: Numba compiles it)
             reasons[name] = f"{type(error).__name__}: {error}"
+    llvm_engine.TIMES["translate"] += time.perf_counter() - start
     compiled = llvm_module.compile_segments(list(parts.values()), fastmath)
     reasons.update((name, "LLVM could not compile it") for name in parts if name not in compiled)
     return compiled
