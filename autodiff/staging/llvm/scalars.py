@@ -405,6 +405,7 @@ class Expressions:
                 else Scalar(self.f.value(f"and i1 {result.ref}, {test.ref}"), BOOL)
             )
             left = right
+        assert result is not None  # (a comparison has an operator)
         return result
 
     def _compare_two(self, op, a: Scalar, b: Scalar) -> Scalar:

@@ -137,8 +137,9 @@ class Translator(Expressions):
                 and np_attr(stmt.value.func) == "empty"
             ):
                 top[stmt.targets[0].id] = stmt
-        plan, taken = [], set()
-        names = [p for p in self.env]
+        plan: list = []
+        taken: set = set()
+        names = list(self.env)
         for k, (elt, (_, shape)) in enumerate(zip(ret.elts, self.out_avals)):
             slot = len(self.params) + k
             if not shape:
@@ -156,6 +157,7 @@ class Translator(Expressions):
 
     def _return(self, stmt: ast.Return, plan: list) -> None:
         scalars = []
+        assert isinstance(stmt.value, ast.Tuple)  # (_plan_outputs checked it)
         for k, elt in enumerate(stmt.value.elts):
             dtype, shape = self.out_avals[k]
             value = self.expr(elt)
@@ -234,6 +236,7 @@ class Translator(Expressions):
             raise Unsupported("assignment target")
         name = target.id
         if name in self.bound:
+            assert isinstance(stmt.value, ast.Call)  # (a top-level np.empty: _plan_outputs)
             shape = constant_shape(stmt.value.args[0])
             dtype = dtype_of(stmt.value.args[1])
             self.env[name] = Array(self.data(self.item(self.bound[name])), dtype, shape)
@@ -309,10 +312,10 @@ class Translator(Expressions):
         ):
             raise Unsupported("for loop")
         bounds = [constant_int(a) for a in call.args]
-        start, stop, step = {1: (0, *bounds, 1), 2: (*bounds, 1), 3: tuple(bounds)}.get(
-            len(bounds), (None, None, None)
-        )
-        if start is None or step == 0:
+        if not 1 <= len(bounds) <= 3:
+            raise Unsupported("range")
+        start, stop, step = {1: (0, *bounds, 1), 2: (*bounds, 1), 3: tuple(bounds)}[len(bounds)]
+        if step == 0:
             raise Unsupported("range")
         name = stmt.target.id
         if name in self.env and self.env[name] != I64:
