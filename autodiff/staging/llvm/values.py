@@ -39,6 +39,7 @@ _DTYPES = {
 }
 # Stack storage for arrays up to this many bytes; larger ones are malloc'ed.
 _STACK_BYTES = 4096
+_STACK_TOTAL = 1 << 16  # (and at most this much in all: a thread's stack may be small)
 FAST_FLAGS = "nnan ninf nsz arcp contract afn"  # executor.FASTMATH: no reassociation
 
 
@@ -196,6 +197,7 @@ class Function:
         self.count = 0
         self.declarations: dict = {}
         self.heap: list = []
+        self.stack = 0  # bytes of arrays on the stack
         self.flags = FAST_FLAGS + " " if fastmath else ""
         self.terminated = False
         self.current = "entry"  # the label of the block being written
@@ -239,7 +241,8 @@ class Function:
         size = max(int(np.prod(shape)), 1)
         nbytes = size * max(np.dtype(dtype).itemsize, 1)
         name = self.new("s")
-        if nbytes <= _STACK_BYTES:
+        if nbytes <= _STACK_BYTES and self.stack + nbytes <= _STACK_TOTAL:
+            self.stack += nbytes
             self.entry.append(f"  {name} = alloca {mem_type(dtype)}, i64 {size}, align 16")
         else:
             self.declare("malloc", "declare noalias ptr @malloc(i64)")
