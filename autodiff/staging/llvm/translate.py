@@ -22,7 +22,8 @@ a copy, a product) has storage of its own for the whole call, allocated on entry
 inside a loop reuses its storage on each iteration, which is safe because the generated code
 carries arrays across iterations only through names assigned more than once (loop carries,
 branch results), and such a name gets storage of its own into which each assignment
-copies. Storage is on the stack when small, else malloc'ed and freed on return.
+copies. Storage is on the stack when small (64 KiB at most in all), else in one block
+malloc'ed per call (arrays at constant offsets in it) and freed on return.
 
 Calling convention: `args` is a Python tuple (runtime.py builds it), read through the
 object layout of CPython and NumPy (`Layout`, checked at run time): one item per parameter,
@@ -197,11 +198,11 @@ class Translator(Expressions):
 
     def _finish(self, name: str, plan: list) -> Translation:
         f = self.f
-        for ptr in f.heap:
-            f.emit(f"call void @free(ptr {ptr})")
+        if f.arena:
+            f.emit("call void @free(ptr %arena)")
         f.branch("ret void")
         head = f"define void @{name}(ptr noalias nocapture %args) nounwind {{"
-        lines = [head, "entry:", *f.entry, *f.lines, "}"]
+        lines = [head, "entry:", *f.entry_lines(), *f.lines, "}"]
         ir = "\n".join(lines) + "\n"
         translation = Translation(ir, name, self.params, plan, self.statements, f.declarations)
         translation.out_avals = [(np.dtype(d), tuple(s)) for d, s in self.out_avals]

@@ -196,8 +196,9 @@ class Function:
         self.lines: list = []
         self.count = 0
         self.declarations: dict = {}
-        self.heap: list = []
         self.stack = 0  # bytes of arrays on the stack
+        self.arena = 0  # bytes of arrays in the heap block
+        self.arena_lines: list = []
         self.flags = FAST_FLAGS + " " if fastmath else ""
         self.terminated = False
         self.current = "entry"  # the label of the block being written
@@ -233,22 +234,34 @@ class Function:
         self.emit(text)
         self.terminated = True
 
+    def entry_lines(self) -> list:
+        """The entry block's lines: the heap block's allocation (if any), the arrays in it,
+        the allocas."""
+        if not self.arena:
+            return self.entry
+        self.declare("malloc", "declare noalias ptr @malloc(i64)")
+        self.declare("free", "declare void @free(ptr)")
+        head = f"  %arena = call ptr @malloc(i64 {self.arena})"
+        return [head, *self.arena_lines, *self.entry]
+
     def declare(self, name: str, text: str) -> None:
         self.declarations[name] = text
 
     def storage(self, dtype, shape: tuple) -> str:
-        """A pointer to new memory for an array, live for the whole call."""
+        """A pointer to new memory for an array, live for the whole call: on the stack if
+        small, else in the call's heap block (`entry_lines`)."""
         size = max(int(np.prod(shape)), 1)
         nbytes = size * max(np.dtype(dtype).itemsize, 1)
         name = self.new("s")
         if nbytes <= _STACK_BYTES and self.stack + nbytes <= _STACK_TOTAL:
             self.stack += nbytes
             self.entry.append(f"  {name} = alloca {mem_type(dtype)}, i64 {size}, align 16")
-        else:
-            self.declare("malloc", "declare noalias ptr @malloc(i64)")
-            self.declare("free", "declare void @free(ptr)")
-            self.entry.append(f"  {name} = call ptr @malloc(i64 {nbytes})")
-            self.heap.append(name)
+        else:  # (in one heap block per call: one pointer, arrays at constant offsets)
+            offset = -(-self.arena // 64) * 64
+            self.arena = offset + nbytes
+            self.arena_lines.append(
+                f"  {name} = getelementptr inbounds i8, ptr %arena, i64 {offset}"
+            )
         return name
 
 
