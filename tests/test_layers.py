@@ -51,8 +51,9 @@ LAZY_IMPORTS = {
     # A required dependency, but loading it costs about a second: the kernels load it only
     # once they pay for it (kernels/_numba.py's tiering), never at `import autodiff`.
     "numba": "autodiff/kernels/",
-    # Numba's own dependency, for the versions in jit's disk-cache key: with Numba.
-    "llvmlite": "autodiff/staging/numba/",
+    # Numba's own dependency: the versions in jit's disk-cache key (with Numba), and the LLVM
+    # backend (staging/llvm/engine.py), loaded at its first compile.
+    "llvmlite": "autodiff/staging/",
     # importlib.metadata takes ~15 ms to import: the jit cache reads a version with it only
     # when the package has no __version__.
     "importlib": "autodiff/staging/numba/",

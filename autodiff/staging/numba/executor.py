@@ -14,13 +14,21 @@ calls them in order. The cost model keeps two kinds of work in NumPy on purpose:
   NumPy makes views of it for free, a segment would pay a call.
 
 Shape-() values cross into segments as scalars (`_scalar`) and come out as NumPy scalars
-of their dtype. The first call compiles (or loads from the disk cache, cache.py); a
-segment Numba cannot compile makes the whole graph fall back to the NumPy executor, with
+of their dtype. Each segment's source is compiled by LLVM directly when the translator of
+autodiff/staging/llvm/ handles it (at once, or from its disk cache), else by Numba (at the
+first call, or from cache.py's disk cache): one lowering, two compilers, per segment.
+`AUTODIFF_LLVM=0` (or `set_llvm_enabled(False)`) leaves every segment to Numba. The driver
+says where its segments went (`llvm_segments`, `numba_segments`, and why each Numba one is
+not LLVM's: `llvm_fallbacks`); a graph whose segments all translate never imports Numba.
+A segment Numba cannot compile makes the whole graph fall back to the NumPy executor, with
 the reason kept in `graph.numba_failure` (tests assert there is none on the op table).
 """
 
 from __future__ import annotations
 
+import os
+import threading
+import time
 import warnings
 
 import numpy as np
@@ -30,6 +38,10 @@ from autodiff.core.primitive import all_primitives
 from autodiff.ops.gather_scatter import getitem_p
 from autodiff.staging.executor import compile_graph
 from autodiff.staging.ir import Equation, Graph, Literal, Var
+from autodiff.staging.llvm import engine as llvm_engine
+from autodiff.staging.llvm import module as llvm_module
+from autodiff.staging.llvm import runtime
+from autodiff.staging.llvm.translate import Param, translate
 from autodiff.staging.numba import approx, cache
 from autodiff.staging.numba.codegen import write_function
 from autodiff.staging.numba.lower import ELEMENTWISE, define_ufuncs, lowering_of
@@ -55,6 +67,9 @@ _MOVEMENT = frozenset(
     "getitem transpose reshape broadcast_to copy stop_gradient unstack expand_reduced".split()
 )
 OPTIONS = {"error_model": "numpy", "boundscheck": False}
+# AUTODIFF_LLVM=0: every segment compiles with Numba (read once; set_llvm_enabled switches).
+_LLVM = [os.environ.get("AUTODIFF_LLVM", "1") != "0"]
+_LLVM_LOCK = threading.Lock()
 # jit(fastmath=True): LLVM's fast-math flags but reassociation, which would fold away the
 # rounding `(t + 1.5 * 2**52) - 1.5 * 2**52` that approx.py's exp and tanh are built on.
 FASTMATH = {"nnan", "ninf", "nsz", "arcp", "contract", "afn"}
@@ -164,8 +179,9 @@ def _scalar(x):
 
 def compile_numba(graph: Graph, fastmath: bool = False):
     """A function of the graph's flat inputs returning its flat outputs (a list), running
-    its segments compiled by Numba. Its first call compiles; if Numba cannot compile a
-    segment, the graph runs on the NumPy executor from then on (see the module docstring).
+    its segments compiled by LLVM (the LLVM backend, autodiff/staging/llvm/) or, those it
+    cannot translate, by Numba. Its first call compiles what Numba compiles; if that fails,
+    the graph runs on the NumPy executor from then on (see the module docstring).
 
     Example:
         >>> import numpy as np, autodiff.numpy as anp
@@ -178,34 +194,92 @@ def compile_numba(graph: Graph, fastmath: bool = False):
     original, graph = graph, split_as_slices(graph)  # (same inputs, outputs: one driver)
     steps = _steps(graph)
     live = _live(graph, steps)
-    sources, names, buffers, uniform = ["import math\n\nimport numpy as np\n"], [], {}, {}
+    written, buffers, uniform = {}, {}, {}
     for k, ((kind, item), io) in enumerate(zip(steps, live)):
         if kind == "segment":
-            names.append(f"segment{k}")
             uniform[k] = _uniform_inputs(graph, item, io[0])
             source, buffers[k] = write_function(
-                names[-1], item, io[0], io[1], STATEMENTS, BUFFER_MIN_SIZE, uniform[k]
+                f"segment{k}", item, io[0], io[1], STATEMENTS, BUFFER_MIN_SIZE, uniform[k]
             )
-            sources.append(source)
-    inline = [f for f in approx.FUNCTIONS if any(f"{f}(" in part for part in sources)]
-    if inline:  # (the vectorizable exp and tanh: approx.py)
-        sources.insert(1, approx.SOURCE)
-    source = "\n\n".join(sources)
-    options = dict(OPTIONS, fastmath=FASTMATH if fastmath else False)
-    segments = cache.load(source, inline + names, options, inline) if names else {}
+            written[f"segment{k}"] = (source, k)
+    reasons: dict = {}  # segment -> why it is not LLVM's (tests and benchmarks read them)
+    segments = {}
+    if llvm_enabled():
+        segments = _compile_llvm(written, live, buffers, uniform, fastmath, reasons)
+    rest = [name for name in written if name not in segments]
+    if rest:
+        source, inline = _module_source([written[name][0] for name in rest])
+        options = dict(OPTIONS, fastmath=FASTMATH if fastmath else False)
+        segments.update(cache.load(source, inline + rest, options, inline))
     driver = _write_driver(graph, steps, live, segments, buffers, uniform)
-    driver.source = source
+    driver.source = _module_source([source for source, _ in written.values()])[0]
+    driver.llvm_segments = len(written) - len(rest)
+    driver.numba_segments = len(rest)
+    driver.llvm_fallbacks = {name: reasons.get(name, "AUTODIFF_LLVM=0") for name in rest}
     return _FirstCall(original, driver)
 
 
+def _module_source(functions: list) -> tuple[str, list]:
+    """The module holding the generated `functions` (with approx.py's vectorizable exp and
+    tanh when they call them), and the names of those it inlines."""
+    sources = ["import math\n\nimport numpy as np\n", *functions]
+    inline = [f for f in approx.FUNCTIONS if any(f"{f}(" in part for part in sources)]
+    if inline:
+        sources.insert(1, approx.SOURCE)
+    return "\n\n".join(sources), inline
+
+
+def llvm_enabled() -> bool:
+    """Does `compile_numba` compile segments with LLVM (AUTODIFF_LLVM, not "0")?"""
+    return _LLVM[0]
+
+
+def set_llvm_enabled(enabled: bool) -> bool:
+    """Switch the LLVM backend on or off (tests: the Numba path alone); returns the setting
+    it replaces."""
+    with _LLVM_LOCK:
+        previous, _LLVM[0] = _LLVM[0], bool(enabled)
+    return previous
+
+
+def _compile_llvm(
+    written: dict, live: list, buffers: dict, uniform: dict, fastmath: bool, reasons: dict
+):
+    """{name: callable} for the segments LLVM compiles: those that translate (an
+    `Unsupported` construct, or any other failure, leaves a segment to Numba; `reasons`
+    gets why)."""
+    parts = {}
+    start = time.perf_counter()
+    for name, (source, k) in written.items():
+        inputs, outputs = live[k]
+        params = [
+            Param(x.aval.dtype, None if x.aval.ndim == 0 or x in uniform[k] else x.aval.shape)
+            for x in inputs
+        ] + [Param(v.aval.dtype, v.aval.shape) for v in buffers[k]]
+        avals = [(v.aval.dtype, v.aval.shape) for v in outputs]
+        try:
+            parts[name] = translate(source, name, params, avals, runtime.layout(), fastmath)
+        except Exception as error:  # (Unsupported, or a translator error: Numba compiles it)
+            reasons[name] = f"{type(error).__name__}: {error}"
+    llvm_engine.TIMES["translate"] += time.perf_counter() - start
+    compiled = llvm_module.compile_segments(list(parts.values()), fastmath)
+    reasons.update((name, "LLVM could not compile it") for name in parts if name not in compiled)
+    return compiled
+
+
 class _FirstCall:
-    """The driver's first call: Numba compiles (or loads) its segments then; a failure
-    falls back to the NumPy executor. Later calls go to the driver directly."""
+    """The driver's first call: Numba compiles (or loads) its segments then (LLVM's are
+    compiled already); a failure falls back to the NumPy executor. Later calls go to the
+    driver directly. Where the segments went: `llvm_segments`, `numba_segments`,
+    `llvm_fallbacks` (as on the driver)."""
 
     def __init__(self, graph: Graph, driver):
         self.graph = graph
         self.driver = driver
         self.source = driver.source
+        self.llvm_segments = driver.llvm_segments
+        self.numba_segments = driver.numba_segments
+        self.llvm_fallbacks = driver.llvm_fallbacks
 
     def __call__(self, *args):
         graph = self.graph
@@ -401,4 +475,12 @@ def _numpy_statement(eqn, local, global_) -> str:
     return f"{target} = {impl}({', '.join(args)})"
 
 
-__all__ = ["OPTIONS", "SIMD_MIN_SIZE", "TRANSCENDENTAL", "compile_numba", "kind_of"]
+__all__ = [
+    "OPTIONS",
+    "SIMD_MIN_SIZE",
+    "TRANSCENDENTAL",
+    "compile_numba",
+    "kind_of",
+    "llvm_enabled",
+    "set_llvm_enabled",
+]

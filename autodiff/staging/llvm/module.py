@@ -1,0 +1,66 @@
+"""The segments of one graph compiled together: one LLVM module, one engine.
+
+`compile_segments(translations, fastmath)` joins the translated functions into a module,
+gets its object code (from the disk cache, or by optimizing and compiling it: engine.py),
+loads it, and returns a Python callable per segment (runtime.py). The machine code stays
+loaded while any of the callables lives (each holds the `Compiled`; `release()` on it frees
+the code early, for whoever evicts compiled graphs). A module that fails to compile is
+compiled again one segment at a time, and a segment that still fails is left out (the
+caller compiles it with Numba).
+"""
+
+from __future__ import annotations
+
+from autodiff.staging.llvm import engine, objects
+from autodiff.staging.llvm.runtime import segment_function
+
+
+def module_text(translations: list) -> str:
+    """The IR text of a module holding `translations`' functions."""
+    declarations: dict = {}
+    for t in translations:
+        declarations.update(t.declarations)
+    lines = [engine.header(), *sorted(declarations.values()), ""]
+    lines += [t.ir for t in translations]
+    return "\n".join(lines)
+
+
+def _compile(translations: list):
+    ir = module_text(translations)
+    names = [t.name for t in translations]
+    code = objects.load(ir)
+    if code is not None:
+        try:
+            return engine.load_object(code, names, ir)
+        except Exception:  # (a damaged file: compiled anew, and replaced)
+            pass
+    code = engine.optimize_to_object(ir)
+    objects.save(ir, code)
+    return engine.load_object(code, names, ir)
+
+
+def compile_segments(translations: list, fastmath: bool = False) -> dict:
+    """{name: callable} for the translated segments that compile (see the module
+    docstring). `fastmath` is already in the IR; it names nothing here."""
+    del fastmath
+    if not translations:
+        return {}
+    try:
+        groups = [(translations, _compile(translations))]
+    except Exception:  # (one bad function fails its module: try them one by one)
+        groups = []
+        for t in translations:
+            try:
+                groups.append(([t], _compile([t])))
+            except Exception:
+                continue
+    functions = {}
+    for group, compiled in groups:
+        for t in group:
+            function = segment_function(t, compiled.addresses[t.name])
+            function.compiled = compiled
+            functions[t.name] = function
+    return functions
+
+
+__all__ = ["compile_segments", "module_text"]
