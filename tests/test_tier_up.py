@@ -6,9 +6,11 @@ cache.py). Waits poll the graph's state; nothing here asserts a time.
 """
 
 import gc
+import re
 import sys
 import threading
 import time
+import weakref
 
 import numpy as np
 import pytest
@@ -17,7 +19,7 @@ import autodiff as ad
 import autodiff.numpy as anp
 from autodiff.kernels._numba import numba_available
 from autodiff.staging import call
-from autodiff.staging.numba import cache
+from autodiff.staging.numba import cache, executor
 
 pytestmark = pytest.mark.skipif(not numba_available(), reason="Numba is not available")
 
@@ -35,8 +37,10 @@ def reference(x):
 @pytest.fixture(autouse=True)
 def _tiered(monkeypatch):
     """The default backend as it runs without AUTODIFF_NUMBA_EAGER, whatever the CI sets,
-    tiering up at the second call; no compile outlives its test."""
+    for a graph too large to compile at once, tiering up at the second call; no compile
+    outlives its test."""
     monkeypatch.setattr(call, "numba_eager", lambda: False)
+    monkeypatch.setattr(call, "compile_cost_estimate", lambda graph: 1.0)
     monkeypatch.setattr(call, "TIER_UP_FRACTION", 0.0)
     yield
     assert call.wait_for_tier_up(timeout=600.0)
@@ -224,24 +228,40 @@ def test_eager_compiles_at_the_first_call(monkeypatch):
     assert type(graph.compiled) not in (call._Tiered, call._FirstCall)
 
 
+@pytest.fixture
+def numba_only(monkeypatch):
+    """The Numba path alone (AUTODIFF_LLVM=0): its budget, its module cache."""
+    previous = executor.set_llvm_enabled(False)
+    yield
+    executor.set_llvm_enabled(previous)
+
+
 @pytest.mark.parametrize("backend", ["numba", None])
-def test_a_graph_over_the_budget_warns_and_runs_on_numpy(monkeypatch, backend):
+@pytest.mark.parametrize("path", ["llvm", "numba"])
+def test_a_graph_over_the_budget_warns_and_runs_on_numpy(monkeypatch, backend, path):
+    if path == "numba":
+        monkeypatch.setattr(call, "_llvm_compiles", lambda graph: False)
+        budget = "over the Numba backend's compile budget (10 equations, 5 per segment)"
+    else:
+        budget = "over the LLVM backend's compile budget (5 equations)"
     monkeypatch.setattr(call, "BUDGET_EQUATIONS", 10)
     monkeypatch.setattr(call, "BUDGET_SEGMENT_EQUATIONS", 5)
+    monkeypatch.setattr(call, "LLVM_BUDGET_EQUATIONS", 5)
     compiles = []
     monkeypatch.setattr(call, "compile_backend", lambda g: compiles.append(g))
     step = ad.jit(ad.grad(loss), backend=backend)
-    with pytest.warns(RuntimeWarning, match="over the Numba backend's compile budget"):
+    with pytest.warns(RuntimeWarning, match=re.escape(budget)):
         result = step(X)
     np.testing.assert_array_equal(result, reference(X))
     graph = step.graph(X)
-    assert "compile budget (10 equations, 5 per segment)" in graph.numba_failure
+    assert budget in graph.numba_failure
     step(X)
     step(X)
     assert compiles == [] and type(graph.compiled) is not call._Tiered
 
 
 def test_the_budget_counts_the_largest_segment(monkeypatch):
+    monkeypatch.setattr(call, "_llvm_compiles", lambda graph: False)  # (Numba's budget)
     def split(x):  # (cumsum runs in NumPy: two segments)
         y = anp.sin(x) * 2.0 + x
         return anp.cos(anp.cumsum(y)) * 3.0 - y
@@ -260,7 +280,7 @@ def test_the_budget_counts_the_largest_segment(monkeypatch):
     assert call.over_budget(graph) is not None
 
 
-def test_compiled_code_is_evicted_and_reloaded(monkeypatch):
+def test_compiled_code_is_evicted_and_reloaded(monkeypatch, numba_only):
     monkeypatch.setattr(cache, "MAX_MODULES", 2)
     monkeypatch.setattr(cache, "_modules", {})
     monkeypatch.setattr(call, "MAX_RESIDENT", 2)
@@ -277,3 +297,20 @@ def test_compiled_code_is_evicted_and_reloaded(monkeypatch):
     np.testing.assert_allclose(scale(X, 1.5), np.sin(X) * 1.5, rtol=1e-15)
     assert first.compiled is not None and first.numba_failure is None
     assert names[0] in sys.modules and len(cache._modules) == 2
+
+
+def test_llvm_code_is_released_when_evicted(monkeypatch):
+    monkeypatch.setattr(call, "MAX_RESIDENT", 2)
+    scale = ad.jit(lambda x, k: anp.sin(x) * k, static_argnums=1, backend="numba")
+    engines = []
+    for k in (1.5, 2.5, 3.5):
+        np.testing.assert_allclose(scale(X, k), np.sin(X) * k, rtol=1e-15)
+        driver = scale.graph(X, k).compiled
+        assert driver.llvm_segments == 1 and driver.numba_segments == 0
+        engines.append(weakref.ref(driver.llvm_code[0]))
+    first = scale.graph(X, 1.5)
+    assert first.compiled is None  # (evicted: its engine freed with its last reference)
+    gc.collect()
+    assert engines[0]() is None and engines[2]() is not None
+    np.testing.assert_allclose(scale(X, 1.5), np.sin(X) * 1.5, rtol=1e-15)
+    assert first.compiled is not None and first.numba_failure is None

@@ -41,7 +41,12 @@ from autodiff.reverse.engine import backward_pass
 from autodiff.reverse.graph import ReverseTrace
 from autodiff.staging.executor import compile_graph, interpret_graph
 from autodiff.staging.ir import Graph, eval_graph, sub_graphs
-from autodiff.staging.numba.executor import compile_numba, kind_of  # (Numba: at a first call)
+from autodiff.staging.numba.executor import (  # (Numba, llvmlite: at a first call)
+    compile_numba,
+    kind_of,
+    llvm_enabled,
+    llvm_ready,
+)
 from autodiff.staging.passes import optimize
 from autodiff.staging.trace import stage
 from autodiff.vmap.trace import BatchTrace, BatchTracer
@@ -61,6 +66,12 @@ COMPILE_AFTER_CALLS = 40
 NUMBA_IMPORT_S = 0.3
 NUMBA_COMPILE_S = 0.1
 NUMBA_PER_EQUATION_S = 0.003
+# ... and with LLVM directly (staging/llvm/: a graph with no complex values, whose segments
+# all translate): setting LLVM up once per process, a fixed cost per graph (a context, an
+# engine, the pass pipeline), and a cost per equation (translation, optimization, code).
+LLVM_SETUP_S = 0.03
+LLVM_COMPILE_S = 0.02
+LLVM_PER_EQUATION_S = 0.0002
 # Under the default backend, a graph estimated to compile within this (s) compiles at its
 # first call, in the caller's thread: a pause no one can tell from the call itself.
 COMPILE_AT_ONCE_S = 0.05
@@ -79,6 +90,9 @@ TIER_UP_FRACTION = 0.1
 # one segment and split into many).
 BUDGET_EQUATIONS = 4000
 BUDGET_SEGMENT_EQUATIONS = 1500
+# LLVM's budget: its memory and time grow about linearly (one pass over the statements, the
+# light pipeline for a huge module: llvm/engine.py), so only the whole graph's size counts.
+LLVM_BUDGET_EQUATIONS = 50_000
 # While a background compile runs, the interpreter's switch interval (s): the caller's thread
 # waits at most about this long for the GIL the compiling thread holds (Python's default is
 # 5 ms, many calls' length). Restored when the compile ends.
@@ -125,14 +139,42 @@ def compile_backend(graph: Graph) -> Callable:
 
 def compile_cost_estimate(graph: Graph) -> float:
     """What compiling `graph` would cost (s), estimated from its size."""
+    if _llvm_compiles(graph):
+        cost = LLVM_COMPILE_S + LLVM_PER_EQUATION_S * graph.count_equations()
+        return cost if llvm_ready() else cost + LLVM_SETUP_S
     cost = NUMBA_COMPILE_S + NUMBA_PER_EQUATION_S * graph.count_equations()
     return cost if numba_loaded() else cost + NUMBA_IMPORT_S
+
+
+def _llvm_compiles(graph: Graph) -> bool:
+    """Will every compiled segment of `graph` be LLVM's (the LLVM backend on, and no
+    complex values, which it leaves to Numba)?"""
+    if not llvm_enabled():
+        return False
+    stack = [graph]
+    while stack:
+        g = stack.pop()
+        if any(v.aval.dtype.kind == "c" for v in g.in_vars):
+            return False
+        for eqn in g.equations:
+            if any(v.aval.dtype.kind == "c" for v in eqn.outputs):
+                return False
+            stack.extend(sub_graphs(eqn.params))
+    return True
 
 
 def over_budget(graph: Graph) -> str | None:
     """Why the backend cannot compile `graph` within its memory and time budget (the warning's
     text), or None if it can."""
     total = graph.count_equations()
+    if _llvm_compiles(graph):
+        if total <= LLVM_BUDGET_EQUATIONS:
+            return None
+        return (
+            f"jit: '{graph.name}' ({total:,} equations) is over the LLVM backend's compile "
+            f"budget ({LLVM_BUDGET_EQUATIONS:,} equations); running it on the NumPy executor. "
+            + _ADVICE
+        )
     if total <= BUDGET_SEGMENT_EQUATIONS:  # (and so is every segment)
         return None
     largest = _largest_segment(graph)
@@ -141,10 +183,14 @@ def over_budget(graph: Graph) -> str | None:
     return (
         f"jit: '{graph.name}' ({total:,} equations, {largest:,} in its largest compiled "
         f"segment) is over the Numba backend's compile budget ({BUDGET_EQUATIONS:,} equations, "
-        f"{BUDGET_SEGMENT_EQUATIONS:,} per segment); running it on the NumPy executor. "
-        "Repeated steps written with fori_loop or scan stage once and compile small; "
-        "jit(..., backend='numpy') says this is intended."
+        f"{BUDGET_SEGMENT_EQUATIONS:,} per segment); running it on the NumPy executor. " + _ADVICE
     )
+
+
+_ADVICE = (
+    "Repeated steps written with fori_loop or scan stage once and compile small; "
+    "jit(..., backend='numpy') says this is intended."
+)
 
 
 def _largest_segment(graph: Graph) -> int:

@@ -101,8 +101,9 @@ class Graph:
         self.interpreted = None  # ... and the interpreted one, for a large graph's first calls
         self.calls = 0
         self.derived: dict = {}  # graphs derived from it by transforms (staging/call.py)
-        # Which executor runs it: "numpy", "numba", or "auto" (NumPy until compiling with
-        # Numba has paid for itself; staging/call.py). Graphs derived from it inherit it.
+        # Which executor runs it: "numpy", "numba" (compiled: LLVM, or Numba for what the LLVM
+        # translator leaves), or "auto" (compiled at once if small, else NumPy until a
+        # background compile is done; staging/call.py). Graphs derived from it inherit it.
         self.backend = "numpy"
         self.fastmath = False
         self.numba_failure: str | None = None  # why Numba could not compile it, if it could not

@@ -64,6 +64,11 @@ def _setup() -> dict:
     return _state
 
 
+def ready() -> bool:
+    """Is LLVM set up in this process (a compile's fixed cost already paid)?"""
+    return bool(_state)
+
+
 def host() -> str:
     """What compiled code depends on besides its IR: llvmlite's version, the target triple,
     the CPU's name and features (part of the disk cache's key)."""

@@ -2,7 +2,8 @@
 results, casts, math calls, array reads and views, and the loops that copy and fill arrays.
 
 Every math call goes through `math_call(name, dtype)`, the one place that says which
-function computes it (the C library's, or an LLVM intrinsic).
+function computes it: our vectorizable definitions (mathlib.py) where they exist, else the
+C library's, or an LLVM intrinsic.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import ast
 
 import numpy as np
 
+from autodiff.staging.llvm import mathlib
 from autodiff.staging.llvm.values import (
     BOOL,
     F64,
@@ -82,14 +84,22 @@ BLAS_PREFIX = "autodiff.blas."  # (SciPy's cython_blas functions, bound by engin
 BLAS_MIN_WORK = 1 << 12
 
 
-def math_call(name: str, dtype) -> tuple[str, str]:
-    """(declaration, callee) of the function computing `name` (a C library or LLVM intrinsic
-    name) on `dtype` floats: the one place a math call is routed (a vector math library
-    plugs in here). The C library's functions are called under names of ours
-    (`LIBM_PREFIX` + name, bound to libm's addresses by engine.py): LLVM then treats them as
-    plain calls, never rewriting them (its code generator fails an assertion when it fuses
-    `sin` and `cos` of one value into `sincos`)."""
+def math_call(name: str, dtype) -> tuple[list, str]:
+    """(module lines, callee) of the function computing `name` (a C library or LLVM
+    intrinsic name) on `dtype` floats: the one place a math call is routed. `lines` are
+    (symbol, text) pairs: mathlib.py's branch-free definition and the declarations it
+    needs, where it has one (inlined and vectorized inside fused loops); else a declaration
+    of the intrinsic, or of the C library's function under a name of ours (`LIBM_PREFIX` +
+    name, bound to libm's addresses by engine.py): LLVM then treats it as a plain call,
+    never rewriting it (its code generator fails an assertion when it fuses `sin` and
+    `cos` of one value into `sincos`)."""
     t = ir_type(dtype)
+    if name in mathlib.NAMES:
+        text, callee = mathlib.definition(name, t)
+        lines = [(callee, text)]
+        for line in mathlib.declarations([(name, t)]).splitlines():
+            lines.append((line.split("@", 1)[1].split("(", 1)[0], line))
+        return lines, callee
     if name in _INTRINSIC.values() or name in _INTRINSIC2.values():
         suffix = "f64" if t == "double" else "f32"
         callee = f"llvm.{name}.{suffix}"
@@ -98,7 +108,8 @@ def math_call(name: str, dtype) -> tuple[str, str]:
         callee = LIBM_PREFIX + (name if t == "double" else name + "f")
         arity = 2 if name in _LIBM2.values() else 1
     args = ", ".join([t] * arity)
-    return f'declare {t} @"{callee}"({args}) nounwind willreturn memory(none)', f'"{callee}"'
+    declaration = f'declare {t} @"{callee}"({args}) nounwind willreturn memory(none)'
+    return [(callee, declaration)], f'"{callee}"'
 
 
 def promote(a, b):
@@ -470,10 +481,12 @@ class Expressions:
     # ---- calls ----
     def call_math(self, name: str, args: list) -> Scalar:
         dtype = args[0].dtype
-        declaration, callee = math_call(name, dtype)
-        self.f.declare(callee, declaration)
+        lines, callee = math_call(name, dtype)
+        for symbol, line in lines:
+            self.f.declare(symbol, line)
         t = ir_type(dtype)
         text = ", ".join(f"{t} {a.ref}" for a in args)
+        callee = callee.lstrip("@")
         return Scalar(self.f.value(f"call {self.f.flags}{t} @{callee}({text})"), dtype)
 
     def call(self, node: ast.Call):

@@ -245,7 +245,10 @@ class Function:
         return [head, *self.arena_lines, *self.entry]
 
     def declare(self, name: str, text: str) -> None:
-        self.declarations[name] = text
+        """Record a module-level line (a `declare`, or a definition the code calls) under the
+        symbol it names, quotes dropped: two declarations of one function (the translator's
+        and a math library definition's) are one line of the module."""
+        self.declarations[name.strip('@"')] = text
 
     def storage(self, dtype, shape: tuple) -> str:
         """A pointer to new memory for an array, live for the whole call: on the stack if

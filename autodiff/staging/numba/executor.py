@@ -5,11 +5,13 @@ equations that lower (lower.py) become one `@njit` function each (a *segment*, w
 codegen.py), and the others run as NumPy calls, as in the NumPy executor. A Python driver
 calls them in order. The cost model keeps two kinds of work in NumPy on purpose:
 
-- transcendental ufuncs (exp, log, tanh, sin, ...) on arrays of at least
-  `SIMD_MIN_SIZE` elements, where NumPy has its AVX-512 loops (`numpy_simd()`): those beat
-  a compiled loop calling the scalar libm 5-10x (the PyPI llvmlite has no SVML). Without
-  AVX-512, NumPy's float64 loops are libm too, and the fused loop wins by not writing the
-  result to memory. `benchmarks/bench_crossover.py` measures both sides per function;
+- transcendental ufuncs (tan, arcsin, ...) on arrays of at least `SIMD_MIN_SIZE` elements,
+  where NumPy has its AVX-512 loops (`numpy_simd()`): those beat a compiled loop calling
+  the scalar libm 5-10x (the PyPI llvmlite has no SVML). The functions the LLVM backend has
+  vectorized versions of (llvm/mathlib.py: exp, log, sin, cos, tanh, ...) are as fast and
+  fuse, so they stay in the loops while it is on. Without AVX-512, NumPy's float64 loops are
+  libm too, and the fused loop wins by not writing the result to memory.
+  `benchmarks/bench_crossover.py` measures both sides per function;
 - a run of pure data movement (getitem, transpose, reshape, ...) with nothing to compute:
   NumPy makes views of it for free, a segment would pay a call.
 
@@ -39,8 +41,8 @@ from autodiff.ops.gather_scatter import getitem_p
 from autodiff.staging.executor import compile_graph
 from autodiff.staging.ir import Equation, Graph, Literal, Var
 from autodiff.staging.llvm import engine as llvm_engine
+from autodiff.staging.llvm import mathlib, runtime
 from autodiff.staging.llvm import module as llvm_module
-from autodiff.staging.llvm import runtime
 from autodiff.staging.llvm.translate import Param, translate
 from autodiff.staging.numba import approx, cache
 from autodiff.staging.numba.codegen import write_function
@@ -59,6 +61,7 @@ TRANSCENDENTAL = frozenset(
     "arcsinh arccosh arctanh arctan2 hypot logaddexp logaddexp2 power cbrt".split()
 )
 SIMD_MIN_SIZE = 1 << 14
+_FLOATS = frozenset(np.dtype(t) for t in (np.float32, np.float64))
 # Arrays of at least this many elements are allocated by the driver (and reused across calls
 # when nothing keeps them): see codegen.Writer.buffers.
 BUFFER_MIN_SIZE = 1 << 14
@@ -96,9 +99,21 @@ def kind_of(eqn) -> str | None:
         and eqn.prim.name in TRANSCENDENTAL
         and eqn.outputs[0].aval.size >= SIMD_MIN_SIZE
         and numpy_simd()
+        and not _vectorized(eqn)
     ):
         return None
     return kind
+
+
+def _vectorized(eqn) -> bool:
+    """Does the LLVM backend compute `eqn` with a vectorized function of its own (mathlib.py:
+    as fast as NumPy's SIMD loops, and fused with its neighbours)?"""
+    return (
+        llvm_enabled()
+        and eqn.prim.name in mathlib.NAMES
+        and all(v.aval.dtype in _FLOATS for v in eqn.outputs)
+        and all(x.aval.dtype in _FLOATS for x in eqn.inputs)
+    )
 
 
 def split_as_slices(graph: Graph) -> Graph:
@@ -216,6 +231,9 @@ def compile_numba(graph: Graph, fastmath: bool = False):
     driver.llvm_segments = len(written) - len(rest)
     driver.numba_segments = len(rest)
     driver.llvm_fallbacks = {name: reasons.get(name, "AUTODIFF_LLVM=0") for name in rest}
+    # (the machine code the driver runs: freed with the driver, whoever drops it)
+    code = [getattr(f, "compiled", None) for f in segments.values()]
+    driver.llvm_code = list({id(c): c for c in code if c is not None}.values())
     return _FirstCall(original, driver)
 
 
@@ -232,6 +250,11 @@ def _module_source(functions: list) -> tuple[str, list]:
 def llvm_enabled() -> bool:
     """Does `compile_numba` compile segments with LLVM (AUTODIFF_LLVM, not "0")?"""
     return _LLVM[0]
+
+
+def llvm_ready() -> bool:
+    """Is LLVM set up in this process already (its one-off cost paid)?"""
+    return llvm_engine.ready()
 
 
 def set_llvm_enabled(enabled: bool) -> bool:
