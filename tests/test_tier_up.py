@@ -262,6 +262,7 @@ def test_a_graph_over_the_budget_warns_and_runs_on_numpy(monkeypatch, backend, p
 
 def test_the_budget_counts_the_largest_segment(monkeypatch):
     monkeypatch.setattr(call, "_llvm_compiles", lambda graph: False)  # (Numba's budget)
+
     def split(x):  # (cumsum runs in NumPy: two segments)
         y = anp.sin(x) * 2.0 + x
         return anp.cos(anp.cumsum(y)) * 3.0 - y
