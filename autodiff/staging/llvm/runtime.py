@@ -6,6 +6,10 @@ Python callable `segment_function` makes for it takes the segment's inputs and b
 the Numba dispatcher did, makes each array input C-contiguous in its declared dtype and
 each scalar a NumPy scalar of its dtype, allocates the array outputs, calls the code with
 one tuple (ctypes, the GIL released) and returns the outputs (arrays, and NumPy scalars).
+The memory of the code's large temporaries (its heap block) is an array the wrapper keeps
+from one call to the next (a pool: each call running at once has its own): allocating and
+freeing it in every call would fault its pages in every time, as the C library gives the
+memory back to the system between calls.
 """
 
 from __future__ import annotations
@@ -86,8 +90,13 @@ def _find_blas():
     return None
 
 
-def _fix(x, dtype):
-    return np.ascontiguousarray(np.asarray(x, dtype))
+def _fix(x, dtype, shape):
+    """`x` as the C-contiguous array of `dtype` the code reads; the code reads `shape`'s
+    elements, so any other shape is an error (never a read out of bounds)."""
+    x = np.ascontiguousarray(np.asarray(x, dtype))
+    if x.shape != shape:
+        raise ValueError(f"a compiled segment takes an array of shape {shape}, got {x.shape}")
+    return x
 
 
 def segment_function(translation: Translation, address: int):
@@ -102,9 +111,11 @@ def segment_function(translation: Translation, address: int):
             globals_[f"_t{k}"] = param.dtype.type
             lines.append(f"    if type({name}) is not _t{k}: {name} = _t{k}({name})")
         else:
+            globals_[f"_h{k}"] = tuple(param.shape)
             lines.append(
                 f"    if type({name}) is not _nd or {name}.dtype is not _d{k} or not "
-                f"{name}.flags.c_contiguous: {name} = _fix({name}, _d{k})"
+                f"{name}.flags.c_contiguous or {name}.shape != _h{k}: "
+                f"{name} = _fix({name}, _d{k}, _h{k})"
             )
     items, results, counts = list(names), [], dict.fromkeys(KINDS, 0)
     for k, (kind, detail) in enumerate(translation.outputs):
@@ -126,7 +137,19 @@ def segment_function(translation: Translation, address: int):
             lines.append(f"    w{kind} = _empty({counts[kind]}, _w{kind})")
             items.append(f"w{kind}")
     globals_["_call"] = ctypes.CFUNCTYPE(None, ctypes.py_object)(address)
+    if translation.arena:  # (the heap block: reused across calls, one per call at a time)
+        globals_["_pool"], globals_["_arena"] = [], translation.arena
+        lines += [
+            "    try:",
+            "        z = _pool.pop()",
+            "    except IndexError:",
+            "        z = _empty(_arena, _u8)",
+        ]
+        globals_["_u8"] = np.dtype(np.uint8)
+        items.append("z")
     lines.append(f"    _call(({''.join(i + ', ' for i in items)}))")
+    if translation.arena:
+        lines.append("    _pool.append(z)")
     lines.append(f"    return ({''.join(r + ', ' for r in results)})")
     source = "\n".join(lines) + "\n"
     namespace: dict = {}

@@ -82,19 +82,24 @@ LIBM_PREFIX = "autodiff.libm."
 BLAS_PREFIX = "autodiff.blas."  # (SciPy's cython_blas functions, bound by engine.py)
 # Products of at least this many multiply-adds call BLAS; smaller ones are loops.
 BLAS_MIN_WORK = 1 << 12
+# A math call in a loop of at least this many iterations (the innermost) is mathlib.py's
+# vectorized function; elsewhere (scalar code, short loops, where vector lanes would idle
+# and the inlined code costs compile time) the C library's.
+VECTOR_MIN_TRIP = 32
 
 
-def math_call(name: str, dtype) -> tuple[list, str]:
+def math_call(name: str, dtype, vector: bool = True) -> tuple[list, str]:
     """(module lines, callee) of the function computing `name` (a C library or LLVM
     intrinsic name) on `dtype` floats: the one place a math call is routed. `lines` are
     (symbol, text) pairs: mathlib.py's branch-free definition and the declarations it
-    needs, where it has one (inlined and vectorized inside fused loops); else a declaration
+    needs, where it has one and the call is in a loop LLVM vectorizes (`vector`: inlined
+    there, it runs a vector's lanes at once); else a declaration
     of the intrinsic, or of the C library's function under a name of ours (`LIBM_PREFIX` +
     name, bound to libm's addresses by engine.py): LLVM then treats it as a plain call,
     never rewriting it (its code generator fails an assertion when it fuses `sin` and
     `cos` of one value into `sincos`)."""
     t = ir_type(dtype)
-    if name in mathlib.NAMES:
+    if vector and name in mathlib.NAMES:
         text, callee = mathlib.definition(name, t)
         lines = [(callee, text)]
         for line in mathlib.declarations([(name, t)]).splitlines():
@@ -157,6 +162,7 @@ class Expressions:
     def __init__(self, f: Function, blas: bool = False):
         self.f = f
         self.blas = blas  # (runtime.blas_address finds a BLAS to call)
+        self.trip = 1  # the trip count of the innermost `for` loop around (1: none)
 
     def lookup(self, name: str):
         raise NotImplementedError
@@ -481,7 +487,7 @@ class Expressions:
     # ---- calls ----
     def call_math(self, name: str, args: list) -> Scalar:
         dtype = args[0].dtype
-        lines, callee = math_call(name, dtype)
+        lines, callee = math_call(name, dtype, self.trip >= VECTOR_MIN_TRIP)
         for symbol, line in lines:
             self.f.declare(symbol, line)
         t = ir_type(dtype)

@@ -75,6 +75,7 @@ class Translator(Expressions):
         self.assigned: dict = {}
         self.bound: dict = {}  # array local (top-level np.empty) -> the output slot it is
         self.statements = 0
+        self.arena_item: int | None = None  # the argument tuple's item holding the heap block
 
     # ---- the function ----
     def function(self, tree: ast.FunctionDef, name: str) -> Translation:
@@ -179,12 +180,12 @@ class Translator(Expressions):
                 continue
             ptr = self.data(self.item(len(self.params) + k))
             self.copy(Array(ptr, dtype, shape), value)
-        self._scalar_outputs(scalars, len(self.params) + len(plan))
+        self.arena_item = self._scalar_outputs(scalars, len(self.params) + len(plan))
 
-    def _scalar_outputs(self, scalars: list, position: int) -> None:
+    def _scalar_outputs(self, scalars: list, position: int) -> int:
         """Write the scalar outputs: one array per kind ("f": float64, "i": int64, "u":
         uint64) from tuple item `position` on, in the order of KINDS, each holding that
-        kind's outputs in order."""
+        kind's outputs in order. Returns the position after them."""
         for kind in KINDS:
             values = [v for k, v in scalars if k == kind]
             if not values:
@@ -195,17 +196,20 @@ class Translator(Expressions):
             buffer = Array(words, dtype, (len(values),))
             for j, value in enumerate(values):
                 self.store_element(buffer, [self.const(j, I64)], value)
+        return position
 
     def _finish(self, name: str, plan: list) -> Translation:
         f = self.f
-        if f.arena:
-            f.emit("call void @free(ptr %arena)")
         f.branch("ret void")
+        if self.arena_item is None:
+            raise Unsupported("a function without its return at the end")
         head = f"define void @{name}(ptr noalias nocapture %args) nounwind {{"
-        lines = [head, "entry:", *f.entry_lines(), *f.lines, "}"]
+        arena = (self.layout.tuple_items + 8 * self.arena_item, self.layout.array_data)
+        lines = [head, "entry:", *f.entry_lines(*arena), *f.lines, "}"]
         ir = "\n".join(lines) + "\n"
         translation = Translation(ir, name, self.params, plan, self.statements, f.declarations)
         translation.out_avals = [(np.dtype(d), tuple(s)) for d, s in self.out_avals]
+        translation.arena = f.arena
         return translation
 
     # ---- statements ----
@@ -321,7 +325,11 @@ class Translator(Expressions):
         name = stmt.target.id
         if name in self.env and self.env[name] != I64:
             raise Unsupported("loop variable reused")
-        self.loop(start, stop, step, lambda i: self._loop_body(name, i, stmt.body))
+        outer, self.trip = self.trip, len(range(start, stop, step))
+        try:
+            self.loop(start, stop, step, lambda i: self._loop_body(name, i, stmt.body))
+        finally:
+            self.trip = outer
 
     def _loop_body(self, name: str, index: Scalar, body: list) -> None:
         self._assign_scalar(name, index)

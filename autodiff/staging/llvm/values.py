@@ -234,15 +234,19 @@ class Function:
         self.emit(text)
         self.terminated = True
 
-    def entry_lines(self) -> list:
-        """The entry block's lines: the heap block's allocation (if any), the arrays in it,
+    def entry_lines(self, arena_item: int, array_data: int) -> list:
+        """The entry block's lines: the heap block (if any: the data of the ndarray the
+        caller passes last, at byte `arena_item` of the argument tuple), the arrays in it,
         the allocas."""
         if not self.arena:
             return self.entry
-        self.declare("malloc", "declare noalias ptr @malloc(i64)")
-        self.declare("free", "declare void @free(ptr)")
-        head = f"  %arena = call ptr @malloc(i64 {self.arena})"
-        return [head, *self.arena_lines, *self.entry]
+        head = [
+            f"  %arena.p = getelementptr inbounds i8, ptr %args, i64 {arena_item}",
+            "  %arena.o = load ptr, ptr %arena.p, align 8",
+            f"  %arena.d = getelementptr inbounds i8, ptr %arena.o, i64 {array_data}",
+            "  %arena = load ptr, ptr %arena.d, align 8",
+        ]
+        return [*head, *self.arena_lines, *self.entry]
 
     def declare(self, name: str, text: str) -> None:
         """Record a module-level line (a `declare`, or a definition the code calls) under the
@@ -259,7 +263,7 @@ class Function:
         if nbytes <= _STACK_BYTES and self.stack + nbytes <= _STACK_TOTAL:
             self.stack += nbytes
             self.entry.append(f"  {name} = alloca {mem_type(dtype)}, i64 {size}, align 16")
-        else:  # (in one heap block per call: one pointer, arrays at constant offsets)
+        else:  # (in one heap block per call, the caller's: arrays at constant offsets)
             offset = -(-self.arena // 64) * 64
             self.arena = offset + nbytes
             self.arena_lines.append(
