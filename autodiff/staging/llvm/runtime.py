@@ -99,6 +99,16 @@ def _fix(x, dtype, shape):
     return x
 
 
+def _heap_block(nbytes: int):
+    """A maker of (array, its address): the memory of a segment's heap block."""
+
+    def make():
+        block = np.empty(nbytes, np.uint8)
+        return block, block.ctypes.data
+
+    return make
+
+
 def segment_function(translation: Translation, address: int):
     """The Python callable of a compiled segment (see the module docstring)."""
     params = translation.params
@@ -136,20 +146,16 @@ def segment_function(translation: Translation, address: int):
             globals_[f"_w{kind}"] = np.dtype(dtype)
             lines.append(f"    w{kind} = _empty({counts[kind]}, _w{kind})")
             items.append(f"w{kind}")
-    globals_["_call"] = ctypes.CFUNCTYPE(None, ctypes.py_object)(address)
+    call = f"    _call(({''.join(i + ', ' for i in items)}))"
     if translation.arena:  # (the heap block: reused across calls, one per call at a time)
-        globals_["_pool"], globals_["_arena"] = [], translation.arena
-        lines += [
-            "    try:",
-            "        z = _pool.pop()",
-            "    except IndexError:",
-            "        z = _empty(_arena, _u8)",
-        ]
-        globals_["_u8"] = np.dtype(np.uint8)
-        items.append("z")
-    lines.append(f"    _call(({''.join(i + ', ' for i in items)}))")
-    if translation.arena:
-        lines.append("    _pool.append(z)")
+        signature = ctypes.CFUNCTYPE(None, ctypes.py_object, ctypes.c_void_p)
+        globals_["_pool"], globals_["_block"] = [], _heap_block(translation.arena)
+        lines += ["    try:", "        z = _pool.pop()", "    except IndexError:"]
+        lines += ["        z = _block()", call[:-1] + ", z[1])", "    _pool.append(z)"]
+    else:
+        signature = ctypes.CFUNCTYPE(None, ctypes.py_object)
+        lines.append(call)
+    globals_["_call"] = signature(address)
     lines.append(f"    return ({''.join(r + ', ' for r in results)})")
     source = "\n".join(lines) + "\n"
     namespace: dict = {}

@@ -75,7 +75,6 @@ class Translator(Expressions):
         self.assigned: dict = {}
         self.bound: dict = {}  # array local (top-level np.empty) -> the output slot it is
         self.statements = 0
-        self.arena_item: int | None = None  # the argument tuple's item holding the heap block
 
     # ---- the function ----
     def function(self, tree: ast.FunctionDef, name: str) -> Translation:
@@ -180,12 +179,12 @@ class Translator(Expressions):
                 continue
             ptr = self.data(self.item(len(self.params) + k))
             self.copy(Array(ptr, dtype, shape), value)
-        self.arena_item = self._scalar_outputs(scalars, len(self.params) + len(plan))
+        self._scalar_outputs(scalars, len(self.params) + len(plan))
 
-    def _scalar_outputs(self, scalars: list, position: int) -> int:
+    def _scalar_outputs(self, scalars: list, position: int) -> None:
         """Write the scalar outputs: one array per kind ("f": float64, "i": int64, "u":
         uint64) from tuple item `position` on, in the order of KINDS, each holding that
-        kind's outputs in order. Returns the position after them."""
+        kind's outputs in order."""
         for kind in KINDS:
             values = [v for k, v in scalars if k == kind]
             if not values:
@@ -196,16 +195,13 @@ class Translator(Expressions):
             buffer = Array(words, dtype, (len(values),))
             for j, value in enumerate(values):
                 self.store_element(buffer, [self.const(j, I64)], value)
-        return position
 
     def _finish(self, name: str, plan: list) -> Translation:
         f = self.f
         f.branch("ret void")
-        if self.arena_item is None:
-            raise Unsupported("a function without its return at the end")
-        head = f"define void @{name}(ptr noalias nocapture %args) nounwind {{"
-        arena = (self.layout.tuple_items + 8 * self.arena_item, self.layout.array_data)
-        lines = [head, "entry:", *f.entry_lines(*arena), *f.lines, "}"]
+        arena = ", ptr noalias nocapture %arena" if f.arena else ""
+        head = f"define void @{name}(ptr noalias nocapture %args{arena}) nounwind {{"
+        lines = [head, "entry:", *f.entry_lines(), *f.lines, "}"]
         ir = "\n".join(lines) + "\n"
         translation = Translation(ir, name, self.params, plan, self.statements, f.declarations)
         translation.out_avals = [(np.dtype(d), tuple(s)) for d, s in self.out_avals]

@@ -234,19 +234,10 @@ class Function:
         self.emit(text)
         self.terminated = True
 
-    def entry_lines(self, arena_item: int, array_data: int) -> list:
-        """The entry block's lines: the heap block (if any: the data of the ndarray the
-        caller passes last, at byte `arena_item` of the argument tuple), the arrays in it,
-        the allocas."""
-        if not self.arena:
-            return self.entry
-        head = [
-            f"  %arena.p = getelementptr inbounds i8, ptr %args, i64 {arena_item}",
-            "  %arena.o = load ptr, ptr %arena.p, align 8",
-            f"  %arena.d = getelementptr inbounds i8, ptr %arena.o, i64 {array_data}",
-            "  %arena = load ptr, ptr %arena.d, align 8",
-        ]
-        return [*head, *self.arena_lines, *self.entry]
+    def entry_lines(self) -> list:
+        """The entry block's lines: the arrays in the heap block (if any: the function's
+        second parameter, `%arena`, memory the caller keeps), the allocas."""
+        return [*self.arena_lines, *self.entry]
 
     def declare(self, name: str, text: str) -> None:
         """Record a module-level line (a `declare`, or a definition the code calls) under the
