@@ -69,9 +69,9 @@ NUMBA_PER_EQUATION_S = 0.003
 # ... and with LLVM directly (staging/llvm/: a graph with no complex values, whose segments
 # all translate): setting LLVM up once per process, a fixed cost per graph (a context, an
 # engine, the pass pipeline), and a cost per equation (translation, optimization, code).
-LLVM_SETUP_S = 0.03
-LLVM_COMPILE_S = 0.02
-LLVM_PER_EQUATION_S = 0.0002
+LLVM_SETUP_S = 0.015
+LLVM_COMPILE_S = 0.015
+LLVM_PER_EQUATION_S = 0.0001
 # Under the default backend, a graph estimated to compile within this (s) compiles at its
 # first call, in the caller's thread: a pause no one can tell from the call itself.
 COMPILE_AT_ONCE_S = 0.05
