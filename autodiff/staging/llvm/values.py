@@ -8,6 +8,8 @@ import struct
 
 import numpy as np
 
+from autodiff.staging.numba.lower import SUPPORTED
+
 
 class Unsupported(Exception):
     """A construct the translator does not handle: the segment compiles with Numba."""
@@ -21,26 +23,14 @@ _IR = {
 }
 F64, I64, BOOL = np.dtype(np.float64), np.dtype(np.int64), np.dtype(np.bool_)
 U64 = np.dtype(np.uint64)
-_DTYPES = {
-    np.dtype(t).type.__name__: np.dtype(t)
-    for t in (
-        np.bool_,
-        np.int8,
-        np.int16,
-        np.int32,
-        np.int64,
-        np.uint8,
-        np.uint16,
-        np.uint32,
-        np.uint64,
-        np.float32,
-        np.float64,
-    )
-}
-# Stack storage for arrays up to this many bytes; larger ones are malloc'ed.
+# The dtypes the generated code names (np.float32(...)): the code generator's, but complex.
+_DTYPES = {d.type.__name__: d for d in SUPPORTED if d.kind != "c"}
+# Stack storage for arrays up to this many bytes; larger ones go in the call's heap block.
 _STACK_BYTES = 4096
 _STACK_TOTAL = 1 << 16  # (and at most this much in all: a thread's stack may be small)
-FAST_FLAGS = "nnan ninf nsz arcp contract afn"  # executor.FASTMATH: no reassociation
+# jit(fastmath=True)'s flags, for both compilers: LLVM's fast-math flags but reassociation,
+# which would fold away the rounding `(t + 1.5 * 2**52) - 1.5 * 2**52` of approx.py and mathlib.
+FAST_FLAGS = "nnan ninf nsz arcp contract afn"
 
 
 def ir_type(dtype) -> str:

@@ -44,6 +44,7 @@ from autodiff.staging.llvm import engine as llvm_engine
 from autodiff.staging.llvm import mathlib, runtime
 from autodiff.staging.llvm import module as llvm_module
 from autodiff.staging.llvm.translate import Param, translate
+from autodiff.staging.llvm.values import FAST_FLAGS
 from autodiff.staging.numba import approx, cache
 from autodiff.staging.numba.codegen import write_function
 from autodiff.staging.numba.lower import ELEMENTWISE, define_ufuncs, lowering_of
@@ -73,9 +74,8 @@ OPTIONS = {"error_model": "numpy", "boundscheck": False}
 # AUTODIFF_LLVM=0: every segment compiles with Numba (read once; set_llvm_enabled switches).
 _LLVM = [os.environ.get("AUTODIFF_LLVM", "1") != "0"]
 _LLVM_LOCK = threading.Lock()
-# jit(fastmath=True): LLVM's fast-math flags but reassociation, which would fold away the
-# rounding `(t + 1.5 * 2**52) - 1.5 * 2**52` that approx.py's exp and tanh are built on.
-FASTMATH = {"nnan", "ninf", "nsz", "arcp", "contract", "afn"}
+# jit(fastmath=True) under Numba: the LLVM backend's flags (llvm/values.py: why no reassoc).
+FASTMATH = set(FAST_FLAGS.split())
 
 
 def _ready() -> None:
