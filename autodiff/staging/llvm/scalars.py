@@ -167,7 +167,7 @@ class Expressions:
     def lookup(self, name: str):
         raise NotImplementedError
 
-    # ---- constants, slots ----
+    # ---- constants ----
     def const(self, value, dtype) -> Scalar:
         dtype = np.dtype(dtype)
         if dtype.kind == "f":
@@ -175,19 +175,6 @@ class Expressions:
         if dtype.kind == "b":
             return Scalar("true" if value else "false", dtype)
         return Scalar(str(int(value)), dtype)
-
-    def load_slot(self, slot: str, dtype) -> Scalar:
-        f = self.f
-        if dtype.kind == "f":
-            return self.convert(Scalar(f.value(f"load double, ptr {slot}"), F64), dtype)
-        value = Scalar(f.value(f"load i64, ptr {slot}"), I64 if dtype.kind != "u" else U64)
-        return self.convert(value, dtype)
-
-    def store_slot(self, slot: str, value: Scalar) -> str:
-        kind = {"f": "f", "u": "u"}.get(value.dtype.kind, "i")
-        wide = self.convert(value, {"f": F64, "u": U64, "i": I64}[kind])
-        self.f.emit(f"store {ir_type(wide.dtype)} {wide.ref}, ptr {slot}")
-        return kind
 
     # ---- expressions ----
     def expr(self, node):
