@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 import scipy.special
 
-from autodiff.staging.llvm import mathlib
+from autodiff.staging.llvm import engine, mathlib, module
 
 llvm = pytest.importorskip("llvmlite.binding")
 
@@ -267,3 +267,90 @@ def test_print_timings(ours):
         ufunc = scipy.special.expit if name == "expit" else getattr(np, name)
         timings.append(_best_ns(lambda: ufunc(x, out=y), n))
         print(f"{name:6} {ty:6} " + "  ".join(f"{t:6.2f}" for t in timings))
+
+
+# ---- the vector versions a short loop's calls map to (mathlib.variant_module) ----
+
+VECTOR_LOOP = """
+define void @{loop}(ptr noalias %x, ptr noalias %y, i64 %n) {{
+entry:
+  br label %head
+head:
+  %i = phi i64 [0, %entry], [%next, %body]
+  %more = icmp slt i64 %i, %n
+  br i1 %more, label %body, label %exit
+body:
+  %px = getelementptr {ty}, ptr %x, i64 %i
+  %v = load <{lanes} x {ty}>, ptr %px, align 4
+  %r = call <{lanes} x {ty}> @"{variant}"(<{lanes} x {ty}> %v)
+  %py = getelementptr {ty}, ptr %y, i64 %i
+  store <{lanes} x {ty}> %r, ptr %py, align 4
+  %next = add i64 %i, {lanes}
+  br label %head
+exit:
+  ret void
+}}
+"""
+
+
+@pytest.fixture(scope="module")
+def variants():
+    """Each function's vector version of the host's width, compiled and bound as the backend
+    does (module.py), called a vector at a time by a loop (`n` a multiple of the width)."""
+    bits = engine.vector_bits()
+    lanes = {ty: bits // (8 * np.dtype(TYPES[ty]).itemsize) for ty in TYPES}
+    parts = []
+    for name, ty in PAIRS:
+        variant = mathlib.variant_symbol(name, ty, lanes[ty])
+        parts.append(f'declare <{lanes[ty]} x {ty}> @"{variant}"(<{lanes[ty]} x {ty}>)')
+        parts.append(
+            VECTOR_LOOP.format(loop=f"loop.{name}.{ty}", ty=ty, lanes=lanes[ty], variant=variant)
+        )
+    ir = engine.header() + "\n".join(parts)
+    module._bind_variants(ir)
+    names = [f"loop.{name}.{ty}" for name, ty in PAIRS]
+    compiled = engine.load_object(engine.optimize_to_object(ir), names, ir)
+
+    def run(name, ty, x):
+        n = -(-x.size // lanes[ty]) * lanes[ty]
+        padded = np.zeros(n, TYPES[ty])
+        padded[: x.size] = x
+        out = np.empty_like(padded)
+        function = LOOP_TYPE(compiled.addresses[f"loop.{name}.{ty}"])
+        function(padded.ctypes.data, out.ctypes.data, n)
+        return out[: x.size]
+
+    run.compiled = compiled
+    return run
+
+
+@pytest.mark.parametrize(("name", "ty"), PAIRS)
+def test_vector_version_within_bound(variants, name, ty):
+    with np.errstate(all="ignore"):
+        x = np.concatenate([_dense(name)[::7].astype(TYPES[ty]), _edges(name, TYPES[ty])])
+        _check_against_numpy(variants(name, ty, x), x, name, ty)
+
+
+def test_vector_version_is_straight_vector_code():
+    text = engine.header() + mathlib.variant_module("exp", "double", 8)
+    parsed = llvm.parse_assembly(text)
+    tuning = llvm.create_pipeline_tuning_options(speed_level=2)
+    tuning.loop_vectorization = True
+    machine = llvm.Target.from_default_triple().create_target_machine()
+    builder = llvm.create_pass_builder(machine, tuning)
+    builder.getModulePassManager().run(parsed, builder)
+    body = str(parsed.get_function(mathlib.variant_symbol("exp", "double", 8)))
+    assert "<8 x double>" in body and "br " not in body  # (one vector, no loop left)
+
+
+def test_vector_mapping_names_the_masked_version():
+    lines, attribute = mathlib.vector_mapping("sin", "float", 16, "autodiff.libm.sinf")
+    symbols = dict(lines)
+    variant = mathlib.variant_symbol("sin", "float", 16)
+    assert variant == "autodiff.vec.sin.f32.v16"
+    assert symbols[variant].startswith(f'declare <16 x float> @"{variant}"')
+    masked = next(s for s in symbols if s != variant)
+    assert "<16 x i1> %m" in symbols[masked] and variant in symbols[masked]
+    assert attribute == (
+        f' "vector-function-abi-variant"="_ZGV_LLVM_M16v_autodiff.libm.sinf({masked})"'
+    )

@@ -13,8 +13,11 @@ lock): importing autodiff never loads it.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import ctypes.util
+import importlib.util
+import os
 import re
 import threading
 import time
@@ -35,9 +38,27 @@ _EXTERNAL_CALL = re.compile(
 LARGE_MODULE_LINES = 100_000
 
 
+def _preload_library() -> None:
+    """Load llvmlite's shared library by a call through ctypes, which releases the GIL: its
+    import then finds it loaded. Loading LLVM takes tens of milliseconds, which the caller's
+    thread would otherwise wait out whenever a background compile is the first to set up."""
+    spec = importlib.util.find_spec("llvmlite")
+    if spec is None or spec.origin is None or not hasattr(os, "RTLD_NOW"):
+        return
+    directory = os.path.join(os.path.dirname(spec.origin), "binding")
+    with contextlib.suppress(OSError):
+        libc = ctypes.CDLL(None)
+        libc.dlopen.restype = ctypes.c_void_p
+        libc.dlopen.argtypes = [ctypes.c_char_p, ctypes.c_int]
+        for name in os.listdir(directory):
+            if name.startswith("libllvmlite"):
+                libc.dlopen(os.path.join(directory, name).encode(), os.RTLD_NOW | os.RTLD_LOCAL)
+
+
 def _setup() -> dict:
     with _lock:
         if not _state:
+            _preload_library()
             import llvmlite
             import llvmlite.binding as llvm
 
@@ -59,6 +80,7 @@ def _setup() -> dict:
                 tm=tm,
                 target_machine=target_machine,
                 host=f"llvmlite {llvmlite.__version__} {target.triple} {cpu} {features}",
+                features=features,
                 header=f'target triple = "{tm.triple}"\ntarget datalayout = "{tm.target_data}"\n',
             )
     return _state
@@ -73,6 +95,24 @@ def host() -> str:
     """What compiled code depends on besides its IR: llvmlite's version, the target triple,
     the CPU's name and features (part of the disk cache's key)."""
     return _setup()["host"]
+
+
+def vector_bits() -> int:
+    """The width of this CPU's vector registers in bits, from its features (512 with
+    AVX-512, 256 with AVX, else SSE's 128)."""
+    features = set(_setup()["features"].split(","))
+    if "+avx512f" in features:
+        return 512
+    return 256 if "+avx" in features else 128
+
+
+def add_symbol(name: str, address: int) -> None:
+    """Bind `name` to `address` for the code loaded from now on (a function of ours compiled
+    apart: module.py's vector math)."""
+    state = _setup()
+    with _lock:
+        state["llvm"].add_symbol(name, address)
+        state["bound"].add(name)
 
 
 def header() -> str:

@@ -495,18 +495,18 @@ def _masked_libm(name: str, big: str, n: int) -> str:
     return "\n".join([*lines, f"  ret {vector} %r", "}"])
 
 
-def _large_argument(name: str, big: str) -> str:
-    """`big(x)` = libm's `name`(x), and its masked vector versions."""
+def _large_argument(name: str, big: str, lanes: tuple) -> str:
+    """`big(x)` = libm's `name`(x), and its masked vector versions of `lanes`."""
     scalar = (
         f"define internal double {big}(double %x) noinline nounwind memory(none) {{\n"
         f"  %y = call double @{name}(double %x)\n  ret double %y\n}}"
     )
-    return "\n\n".join([scalar, *(_masked_libm(name, big, n) for n in _LANES)])
+    return "\n\n".join([scalar, *(_masked_libm(name, big, n) for n in lanes)])
 
 
-def _variants(big: str) -> str:
+def _variants(big: str, lanes: tuple) -> str:
     scalar = big[1:]
-    return ",".join(f"_ZGV_LLVM_M{n}v_{scalar}({scalar}.v{n})" for n in _LANES)
+    return ",".join(f"_ZGV_LLVM_M{n}v_{scalar}({scalar}.v{n})" for n in lanes)
 
 
 def _beyond_bound(b: _Body, x: str) -> str:
@@ -516,11 +516,11 @@ def _beyond_bound(b: _Body, x: str) -> str:
     return b(f"and i1 {above}, {b.fcmp('olt', ax, b.c(_INF))}")
 
 
-def _libm_tail(callee: str, beyond: str, x: str, y: str) -> list[str]:
+def _libm_tail(callee: str, beyond: str, x: str, y: str, lanes: tuple) -> list[str]:
     """The lines giving the lanes `beyond` the bound libm's value (see the module docstring),
     ending with `%result`, of the type of y (double or float, x a double)."""
     big = f"{callee}.big"
-    variants = f'"vector-function-abi-variant"="{_variants(big)}"'
+    variants = f'"vector-function-abi-variant"="{_variants(big, lanes)}"'
     ty = "double" if callee.endswith("f64") else "float"
     lines = [f"  br i1 {beyond}, label %large, label %done", "large:"]
     lines.append(f"  %libm = call double {big}(double {x}) {variants}")
@@ -533,7 +533,7 @@ def _libm_tail(callee: str, beyond: str, x: str, y: str) -> list[str]:
 
 
 @functools.cache
-def _build(name: str, ty: str) -> tuple[str, str, frozenset[str]]:
+def _build(name: str, ty: str, lanes: tuple = _LANES) -> tuple[str, str, frozenset[str]]:
     if name not in _FUNCTIONS or ty not in _FORMATS:
         raise KeyError(f"no vectorizable {name} for {ty}")
     callee = f"@ad.{name}.{_FORMATS[ty].suffix}"
@@ -545,8 +545,8 @@ def _build(name: str, ty: str) -> tuple[str, str, frozenset[str]]:
     y = _FUNCTIONS[name](b, x)
     tail, extra = [], ""
     if wide:
-        tail, y = _libm_tail(callee, beyond, x, y), "%result"
-        extra = "\n\n" + _large_argument(name, f"{callee}.big")
+        tail, y = _libm_tail(callee, beyond, x, y, lanes), "%result"
+        extra = "\n\n" + _large_argument(name, f"{callee}.big", lanes)
         b.declares.add(name)
     body = "\n".join(["entry:", *b.lines, *tail, f"  ret {ty} {y}"])
     text = f"define internal {ty} {callee}({ty} %x) alwaysinline nounwind {{\n{body}\n}}{extra}"
@@ -577,4 +577,85 @@ def declarations(pairs: Iterable[tuple[str, str]]) -> str:
     return "\n".join(sorted(lines))
 
 
-__all__ = ["NAMES", "declarations", "definition"]
+# ---- vector versions, for loops too short to inline into (scalars.math_call) ----
+# A loop of a few iterations gains nothing from inlined code (its lanes are few) but pays to
+# compile every inlined copy; it calls the C library's function instead, under a mapping (the
+# call's `vector-function-abi-variant` attribute) to a vector version of ours that the loop
+# vectorizer substitutes: `variant_module` defines it, compiled once per process and bound by
+# symbol (module.py), and `vector_mapping` gives a module the masked form LLVM's mapping calls.
+VARIANT_PREFIX = "autodiff.vec."
+
+
+def variant_symbol(name: str, ty: str, lanes: int) -> str:
+    """The symbol of `name` on a vector of `lanes` `ty`s, e.g. "autodiff.vec.sin.f64.v8"."""
+    return f"{VARIANT_PREFIX}{name}.{_FORMATS[ty].suffix}.v{lanes}"
+
+
+def variant_module(name: str, ty: str, lanes: int) -> str:
+    """The IR (without the target header) of a module defining `variant_symbol(name, ty,
+    lanes)`: the scalar definition run on each lane in a loop whose metadata asks for one
+    vector of `lanes` (no interleaving), so LLVM compiles it into straight vector code (the
+    scalar definition with masked libm versions of that width only: less to compile)."""
+    text, callee, _ = _build(name, ty, (lanes,))
+    vector = f"<{lanes} x {ty}>"
+    symbol = variant_symbol(name, ty, lanes)
+    return f"""{text}
+{declarations([(name, ty)])}
+
+define {vector} @"{symbol}"({vector} %x) nounwind {{
+entry:
+  %lanes = alloca [{lanes} x {ty}], align 64
+  store {vector} %x, ptr %lanes
+  br label %head
+head:
+  %i = phi i64 [0, %entry], [%next, %body]
+  %more = icmp slt i64 %i, {lanes}
+  br i1 %more, label %body, label %done
+body:
+  %at = getelementptr {ty}, ptr %lanes, i64 %i
+  %lane = load {ty}, ptr %at
+  %y = call {ty} {callee}({ty} %lane)
+  store {ty} %y, ptr %at
+  %next = add i64 %i, 1
+  br label %head, !llvm.loop !0
+done:
+  %result = load {vector}, ptr %lanes
+  ret {vector} %result
+}}
+
+!0 = distinct !{{!0, !1, !2, !3}}
+!1 = !{{!"llvm.loop.vectorize.width", i32 {lanes}}}
+!2 = !{{!"llvm.loop.interleave.count", i32 1}}
+!3 = !{{!"llvm.loop.vectorize.enable", i1 true}}
+"""
+
+
+def vector_mapping(name: str, ty: str, lanes: int, scalar: str) -> tuple[list, str]:
+    """(module lines as (symbol, text) pairs, call attribute) that let the loop vectorizer
+    replace a call of `scalar` (a C library function computing `name` on `ty`) by
+    `variant_symbol(name, ty, lanes)`: LLVM 20 maps such calls to masked vector functions
+    only, so the lines define one that ignores its mask (the function has no side effects:
+    an idle lane's value is computed and dropped) and declare the variant it calls."""
+    vector, mask = f"<{lanes} x {ty}>", f"<{lanes} x i1>"
+    variant = variant_symbol(name, ty, lanes)
+    masked = f"ad.masked.{name}.{_FORMATS[ty].suffix}.v{lanes}"
+    lines = [
+        (variant, f'declare {vector} @"{variant}"({vector}) nounwind willreturn memory(none)'),
+        (
+            masked,
+            f'define weak_odr {vector} @"{masked}"({vector} %x, {mask} %m) nounwind {{\n'
+            f'  %y = call {vector} @"{variant}"({vector} %x)\n  ret {vector} %y\n}}',
+        ),
+    ]
+    return lines, f' "vector-function-abi-variant"="_ZGV_LLVM_M{lanes}v_{scalar}({masked})"'
+
+
+__all__ = [
+    "NAMES",
+    "VARIANT_PREFIX",
+    "declarations",
+    "definition",
+    "variant_module",
+    "variant_symbol",
+    "vector_mapping",
+]

@@ -7,27 +7,73 @@ loaded while any of the callables lives (each holds the `Compiled`; `release()` 
 the code early, for whoever evicts compiled graphs). A module that fails to compile is
 compiled again one segment at a time, and a segment that still fails is left out (the
 caller compiles it with Numba).
+
+The vector math a module calls (mathlib.py's `variant_symbol`s, declared by the translator
+in short loops) is compiled apart, once per process per function and width, kept for the
+process's life (a few functions) and bound by symbol before the module is loaded.
 """
 
 from __future__ import annotations
 
-from autodiff.staging.llvm import engine, objects
+import re
+import threading
+
+from autodiff.staging.llvm import engine, mathlib, objects
 from autodiff.staging.llvm.runtime import segment_function
+from autodiff.staging.llvm.values import LOOP_HINT
+
+_VARIANT = re.compile(r'@"(' + re.escape(mathlib.VARIANT_PREFIX) + r'(\w+)\.(f64|f32)\.v(\d+))"')
+_TYPES = {"f64": "double", "f32": "float"}
+_HINT = re.compile(re.escape(LOOP_HINT) + r"(\d+)")
+_variants_lock = threading.Lock()
+_variants: dict = {}  # symbol: the `Compiled` defining it (under _variants_lock)
 
 
 def module_text(translations: list) -> str:
-    """The IR text of a module holding `translations`' functions."""
+    """The IR text of a module holding `translations`' functions, their loop hints
+    (`values.LOOP_HINT`) numbered through the module."""
     declarations: dict = {}
     for t in translations:
         declarations.update(t.declarations)
     lines = [engine.header(), *sorted(declarations.values()), ""]
-    lines += [t.ir for t in translations]
+    hinted = 0
+    for t in translations:
+        if not t.hinted_loops:
+            lines.append(t.ir)
+            continue
+        lines.append(_HINT.sub(lambda m, base=hinted: f"!{base + 1 + int(m[1])}", t.ir))
+        hinted += t.hinted_loops
+    if hinted:  # (!0 the hint, then each loop's own node)
+        lines.append('!0 = !{!"llvm.loop.vectorize.enable", i1 true}')
+        lines += [f"!{k} = distinct !{{!{k}, !0}}" for k in range(1, hinted + 1)]
     return "\n".join(lines)
+
+
+def _object_code(ir: str) -> bytes:
+    """Module `ir`'s object code: from the disk cache, or optimized and compiled (and kept)."""
+    code = objects.load(ir)
+    if code is None:
+        code = engine.optimize_to_object(ir)
+        objects.save(ir, code)
+    return code
+
+
+def _bind_variants(ir: str) -> None:
+    """Compile (or load) and bind each vector math function `ir` declares, once per process."""
+    for symbol, name, suffix, lanes in set(_VARIANT.findall(ir)):
+        with _variants_lock:
+            if symbol in _variants:
+                continue
+            text = engine.header() + mathlib.variant_module(name, _TYPES[suffix], int(lanes))
+            compiled = engine.load_object(_object_code(text), [symbol], text)
+            engine.add_symbol(symbol, compiled.addresses[symbol])
+            _variants[symbol] = compiled
 
 
 def _compile(translations: list):
     ir = module_text(translations)
     names = [t.name for t in translations]
+    _bind_variants(ir)
     code = objects.load(ir)
     if code is not None:
         try:

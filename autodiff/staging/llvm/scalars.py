@@ -88,23 +88,24 @@ BLAS_MIN_WORK = 1 << 12
 VECTOR_MIN_TRIP = 32
 
 
-def math_call(name: str, dtype, vector: bool = True) -> tuple[list, str]:
-    """(module lines, callee) of the function computing `name` (a C library or LLVM
-    intrinsic name) on `dtype` floats: the one place a math call is routed. `lines` are
-    (symbol, text) pairs: mathlib.py's branch-free definition and the declarations it
-    needs, where it has one and the call is in a loop LLVM vectorizes (`vector`: inlined
-    there, it runs a vector's lanes at once); else a declaration
-    of the intrinsic, or of the C library's function under a name of ours (`LIBM_PREFIX` +
-    name, bound to libm's addresses by engine.py): LLVM then treats it as a plain call,
-    never rewriting it (its code generator fails an assertion when it fuses `sin` and
-    `cos` of one value into `sincos`)."""
+def math_call(name: str, dtype, trip: int = 1, lanes: int = 0) -> tuple[list, str, str]:
+    """(module lines, callee, call attributes) of the function computing `name` (a C library
+    or LLVM intrinsic name) on `dtype` floats: the one place a math call is routed. `lines` are
+    (symbol, text) pairs. In a loop of `trip` >= VECTOR_MIN_TRIP iterations, a function
+    mathlib.py has is its branch-free definition, inlined there, where LLVM vectorizes it.
+    Otherwise the call is a declaration of the intrinsic, or of the C library's function under
+    a name of ours (`LIBM_PREFIX` + name, bound to libm's addresses by engine.py): LLVM then
+    treats it as a plain call, never rewriting it (its code generator fails an assertion when
+    it fuses `sin` and `cos` of one value into `sincos`); in a shorter loop of at least a
+    vector's `lanes` iterations, the call also carries the mapping to mathlib's vector version
+    of that width (`mathlib.vector_mapping`), which the loop vectorizer uses."""
     t = ir_type(dtype)
-    if vector and name in mathlib.NAMES:
+    if trip >= VECTOR_MIN_TRIP and name in mathlib.NAMES:
         text, callee = mathlib.definition(name, t)
         lines = [(callee, text)]
         for line in mathlib.declarations([(name, t)]).splitlines():
             lines.append((line.split("@", 1)[1].split("(", 1)[0], line))
-        return lines, callee
+        return lines, callee, ""
     if name in _INTRINSIC.values() or name in _INTRINSIC2.values():
         suffix = "f64" if t == "double" else "f32"
         callee = f"llvm.{name}.{suffix}"
@@ -114,7 +115,11 @@ def math_call(name: str, dtype, vector: bool = True) -> tuple[list, str]:
         arity = 2 if name in _LIBM2.values() else 1
     args = ", ".join([t] * arity)
     declaration = f'declare {t} @"{callee}"({args}) nounwind willreturn memory(none)'
-    return [(callee, declaration)], f'"{callee}"'
+    lines, attributes = [(callee, declaration)], ""
+    if name in mathlib.NAMES and 2 <= lanes <= trip:
+        mapping, attributes = mathlib.vector_mapping(name, t, lanes, callee)
+        lines += mapping
+    return lines, f'"{callee}"', attributes
 
 
 def promote(a, b):
@@ -159,9 +164,10 @@ class Expressions:
     """Translates expressions into `self.f` (a `Function`); `lookup(name)` is the
     statement translator's."""
 
-    def __init__(self, f: Function, blas: bool = False):
+    def __init__(self, f: Function, blas: bool = False, vector_bits: int = 0):
         self.f = f
         self.blas = blas  # (runtime.blas_address finds a BLAS to call)
+        self.vector_bits = vector_bits  # (the host's vector registers: math_call's lanes)
         self.trip = 1  # the trip count of the innermost `for` loop around (1: none)
 
     def lookup(self, name: str):
@@ -474,13 +480,16 @@ class Expressions:
     # ---- calls ----
     def call_math(self, name: str, args: list) -> Scalar:
         dtype = args[0].dtype
-        lines, callee = math_call(name, dtype, self.trip >= VECTOR_MIN_TRIP)
+        lanes = self.vector_bits // (8 * np.dtype(dtype).itemsize)
+        lines, callee, attributes = math_call(name, dtype, self.trip, lanes)
         for symbol, line in lines:
             self.f.declare(symbol, line)
         t = ir_type(dtype)
         text = ", ".join(f"{t} {a.ref}" for a in args)
         callee = callee.lstrip("@")
-        return Scalar(self.f.value(f"call {self.f.flags}{t} @{callee}({text})"), dtype)
+        call = f"call {self.f.flags}{t} @{callee}({text}){attributes}"
+        self.f.mapped_calls += bool(attributes)
+        return Scalar(self.f.value(call), dtype)
 
     def call(self, node: ast.Call):
         if node.keywords:
@@ -766,10 +775,15 @@ class Expressions:
         test = f.value(f"icmp {'slt' if step > 0 else 'sgt'} i64 {i}, {stop}")
         f.branch(f"br i1 {test}, label %{inside}, label %{done}")
         f.start(inside)
+        outer, f.mapped_calls = f.mapped_calls, 0
         body(Scalar(i, I64))
+        # (a short loop calling math with a vector version: LLVM's cost model leaves loops
+        # of under 16 iterations scalar unless asked)
+        hint = f.loop_hint() if f.mapped_calls else ""
+        f.mapped_calls = outer
         if not f.terminated:
             f.emit(f"store i64 {f.value(f'add i64 {i}, {step}')}, ptr {counter}")
-            f.branch(f"br label %{head}")
+            f.branch(f"br label %{head}{hint}")
         f.start(done)
 
     def nest(self, shape: tuple, body, index: tuple = ()) -> None:

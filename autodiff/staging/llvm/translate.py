@@ -64,7 +64,7 @@ class Translator(Expressions):
     single expression's tree is walked recursively)."""
 
     def __init__(self, params: list, outputs: list, fastmath: bool, layout: Layout):
-        super().__init__(Function(fastmath), layout.blas)
+        super().__init__(Function(fastmath), layout.blas, layout.vector_bits)
         self.layout = layout
         self.params = params
         self.out_avals = outputs
@@ -206,6 +206,7 @@ class Translator(Expressions):
         translation = Translation(ir, name, self.params, plan, self.statements, f.declarations)
         translation.out_avals = [(np.dtype(d), tuple(s)) for d, s in self.out_avals]
         translation.arena = f.arena
+        translation.hinted_loops = f.hinted_loops
         return translation
 
     # ---- statements ----

@@ -102,16 +102,18 @@ KINDS = ("f", "i", "u")  # the kinds of scalar outputs: float64, int64, uint64 w
 
 class Layout:
     """Where the objects the code reads keep their contents (byte offsets): the items of a
-    tuple, the data pointer of an ndarray, the value of a NumPy scalar; and whether the
-    BLAS of NumPy's wheels is there to call (`blas`)."""
+    tuple, the data pointer of an ndarray, the value of a NumPy scalar; whether the BLAS of
+    NumPy's wheels is there to call (`blas`); and the width of the host's vector registers in
+    bits (`vector_bits`, 0 if unknown: no call is mapped to a vector version)."""
 
-    __slots__ = ("tuple_items", "array_data", "scalar_value", "blas")
+    __slots__ = ("tuple_items", "array_data", "scalar_value", "blas", "vector_bits")
 
     def __init__(self, tuple_items: int, array_data: int, scalar_value: int):
         self.tuple_items = tuple_items
         self.array_data = array_data
         self.scalar_value = scalar_value
         self.blas = False
+        self.vector_bits = 0
 
 
 class Translation:
@@ -132,6 +134,7 @@ class Translation:
         self.params = params
         self.outputs = outputs
         self.statements = statements
+        self.hinted_loops = 0  # (loops whose back edge ends with a `LOOP_HINT`)
 
 
 def assigned_names(tree: ast.FunctionDef) -> dict:
@@ -177,6 +180,11 @@ def np_attr(node) -> str | None:
     return None
 
 
+# A loop's metadata in a function's IR, numbered from 0 in each function (LLVM numbers
+# metadata per module: module.py's `module_text` renumbers).
+LOOP_HINT = "!loop.hint."
+
+
 class Function:
     """The IR being written for one function: its entry block's allocas, its body's lines,
     fresh names, the declarations it needs, and the storage it frees on return."""
@@ -192,6 +200,8 @@ class Function:
         self.flags = FAST_FLAGS + " " if fastmath else ""
         self.terminated = False
         self.current = "entry"  # the label of the block being written
+        self.mapped_calls = 0  # calls with a vector version, in the loop being written
+        self.hinted_loops = 0  # loops asked to vectorize (`LOOP_HINT`: module.py numbers them)
 
     def new(self, prefix: str = "t") -> str:
         self.count += 1
@@ -224,6 +234,12 @@ class Function:
         self.emit(text)
         self.terminated = True
 
+    def loop_hint(self) -> str:
+        """The metadata attachment asking LLVM to vectorize the loop whose back edge it ends:
+        a placeholder numbered per function, which module.py renumbers per module."""
+        self.hinted_loops += 1
+        return f", !llvm.loop {LOOP_HINT}{self.hinted_loops - 1}"
+
     def entry_lines(self) -> list:
         """The entry block's lines: the arrays in the heap block (if any: the function's
         second parameter, `%arena`, memory the caller keeps), the allocas."""
@@ -254,6 +270,7 @@ class Function:
 
 
 __all__ = [
+    "LOOP_HINT",
     "Array",
     "Function",
     "KINDS",

@@ -45,6 +45,31 @@ from autodiff.staging.numba.lower import (
 _GROUP_WINDOW = 32
 
 
+class Band:
+    """An array zero but where `index[col] - index[row] == offset` with `lo <= index[row] <
+    hi`, where it is `value` (every other axis of length 1)."""
+
+    __slots__ = ("row", "col", "offset", "lo", "hi", "value")
+
+    def __init__(self, row: int, col: int, offset: int, lo: int, hi: int, value):
+        self.row, self.col, self.offset = row, col, offset
+        self.lo, self.hi, self.value = lo, hi, value
+
+    def reader(self, dtype):
+        """The expression of the element at an index (a list of index expressions)."""
+        one, zero = literal(self.value, dtype), literal(0, dtype)
+        if self.lo >= self.hi:
+            return lambda index: zero
+
+        def read(index: list) -> str:
+            i, j = index[self.row], index[self.col]
+            # (`&`, not `and`: no branch in the loop, which stays vectorizable)
+            test = f"(({j}) - ({i}) == {self.offset}) & ({self.lo} <= {i}) & ({i} < {self.hi})"
+            return f"({one} if {test} else {zero})"
+
+        return read
+
+
 class Names:
     """Unique local names for one generated function."""
 
@@ -151,6 +176,9 @@ class Writer:
         # Inputs that are one value repeated (a constant broadcast from a scalar, strides 0),
         # passed as that scalar: read by loops only (see executor.py).
         self.uniform: set = set()
+        # Inputs that are constants zero but on one diagonal band of one value (the basis of
+        # a Jacobian or Hessian, sliced), read as that formula: {var: Band}.
+        self.bands: dict = {}
 
     def line(self, text: str) -> None:
         self.lines.append(self.indent + text)
@@ -191,6 +219,8 @@ class Writer:
         name = self.env[x]
         if x.aval.ndim == 0 or x in self.uniform:
             return Operand(x.aval, lambda index: name)
+        if x in self.bands:
+            return Operand(x.aval, self.bands[x].reader(x.aval.dtype))
         return Operand(x.aval, lambda index: f"{name}[{', '.join(index)}]")
 
     def _group(self, group: _Group, outside: set) -> None:
@@ -350,6 +380,7 @@ def write_function(
     statements,
     buffer_min: int | None = None,
     uniform: frozenset = frozenset(),
+    bands: dict | None = None,
 ) -> tuple[str, list]:
     """The source of `def name(*in_vars, *buffers): ...; return (*out_vars,)`, and the
     variables `buffers` stands for: the arrays of at least `buffer_min` elements it writes,
@@ -357,6 +388,7 @@ def write_function(
     writer = Writer(Names(), statements)
     writer.buffer_min = buffer_min
     writer.uniform = set(uniform)
+    writer.bands = dict(bands or {})
     params = []
     for v in in_vars:
         writer.env[v] = writer.names.new("v")

@@ -46,7 +46,7 @@ from autodiff.staging.llvm import module as llvm_module
 from autodiff.staging.llvm.translate import Param, translate
 from autodiff.staging.llvm.values import FAST_FLAGS
 from autodiff.staging.numba import approx, cache
-from autodiff.staging.numba.codegen import write_function
+from autodiff.staging.numba.codegen import Band, write_function
 from autodiff.staging.numba.lower import ELEMENTWISE, define_ufuncs, lowering_of
 from autodiff.staging.numba.statements import STATEMENTS
 from autodiff.staging.passes import _map_sub_graphs, _replace
@@ -70,6 +70,12 @@ BUFFER_MIN_SIZE = 1 << 14
 _MOVEMENT = frozenset(
     "getitem transpose reshape broadcast_to copy stop_gradient unstack expand_reduced".split()
 )
+# Written-out constant inputs up to this many elements are checked for one repeated value.
+UNIFORM_CHECK_SIZE = 1 << 20
+# Constant inputs of at least this many elements are checked for a diagonal band (_band).
+BAND_MIN_SIZE = 64
+# Views that end a segment's run of equations run in NumPy after it, on its output.
+_TRAILING_VIEWS = frozenset("transpose reshape broadcast_to".split())
 OPTIONS = {"error_model": "numpy", "boundscheck": False}
 # AUTODIFF_LLVM=0: every segment compiles with Numba (read once; set_llvm_enabled switches).
 _LLVM = [os.environ.get("AUTODIFF_LLVM", "1") != "0"]
@@ -142,10 +148,14 @@ def _steps(graph: Graph) -> list:
     run: list = []
 
     def flush():
+        tail = []  # (views ending the run: NumPy's are free, a segment's output a copy)
+        while run and run[-1].prim.name in _TRAILING_VIEWS:
+            tail.append(run.pop())
         if run and any(e.prim.name not in _MOVEMENT for e in run):
             steps.append(("segment", list(run)))
         else:
             steps.extend(("numpy", e) for e in run)
+        steps.extend(("numpy", e) for e in reversed(tail))
         run.clear()
 
     for eqn in graph.equations:
@@ -213,8 +223,9 @@ def compile_numba(graph: Graph, fastmath: bool = False):
     for k, ((kind, item), io) in enumerate(zip(steps, live)):
         if kind == "segment":
             uniform[k] = _uniform_inputs(graph, item, io[0])
+            bands = _band_inputs(graph, item, io[0], uniform[k])
             source, buffers[k] = write_function(
-                f"segment{k}", item, io[0], io[1], STATEMENTS, BUFFER_MIN_SIZE, uniform[k]
+                f"segment{k}", item, io[0], io[1], STATEMENTS, BUFFER_MIN_SIZE, uniform[k], bands
             )
             written[f"segment{k}"] = (source, k)
     reasons: dict = {}  # segment -> why it is not LLVM's (tests and benchmarks read them)
@@ -273,6 +284,8 @@ def _compile_llvm(
     gets why)."""
     parts = {}
     start = time.perf_counter()
+    layout = runtime.layout()
+    layout.vector_bits = llvm_engine.vector_bits()
     for name, (source, k) in written.items():
         inputs, outputs = live[k]
         params = [
@@ -281,7 +294,7 @@ def _compile_llvm(
         ] + [Param(v.aval.dtype, v.aval.shape) for v in buffers[k]]
         avals = [(v.aval.dtype, v.aval.shape) for v in outputs]
         try:
-            parts[name] = translate(source, name, params, avals, runtime.layout(), fastmath)
+            parts[name] = translate(source, name, params, avals, layout, fastmath)
         except Exception as error:  # (Unsupported, or a translator error: Numba compiles it)
             reasons[name] = f"{type(error).__name__}: {error}"
     llvm_engine.TIMES["translate"] += time.perf_counter() - start
@@ -323,17 +336,73 @@ def _uniform_inputs(graph: Graph, equations: list, inputs: list) -> frozenset:
     every stride 0) and that only its loops read: they go in as that scalar (a loop reading
     a stride-0 array is not vectorized)."""
     consts = dict(graph.consts)
-    found = set()
-    for x in inputs:
-        value = consts.get(x)
-        if type(value) is ndarray and value.ndim and not any(value.strides) and value.size:
-            found.add(x)
+    found = {x for x in inputs if _repeats_one_value(consts.get(x))}
+    return frozenset(_read_by_loops_only(equations, found))
+
+
+def _repeats_one_value(value) -> bool:
+    """Is `value` an array of one value repeated, bit for bit (a broadcast, strides 0, or
+    written out: a gradient's seed scaled, a basis's sums)?"""
+    if type(value) is not ndarray or not value.ndim or not value.size:
+        return False
+    if not any(value.strides):
+        return True
+    if value.size > UNIFORM_CHECK_SIZE or value.dtype.kind not in "fiub":
+        return False
+    flat = np.ascontiguousarray(value).reshape(-1)
+    return bool(np.all(flat.view(np.uint8).reshape(flat.size, -1) == flat[:1].view(np.uint8)))
+
+
+def _read_by_loops_only(equations: list, found: set) -> set:
+    """Those of `found` that only the loops of `equations` read (elementwise, reductions)."""
     for eqn in equations:
         if found and kind_of(eqn) not in ("elementwise", "reduction"):
             found.difference_update(eqn.inputs)
         elif found and eqn.prim.name == "transpose":
             found.difference_update(eqn.inputs)
-    return frozenset(found)
+    return found
+
+
+def _band_inputs(graph: Graph, equations: list, inputs: list, uniform: frozenset) -> dict:
+    """{input: Band} for the segment's constant inputs that are zero but on one diagonal of
+    one value (codegen.Band), read only by its loops: they read the formula instead of
+    memory (a basis of a Jacobian or Hessian, sliced and scaled: a Hessian's loops read
+    several of them). The arrays still go in (nothing else changes)."""
+    consts = dict(graph.consts)
+    bands = {}
+    for x in inputs:
+        value = consts.get(x)
+        if x in uniform or type(value) is not ndarray or value.size < BAND_MIN_SIZE:
+            continue
+        band = _band(value)
+        if band is not None:
+            bands[x] = band
+    keep = _read_by_loops_only(equations, set(bands))
+    return {x: band for x, band in bands.items() if x in keep}
+
+
+def _band(value: ndarray) -> Band | None:
+    """`value` as a Band, if it is one: two axes longer than 1 (any others of length 1),
+    its nonzeros the same value on consecutive rows of one diagonal."""
+    axes = [a for a, n in enumerate(value.shape) if n > 1]
+    if len(axes) != 2 or value.dtype.kind not in "fiub":
+        return None
+    matrix = value.reshape(value.shape[axes[0]], value.shape[axes[1]])
+    rows, cols = np.nonzero(matrix)
+    if not rows.size:
+        return Band(axes[0], axes[1], 0, 0, 0, 0)
+    offset, first = int(cols[0] - rows[0]), matrix[rows[0], cols[0]]
+    lo, hi = int(rows[0]), int(rows[-1]) + 1
+    if (
+        rows.size != hi - lo
+        or np.any(cols - rows != offset)
+        or np.any(rows != np.arange(lo, hi))
+        or np.any(matrix[rows, cols] != first)
+        or np.isnan(first)
+        or (value.dtype.kind == "f" and np.signbit(matrix[matrix == 0]).any())  # (-0.0)
+    ):
+        return None
+    return Band(axes[0], axes[1], offset, lo, hi, first.item())
 
 
 class _DriverNames:
