@@ -44,6 +44,7 @@ from autodiff.staging.call import (
     vjp_graph,
 )
 from autodiff.staging.ir import Graph, Var, eval_graph
+from autodiff.staging.reroll import register_scan
 from autodiff.staging.trace import stage
 from autodiff.vmap.transform import vmap
 
@@ -907,6 +908,7 @@ scan_p.jvp_computes_primal = True
 scan_p.fwd = _scan_fwd
 scan_p.vjp = _scan_vjp
 scan_p.batch = _scan_batch
+register_scan(scan_p)  # (the compile path rerolls unrolled loops into scans: staging/reroll.py)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -48,6 +48,7 @@ from autodiff.staging.numba.executor import (  # (Numba, llvmlite: at a first ca
     llvm_ready,
 )
 from autodiff.staging.passes import optimize
+from autodiff.staging.reroll import rerolled
 from autodiff.staging.trace import stage
 from autodiff.vmap.trace import BatchTrace, BatchTracer
 
@@ -134,15 +135,26 @@ def compile_backend(graph: Graph) -> Callable:
     compiles (or loads from the disk cache) at its first call and raises if it cannot. The
     one place that says what compiling is; the tiers call it, then call the result once, in
     the caller's thread or in the background, before it serves calls."""
-    return compile_numba(graph, graph.fastmath).driver  # (not its own first-call fallback)
+    return compile_numba(compiled_form(graph), graph.fastmath).driver  # (not its fallback)
+
+
+def compiled_form(graph: Graph) -> Graph:
+    """What the backend compiles for `graph`: its runs of repeated blocks (an unrolled
+    loop's steps) rerolled into scans (staging/reroll.py), once per graph."""
+    return rerolled(graph, _lowerable)
+
+
+def _lowerable(eqn) -> bool:
+    return kind_of(eqn) is not None
 
 
 def compile_cost_estimate(graph: Graph) -> float:
-    """What compiling `graph` would cost (s), estimated from its size."""
+    """What compiling `graph` would cost (s), estimated from its size (rerolled)."""
+    size = compiled_form(graph).count_equations()
     if _llvm_compiles(graph):
-        cost = LLVM_COMPILE_S + LLVM_PER_EQUATION_S * graph.count_equations()
+        cost = LLVM_COMPILE_S + LLVM_PER_EQUATION_S * size
         return cost if llvm_ready() else cost + LLVM_SETUP_S
-    cost = NUMBA_COMPILE_S + NUMBA_PER_EQUATION_S * graph.count_equations()
+    cost = NUMBA_COMPILE_S + NUMBA_PER_EQUATION_S * size
     return cost if numba_loaded() else cost + NUMBA_IMPORT_S
 
 
@@ -166,6 +178,7 @@ def _llvm_compiles(graph: Graph) -> bool:
 def over_budget(graph: Graph) -> str | None:
     """Why the backend cannot compile `graph` within its memory and time budget (the warning's
     text), or None if it can."""
+    graph = compiled_form(graph)
     total = graph.count_equations()
     if _llvm_compiles(graph):
         if total <= LLVM_BUDGET_EQUATIONS:
@@ -744,6 +757,7 @@ __all__ = [
     "call_p",
     "compile_backend",
     "compile_cost_estimate",
+    "compiled_form",
     "jvp_graph",
     "over_budget",
     "restage",
