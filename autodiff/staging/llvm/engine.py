@@ -57,6 +57,7 @@ def _setup() -> dict:
                 bound=set(),
                 llvm=llvm,
                 tm=tm,
+                features=features,
                 target_machine=target_machine,
                 host=f"llvmlite {llvmlite.__version__} {target.triple} {cpu} {features}",
                 header=f'target triple = "{tm.triple}"\ntarget datalayout = "{tm.target_data}"\n',
@@ -156,6 +157,20 @@ def _bind_symbols(ir: str) -> None:
             state["bound"].add(prefix + name)
 
 
+def bind_symbol(name: str, address: int) -> None:
+    """Bind symbol `name`, as modules loaded from now on call it, to `address` (the code of
+    another engine: module.py's matrix-product kernels)."""
+    state = _setup()
+    with _lock:
+        state["llvm"].add_symbol(name, address)
+        state["bound"].add(name)
+
+
+def features() -> str:
+    """The host CPU's features, as LLVM names them ("+avx2,+fma,...")."""
+    return _setup()["features"]
+
+
 def load_object(code: bytes, names: list, ir: str) -> Compiled:
     """The functions `names` of object code `code` (compiled from module `ir`), loaded into
     an engine of their own."""
@@ -179,4 +194,13 @@ def load_object(code: bytes, names: list, ir: str) -> Compiled:
     return compiled
 
 
-__all__ = ["TIMES", "Compiled", "header", "host", "load_object", "optimize_to_object"]
+__all__ = [
+    "TIMES",
+    "Compiled",
+    "bind_symbol",
+    "features",
+    "header",
+    "host",
+    "load_object",
+    "optimize_to_object",
+]

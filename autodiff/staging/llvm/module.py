@@ -7,12 +7,52 @@ loaded while any of the callables lives (each holds the `Compiled`; `release()` 
 the code early, for whoever evicts compiled graphs). A module that fails to compile is
 compiled again one segment at a time, and a segment that still fails is left out (the
 caller compiles it with Numba).
+
+The matrix-product kernels (gemm.py) a module calls are compiled once per process and
+dtype, in an engine of their own that is never released (`kernel_address`), their object
+code kept in the disk cache like a module's.
 """
 
 from __future__ import annotations
 
-from autodiff.staging.llvm import engine, objects
+import threading
+
+import numpy as np
+
+from autodiff.staging.llvm import engine, gemm, objects
 from autodiff.staging.llvm.runtime import segment_function
+
+_lock = threading.Lock()
+_kernels: dict = {}  # dtype -> the Compiled of its product kernel (under _lock)
+
+
+def _object_code(ir: str) -> bytes:
+    code = objects.load(ir)
+    if code is None:
+        code = engine.optimize_to_object(ir)
+        objects.save(ir, code)
+    return code
+
+
+def kernel_address(dtype) -> int:
+    """The address of gemm.py's product kernel of `dtype` for this host, compiled at the
+    first call in the process and bound to its symbol for the modules that call it."""
+    dtype = np.dtype(dtype)
+    name = gemm.symbol(dtype)
+    with _lock:
+        if dtype not in _kernels:
+            shape = gemm.host_shape(engine.features())
+            ir = gemm.module_ir(dtype, shape, engine.header())
+            compiled = engine.load_object(_object_code(ir), [name], ir)
+            engine.bind_symbol(name, compiled.addresses[name])
+            _kernels[dtype] = compiled
+        return _kernels[dtype].addresses[name]
+
+
+def _bind_kernels(ir: str) -> None:
+    for dtype in (np.float64, np.float32):
+        if f'@"{gemm.symbol(dtype)}"' in ir:
+            kernel_address(dtype)
 
 
 def module_text(translations: list) -> str:
@@ -28,6 +68,7 @@ def module_text(translations: list) -> str:
 def _compile(translations: list):
     ir = module_text(translations)
     names = [t.name for t in translations]
+    _bind_kernels(ir)
     code = objects.load(ir)
     if code is not None:
         try:
@@ -63,4 +104,4 @@ def compile_segments(translations: list, fastmath: bool = False) -> dict:
     return functions
 
 
-__all__ = ["compile_segments", "module_text"]
+__all__ = ["compile_segments", "kernel_address", "module_text"]

@@ -1,0 +1,462 @@
+"""A matrix product of our own in LLVM IR: `module_ir(dtype, shape)` writes C = A @ B for
+this host's vector width, `workspace_bytes` sizes its packing buffer.
+
+The exported function (`symbol(dtype)`) is
+`void f(i64 m, i64 n, i64 k, ptr a, i64 rsa, i64 csa, ptr b, i64 rsb, i64 csb, ptr c,
+i64 ldc, ptr work)`: A[i, p] is at a[i * rsa + p * csa], B[p, j] at b[p * rsb + j * csb]
+(strides in elements: row-major, transposed and strided operands alike), C row-major with
+leading dimension ldc, and `work` at least `workspace_bytes(m, n, k, dtype)` bytes of the
+caller's (so calls in several threads at once share nothing). Any m, n, k >= 1.
+
+The method is the usual one of BLAS libraries: k is cut into blocks of at most KC, m and n
+into blocks of at most MC and NC (sizes the caches hold); a block of B is copied into the
+buffer as panels of NR columns (row after row of a panel contiguous), a block of A as panels
+of MR rows (column after column contiguous), both padded with zeros to whole panels; a
+micro-kernel then computes each MR x NR tile of C in registers (MR * NR / W accumulators
+of W lanes, fused multiply-adds of a broadcast element of A by vectors of B) over one
+k-block, and adds it into C (the first k-block stores it). The padding only ever meets
+padding (a row of A's padding makes a row of the tile that is never stored), so every
+stored element is a plain sum of products, NaN and infinities propagating as they do in
+BLAS (0 * inf is NaN), accumulated from +0.0 as BLAS does (a sum of -0.0 products is
++0.0).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+GEMM_PREFIX = "autodiff.gemm."
+
+
+class Shape:
+    """The blocking of one host: `bits` of a vector register, `registers` of them; the
+    micro-tile (MR rows, NR = NV vectors of columns) and the cache blocks per dtype."""
+
+    def __init__(self, name: str, bits: int, mr: int, nv: int, kc: int, mc: int, nc: int):
+        self.name, self.bits, self.mr, self.nv = name, bits, mr, nv
+        self.kc, self.mc, self.nc = kc, mc, nc
+
+    def lanes(self, itemsize: int) -> int:
+        return self.bits // (8 * itemsize)
+
+    def nr(self, itemsize: int) -> int:
+        return self.nv * self.lanes(itemsize)
+
+
+# (kc, mc, nc in elements of float64; float32's blocks hold twice the elements in k)
+SHAPES = {
+    "avx512": Shape("avx512", 512, 8, 3, 256, 192, 1536),
+    "avx2": Shape("avx2", 256, 6, 2, 256, 144, 1536),
+    "sse2": Shape("sse2", 128, 4, 2, 256, 96, 1024),
+}
+
+
+def host_shape(features: str) -> Shape:
+    """The blocking for a host of LLVM's `features` ("+avx512f,+fma,..."): AVX-512's 32
+    registers of 512 bits, AVX2's 16 of 256 (with FMA), else SSE2's."""
+    have = set(features.split(","))
+    if "+avx512f" in have:
+        return SHAPES["avx512"]
+    if "+avx2" in have and "+fma" in have:
+        return SHAPES["avx2"]
+    return SHAPES["sse2"]
+
+
+def symbol(dtype) -> str:
+    """The name the exported function of `dtype` has (bound by module.py)."""
+    return GEMM_PREFIX + ("f64" if np.dtype(dtype) == np.float64 else "f32")
+
+
+# Products up to this many multiply-adds use the kernel: beyond, NumPy's BLAS, which runs
+# them in several threads (the kernel runs in the caller's one).
+KERNEL_MAX_WORK = 1 << 30
+
+
+def suits(m: int, n: int, k: int) -> bool:
+    """Is the kernel the one for a product of (m, k) by (k, n) (else NumPy's BLAS)? Not
+    for a single row (BLAS's matrix-vector product, the kernel's tile mostly padding) nor
+    for a few columns (the tile's vectors run along n: fewer columns than a few vectors'
+    lanes leave them mostly idle)."""
+    return m >= 2 and n >= 16 and m * n * k <= KERNEL_MAX_WORK
+
+
+def _split(total: int, block: int, multiple: int = 1) -> int:
+    """The block size cutting `total` into the fewest blocks of at most `block`, as even as
+    possible, rounded up to a multiple of `multiple`."""
+    count = -(-total // block)
+    size = -(-total // count)
+    return -(-size // multiple) * multiple
+
+
+def _blocks(shape: Shape, m: int, n: int, k: int, itemsize: int) -> tuple:
+    scale = 8 // itemsize
+    mr, nr = shape.mr, shape.nr(itemsize)
+    kc = _split(k, shape.kc * scale)
+    mc = _split(m, shape.mc, mr)
+    nc = _split(n, shape.nc, nr)
+    return kc, mc, nc
+
+
+def workspace_bytes(m: int, n: int, k: int, dtype) -> int:
+    """Bytes of the buffer the product of (m, k) by (k, n) needs, on any host (the largest
+    of the shapes'), alignment slack included."""
+    itemsize = np.dtype(dtype).itemsize
+    sizes = []
+    for shape in SHAPES.values():
+        kc, mc, nc = _blocks(shape, m, n, k, itemsize)
+        sizes.append((kc * mc + 16 + kc * nc) * itemsize + 64)
+    return max(sizes)
+
+
+class _Writer:
+    """Lines of one function: fresh names, blocks, counted loops (counters in allocas,
+    which LLVM's SROA turns into registers)."""
+
+    def __init__(self):
+        self.lines: list = []
+        self.allocas: list = []
+        self.count = 0
+
+    def new(self, prefix: str = "t") -> str:
+        self.count += 1
+        return f"%{prefix}{self.count}"
+
+    def emit(self, text: str) -> None:
+        self.lines.append("  " + text)
+
+    def value(self, text: str) -> str:
+        name = self.new()
+        self.emit(f"{name} = {text}")
+        return name
+
+    def block(self, label: str) -> None:
+        self.lines.append(f"{label}:")
+
+    def label(self, prefix: str) -> str:
+        self.count += 1
+        return f"{prefix}{self.count}"
+
+    def loop(self, start: str, end: str, step: int | str, body) -> None:
+        """for i in range(start, end, step): body(i); start < end is not assumed."""
+        counter = self.new("i")
+        self.allocas.append(f"  {counter} = alloca i64")
+        self.emit(f"store i64 {start}, ptr {counter}")
+        head, inner, done = self.label("head"), self.label("body"), self.label("done")
+        self.emit(f"br label %{head}")
+        self.block(head)
+        i = self.value(f"load i64, ptr {counter}")
+        more = self.value(f"icmp slt i64 {i}, {end}")
+        self.emit(f"br i1 {more}, label %{inner}, label %{done}")
+        self.block(inner)
+        body(i)
+        self.emit(f"store i64 {self.value(f'add i64 {i}, {step}')}, ptr {counter}")
+        self.emit(f"br label %{head}")
+        self.block(done)
+
+    def branch(self, condition: str, then, otherwise) -> None:
+        yes, no, join = self.label("yes"), self.label("no"), self.label("join")
+        self.emit(f"br i1 {condition}, label %{yes}, label %{no}")
+        self.block(yes)
+        then()
+        self.emit(f"br label %{join}")
+        self.block(no)
+        otherwise()
+        self.emit(f"br label %{join}")
+        self.block(join)
+
+    def min(self, a: str, b: str) -> str:
+        return self.value(f"call i64 @llvm.smin.i64(i64 {a}, i64 {b})")
+
+    def function(self, head: str) -> str:
+        return "\n".join([head + " {", "entry:", *self.allocas, *self.lines, "  ret void", "}"])
+
+
+class _Generator:
+    def __init__(self, dtype, shape: Shape):
+        itemsize = np.dtype(dtype).itemsize
+        self.t = "double" if itemsize == 8 else "float"
+        self.size = itemsize
+        self.w = shape.lanes(itemsize)
+        self.mr, self.nv, self.nr = shape.mr, shape.nv, shape.nr(itemsize)
+        self.vec = f"<{self.w} x {self.t}>"
+        self.shape = shape
+        self.prefix = f"{GEMM_PREFIX}{self.t}."
+        self.attrs = f'nounwind "min-legal-vector-width"="{shape.bits}"'
+
+    def gep(self, f: _Writer, ptr: str, offset: str) -> str:
+        return f.value(f"getelementptr inbounds {self.t}, ptr {ptr}, i64 {offset}")
+
+    # ---- the micro-kernel ----
+    def kernel(self) -> str:
+        """kern(kc, ap, bp, c, ldc, add, mr, nr): the MR x NR tile at c (+)= A-panel @
+        B-panel over kc; only its first mr rows and nr columns are stored."""
+        f, mr, nv, w, vec, t = _Writer(), self.mr, self.nv, self.w, self.vec, self.t
+        f.emit("br label %loop")
+        f.block("loop")
+        f.emit("%p = phi i64 [0, %entry], [%p1, %loop]")
+        for i in range(mr):
+            for v in range(nv):
+                f.emit(f"%c{i}_{v} = phi {vec} [zeroinitializer, %entry], [%d{i}_{v}, %loop]")
+        f.emit(f"%bo = mul i64 %p, {self.nr}")
+        f.emit(f"%ao = mul i64 %p, {mr}")
+        for v in range(nv):
+            f.emit(f"%bq{v} = add i64 %bo, {v * w}")
+            f.emit(f"%bp{v} = getelementptr inbounds {t}, ptr %bp, i64 %bq{v}")
+            f.emit(f"%b{v} = load {vec}, ptr %bp{v}, align {self.size * w}")
+        for i in range(mr):
+            f.emit(f"%aq{i} = add i64 %ao, {i}")
+            f.emit(f"%ap{i} = getelementptr inbounds {t}, ptr %ap, i64 %aq{i}")
+            f.emit(f"%a{i} = load {t}, ptr %ap{i}, align {self.size}")
+            f.emit(f"%ai{i} = insertelement {vec} poison, {t} %a{i}, i32 0")
+            f.emit(
+                f"%as{i} = shufflevector {vec} %ai{i}, {vec} poison, <{w} x i32> zeroinitializer"
+            )
+            for v in range(nv):
+                f.emit(
+                    f"%d{i}_{v} = call {vec} @llvm.fma.v{w}f{self.size * 8}"
+                    f"({vec} %as{i}, {vec} %b{v}, {vec} %c{i}_{v})"
+                )
+        f.emit("%p1 = add i64 %p, 1")
+        f.emit("%more = icmp slt i64 %p1, %kc")
+        f.emit("br i1 %more, label %loop, label %tile")
+        f.block("tile")
+        f.emit(f"%fullr = icmp eq i64 %mr, {mr}")
+        f.emit(f"%fullc = icmp eq i64 %nr, {self.nr}")
+        f.emit("%full = and i1 %fullr, %fullc")
+        f.emit("br i1 %full, label %whole, label %part")
+        f.block("whole")
+        self._store_whole(f)
+        f.block("part")
+        self._store_part(f)
+        head = (
+            f'define internal void @"{self.prefix}kern"(i64 %kc, ptr noalias %ap, '
+            f"ptr noalias %bp, ptr noalias %c, i64 %ldc, i1 %add, i64 %mr, i64 %nr) "
+            f"{self.attrs}"
+        )
+        return f.function(head)
+
+    def _store_whole(self, f: _Writer) -> None:
+        vec, w = self.vec, self.w
+        f.emit("br i1 %add, label %wadd, label %wset")
+        for add in (True, False):
+            f.block("wadd" if add else "wset")
+            for i in range(self.mr):
+                row = self.gep(f, "%c", f.value(f"mul i64 %ldc, {i}"))
+                for v in range(self.nv):
+                    ptr, value = self.gep(f, row, str(v * w)), f"%d{i}_{v}"
+                    if add:
+                        old = f.value(f"load {vec}, ptr {ptr}, align {self.size}")
+                        value = f.value(f"fadd {vec} {old}, {value}")
+                    f.emit(f"store {vec} {value}, ptr {ptr}, align {self.size}")
+            f.emit("ret void")
+
+    def _store_part(self, f: _Writer) -> None:
+        """The tile through a stack copy, its first mr x nr elements into C."""
+        vec, w, t = self.vec, self.w, self.t
+        f.allocas.append(f"  %tmp = alloca {t}, i64 {self.mr * self.nr}, align 64")
+        for i in range(self.mr):
+            for v in range(self.nv):
+                ptr = self.gep(f, "%tmp", str(i * self.nr + v * w))
+                f.emit(f"store {vec} %d{i}_{v}, ptr {ptr}, align {self.size}")
+
+        def row(i):
+            def column(j):
+                src = self.gep(
+                    f, "%tmp", f.value(f"add i64 {f.value(f'mul i64 {i}, {self.nr}')}, {j}")
+                )
+                dst = self.gep(f, "%c", f.value(f"add i64 {f.value(f'mul i64 {i}, %ldc')}, {j}"))
+                x = f.value(f"load {t}, ptr {src}")
+                old = f.value(f"load {t}, ptr {dst}")
+                total = f.value(f"fadd {t} {old}, {x}")
+                f.emit(f"store {t} {f.value(f'select i1 %add, {t} {total}, {t} {x}')}, ptr {dst}")
+
+            f.loop("0", "%nr", 1, column)
+
+        f.loop("0", "%mr", 1, row)
+
+    # ---- packing ----
+    def pack_b(self) -> str:
+        """packb(kc, nc, b, rsb, csb, bp): B's kc x nc block as panels of NR columns."""
+        f, nr = _Writer(), self.nr
+
+        def panel(j0):
+            width = f.min(f.value(f"sub i64 %nc, {j0}"), str(nr))
+            dst0 = self.gep(f, "%bp", f.value(f"mul i64 {j0}, %kc"))
+            src0 = self.gep(f, "%b", f.value(f"mul i64 {j0}, %csb"))
+            contiguous = f.value("icmp eq i64 %csb, 1")
+            fast = f.value(f"and i1 {contiguous}, {f.value(f'icmp eq i64 {width}, {nr}')}")
+
+            def rows(copy):
+                def row(p):
+                    src = self.gep(f, src0, f.value(f"mul i64 {p}, %rsb"))
+                    copy(src, self.gep(f, dst0, f.value(f"mul i64 {p}, {nr}")))
+
+                f.loop("0", "%kc", 1, row)
+
+            def vectors(src, dst):
+                for v in range(self.nv):
+                    offset = str(v * self.w)
+                    x = f.value(
+                        f"load {self.vec}, ptr {self.gep(f, src, offset)}, align {self.size}"
+                    )
+                    f.emit(f"store {self.vec} {x}, ptr {self.gep(f, dst, offset)}, align 64")
+
+            def elements(src, dst):
+                self._strided(f, (src, "%csb", width), (dst, str(nr)))
+
+            f.branch(fast, lambda: rows(vectors), lambda: rows(elements))
+
+        f.loop("0", "%nc", nr, panel)
+        head = (
+            f'define internal void @"{self.prefix}packb"(i64 %kc, i64 %nc, ptr noalias %b, '
+            f"i64 %rsb, i64 %csb, ptr noalias %bp) {self.attrs}"
+        )
+        return f.function(head)
+
+    def _strided(self, f: _Writer, source: tuple, target: tuple) -> None:
+        """dst[:count] = src[::stride][:count]; dst[count:total] = 0."""
+        (src, stride, count), (dst, total), t = source, target, self.t
+
+        def element(j):
+            x = f.value(f"load {t}, ptr {self.gep(f, src, f.value(f'mul i64 {j}, {stride}'))}")
+            f.emit(f"store {t} {x}, ptr {self.gep(f, dst, j)}")
+
+        f.loop("0", count, 1, element)
+        f.loop(count, total, 1, lambda j: f.emit(f"store {t} 0.0, ptr {self.gep(f, dst, j)}"))
+
+    def pack_a(self) -> str:
+        """packa(mc, kc, a, rsa, csa, ap): A's mc x kc block as panels of MR rows."""
+        f, mr = _Writer(), self.mr
+
+        def panel(i0):
+            height = f.min(f.value(f"sub i64 %mc, {i0}"), str(mr))
+            dst0 = self.gep(f, "%ap", f.value(f"mul i64 {i0}, %kc"))
+            src0 = self.gep(f, "%a", f.value(f"mul i64 {i0}, %rsa"))
+
+            def column(p):
+                src = self.gep(f, src0, f.value(f"mul i64 {p}, %csa"))
+                dst = self.gep(f, dst0, f.value(f"mul i64 {p}, {mr}"))
+                self._strided(f, (src, "%rsa", height), (dst, str(mr)))
+
+            f.loop("0", "%kc", 1, column)
+
+        f.loop("0", "%mc", mr, panel)
+        head = (
+            f'define internal void @"{self.prefix}packa"(i64 %mc, i64 %kc, ptr noalias %a, '
+            f"i64 %rsa, i64 %csa, ptr noalias %ap) {self.attrs}"
+        )
+        return f.function(head)
+
+    # ---- the driver ----
+    def driver(self, name: str) -> str:
+        f, s, p = _Writer(), self.shape, self.prefix
+        kc_max, mc_max, nc_max = self._block_sizes(f)
+        base = f.value("ptrtoint ptr %work to i64")
+        aligned = f.value(f"and i64 {f.value(f'add i64 {base}, 63')}, -64")
+        ap = f.value(f"inttoptr i64 {aligned} to ptr")
+        # (B's panels 64-byte aligned too: the kernel loads them as aligned vectors)
+        a_size = f.value(f"add i64 {f.value(f'mul i64 {mc_max}, {kc_max}')}, 15")
+        bp = self.gep(f, ap, f.value(f"and i64 {a_size}, -16"))
+        del s
+
+        def jblock(jc):
+            nc = f.min(f.value(f"sub i64 %n, {jc}"), nc_max)
+
+            def kblock(pc):
+                kc = f.min(f.value(f"sub i64 %k, {pc}"), kc_max)
+                boff = f.value(
+                    f"add i64 {f.value(f'mul i64 {pc}, %rsb')}, {f.value(f'mul i64 {jc}, %csb')}"
+                )
+                f.emit(
+                    f'call void @"{p}packb"(i64 {kc}, i64 {nc}, ptr {self.gep(f, "%b", boff)}, '
+                    f"i64 %rsb, i64 %csb, ptr {bp})"
+                )
+                add = f.value(f"icmp ne i64 {pc}, 0")
+
+                def iblock(ic):
+                    mc = f.min(f.value(f"sub i64 %m, {ic}"), mc_max)
+                    rows, columns = f.value(f"mul i64 {ic}, %rsa"), f.value(f"mul i64 {pc}, %csa")
+                    aoff = f.value(f"add i64 {rows}, {columns}")
+                    f.emit(
+                        f'call void @"{p}packa"(i64 {mc}, i64 {kc}, '
+                        f"ptr {self.gep(f, '%a', aoff)}, i64 %rsa, i64 %csa, ptr {ap})"
+                    )
+                    self._tiles(f, (ic, jc, kc, mc, nc), (ap, bp, add))
+
+                f.loop("0", "%m", mc_max, iblock)
+
+            f.loop("0", "%k", kc_max, kblock)
+
+        f.loop("0", "%n", nc_max, jblock)
+        head = (
+            f'define void @"{name}"(i64 %m, i64 %n, i64 %k, ptr noalias %a, i64 %rsa, '
+            f"i64 %csa, ptr noalias %b, i64 %rsb, i64 %csb, ptr noalias %c, i64 %ldc, "
+            f"ptr noalias %work) {self.attrs}"
+        )
+        return f.function(head)
+
+    def _tiles(self, f: _Writer, sizes: tuple, buffers: tuple) -> None:
+        ic, jc, kc, mc, nc = sizes
+        ap, bp, add = buffers
+
+        def jtile(jr):
+            nr = f.min(f.value(f"sub i64 {nc}, {jr}"), str(self.nr))
+            bpanel = self.gep(f, bp, f.value(f"mul i64 {jr}, {kc}"))
+            col = f.value(f"add i64 {jc}, {jr}")
+
+            def itile(ir):
+                mr = f.min(f.value(f"sub i64 {mc}, {ir}"), str(self.mr))
+                apanel = self.gep(f, ap, f.value(f"mul i64 {ir}, {kc}"))
+                row = f.value(f"add i64 {ic}, {ir}")
+                coff = f.value(f"add i64 {f.value(f'mul i64 {row}, %ldc')}, {col}")
+                f.emit(
+                    f'call void @"{self.prefix}kern"(i64 {kc}, ptr {apanel}, ptr {bpanel}, '
+                    f"ptr {self.gep(f, '%c', coff)}, i64 %ldc, i1 {add}, i64 {mr}, i64 {nr})"
+                )
+
+            f.loop("0", mc, self.mr, itile)
+
+        f.loop("0", nc, self.nr, jtile)
+
+    def _block_sizes(self, f: _Writer) -> tuple:
+        """(kc, mc, nc) as `_split` computes them, in IR."""
+        s, scale = self.shape, 8 // self.size
+
+        def split(total: str, block: int, multiple: int) -> str:
+            count = f.value(f"sdiv i64 {f.value(f'add i64 {total}, {block - 1}')}, {block}")
+            less = f.value(f"sub i64 {count}, 1")
+            size = f.value(f"sdiv i64 {f.value(f'add i64 {total}, {less}')}, {count}")
+            if multiple == 1:
+                return size
+            up = f.value(f"add i64 {size}, {multiple - 1}")
+            return f.value(f"mul i64 {f.value(f'sdiv i64 {up}, {multiple}')}, {multiple}")
+
+        return (
+            split("%k", s.kc * scale, 1),
+            split("%m", s.mc, self.mr),
+            split("%n", s.nc, self.nr),
+        )
+
+
+def module_ir(dtype, shape: Shape, header: str) -> str:
+    """The IR text of a module exporting `symbol(dtype)` for a host of `shape`."""
+    g = _Generator(dtype, shape)
+    bits, w = g.size * 8, g.w
+    declarations = [
+        f"declare {g.vec} @llvm.fma.v{w}f{bits}({g.vec}, {g.vec}, {g.vec})",
+        "declare i64 @llvm.smin.i64(i64, i64)",
+    ]
+    parts = [g.kernel(), g.pack_b(), g.pack_a(), g.driver(symbol(dtype))]
+    return "\n".join([header, *declarations, "", *parts, ""])
+
+
+__all__ = [
+    "GEMM_PREFIX",
+    "KERNEL_MAX_WORK",
+    "SHAPES",
+    "host_shape",
+    "module_ir",
+    "suits",
+    "symbol",
+    "workspace_bytes",
+]
