@@ -304,7 +304,16 @@ class _Generator:
             def elements(src, dst):
                 self._strided(f, (src, "%csb", width), (dst, str(nr)))
 
-            f.branch(fast, lambda: rows(vectors), lambda: rows(elements))
+            def other():
+                if nr % 8:
+                    rows(elements)
+                    return
+                full = f.value(f"icmp eq i64 {width}, {nr}")
+                columns = f.value(f"and i1 {full}, {f.value('icmp eq i64 %rsb, 1')}")
+                transpose = lambda: self._transpose(f, (src0, "%csb", nr), dst0)  # noqa: E731
+                f.branch(columns, transpose, lambda: rows(elements))
+
+            f.branch(fast, lambda: rows(vectors), other)
 
         f.loop("0", "%nc", nr, panel)
         head = (
@@ -333,12 +342,35 @@ class _Generator:
             dst0 = self.gep(f, "%ap", f.value(f"mul i64 {i0}, %kc"))
             src0 = self.gep(f, "%a", f.value(f"mul i64 {i0}, %rsa"))
 
-            def column(p):
-                src = self.gep(f, src0, f.value(f"mul i64 {p}, %csa"))
-                dst = self.gep(f, dst0, f.value(f"mul i64 {p}, {mr}"))
-                self._strided(f, (src, "%rsa", height), (dst, str(mr)))
+            def general():
+                def column(p):
+                    src = self.gep(f, src0, f.value(f"mul i64 {p}, %csa"))
+                    dst = self.gep(f, dst0, f.value(f"mul i64 {p}, {mr}"))
+                    self._strided(f, (src, "%rsa", height), (dst, str(mr)))
 
-            f.loop("0", "%kc", 1, column)
+                f.loop("0", "%kc", 1, column)
+
+            def columns():  # (A's columns contiguous: a vector of MR elements each)
+                vec = f"<{mr} x {self.t}>"
+
+                def column(p):
+                    src = self.gep(f, src0, f.value(f"mul i64 {p}, %csa"))
+                    x = f.value(f"load {vec}, ptr {src}, align {self.size}")
+                    dst = self.gep(f, dst0, f.value(f"mul i64 {p}, {mr}"))
+                    f.emit(f"store {vec} {x}, ptr {dst}, align {self.size}")
+
+                f.loop("0", "%kc", 1, column)
+
+            def rows_or_general():
+                if mr % 8:
+                    general()
+                    return
+                rows = f.value(f"and i1 {full}, {f.value('icmp eq i64 %csa, 1')}")
+                f.branch(rows, lambda: self._transpose(f, (src0, "%rsa", mr), dst0), general)
+
+            full = f.value(f"icmp eq i64 {height}, {mr}")
+            contiguous = f.value(f"and i1 {full}, {f.value('icmp eq i64 %rsa, 1')}")
+            f.branch(contiguous, columns, rows_or_general)
 
         f.loop("0", "%mc", mr, panel)
         head = (
@@ -346,6 +378,60 @@ class _Generator:
             f"i64 %rsa, i64 %csa, ptr noalias %ap) {self.attrs}"
         )
         return f.function(head)
+
+    def _transpose(self, f: _Writer, source: tuple, dst0: str) -> None:
+        """dst0[p * count + r] = src0[r * stride + p] for p < kc, r < count (a multiple of
+        8): `count` rows of contiguous elements into a panel, 8 x 8 blocks at a time
+        transposed in registers (vector loads of rows, shuffles, vector stores of columns),
+        the last kc % 8 columns element by element."""
+        src0, stride, count = source
+        t, vec = self.t, f"<8 x {self.t}>"
+        rows = [self.gep(f, src0, f.value(f"mul i64 {stride}, {r}")) for r in range(count)]
+        whole = f.value("and i64 %kc, -8")
+
+        def block(p):
+            dst = self.gep(f, dst0, f.value(f"mul i64 {p}, {count}"))
+            for g in range(0, count, 8):
+                loads = [self.gep(f, row, p) for row in rows[g : g + 8]]
+                columns = self._transpose8(
+                    f, [f.value(f"load {vec}, ptr {x}, align {self.size}") for x in loads]
+                )
+                for q, column in enumerate(columns):
+                    target = self.gep(f, dst, str(q * count + g))
+                    f.emit(f"store {vec} {column}, ptr {target}, align {self.size}")
+
+        def step(p):
+            dst = self.gep(f, dst0, f.value(f"mul i64 {p}, {count}"))
+            for r, row in enumerate(rows):
+                x = f.value(f"load {t}, ptr {self.gep(f, row, p)}")
+                f.emit(f"store {t} {x}, ptr {self.gep(f, dst, str(r))}")
+
+        f.loop("0", whole, 8, block)
+        f.loop(whole, "%kc", 1, step)
+
+    def _transpose8(self, f: _Writer, rows: list) -> list:
+        """The 8 columns of the 8 x 8 block whose rows are `rows` (<8 x T> values): three
+        rounds of shuffles, each interleaving pairs of vectors at twice the distance."""
+        vec = f"<8 x {self.t}>"
+        masks = [
+            ([0, 8, 2, 10, 4, 12, 6, 14], [1, 9, 3, 11, 5, 13, 7, 15]),
+            ([0, 1, 8, 9, 4, 5, 12, 13], [2, 3, 10, 11, 6, 7, 14, 15]),
+            ([0, 1, 2, 3, 8, 9, 10, 11], [4, 5, 6, 7, 12, 13, 14, 15]),
+        ]
+        values = list(rows)
+        for level, (low, high) in enumerate(masks):
+            distance, result = 1 << level, list(values)
+            for i in range(8):
+                if i & distance:
+                    continue
+                x, y = values[i], values[i + distance]
+                for target, mask in ((i, low), (i + distance, high)):
+                    text = ", ".join(f"i32 {m}" for m in mask)
+                    result[target] = f.value(
+                        f"shufflevector {vec} {x}, {vec} {y}, <8 x i32> <{text}>"
+                    )
+            values = result
+        return values
 
     # ---- the driver ----
     def driver(self, name: str) -> str:
