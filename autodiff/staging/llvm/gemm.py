@@ -381,33 +381,39 @@ class _Generator:
 
     def _transpose(self, f: _Writer, source: tuple, dst0: str) -> None:
         """dst0[p * count + r] = src0[r * stride + p] for p < kc, r < count (a multiple of
-        8): `count` rows of contiguous elements into a panel, 8 x 8 blocks at a time
-        transposed in registers (vector loads of rows, shuffles, vector stores of columns),
-        the last kc % 8 columns element by element."""
+        8): `count` rows of contiguous elements into a panel, 8 rows at a time (a loop: one
+        copy of the code whatever `count`), their 8 x 8 blocks transposed in registers
+        (vector loads of rows, shuffles, vector stores of columns), the last kc % 8 columns
+        element by element."""
         src0, stride, count = source
         t, vec = self.t, f"<8 x {self.t}>"
-        rows = [self.gep(f, src0, f.value(f"mul i64 {stride}, {r}")) for r in range(count)]
         whole = f.value("and i64 %kc, -8")
 
-        def block(p):
-            dst = self.gep(f, dst0, f.value(f"mul i64 {p}, {count}"))
-            for g in range(0, count, 8):
-                loads = [self.gep(f, row, p) for row in rows[g : g + 8]]
+        def group(g):
+            first = self.gep(f, src0, f.value(f"mul i64 {stride}, {g}"))
+            rows = [self.gep(f, first, f.value(f"mul i64 {stride}, {r}")) for r in range(8)]
+            dst1 = self.gep(f, dst0, g)
+
+            def block(p):
+                dst = self.gep(f, dst1, f.value(f"mul i64 {p}, {count}"))
+                loads = [self.gep(f, row, p) for row in rows]
                 columns = self._transpose8(
                     f, [f.value(f"load {vec}, ptr {x}, align {self.size}") for x in loads]
                 )
                 for q, column in enumerate(columns):
-                    target = self.gep(f, dst, str(q * count + g))
+                    target = self.gep(f, dst, str(q * count))
                     f.emit(f"store {vec} {column}, ptr {target}, align {self.size}")
 
-        def step(p):
-            dst = self.gep(f, dst0, f.value(f"mul i64 {p}, {count}"))
-            for r, row in enumerate(rows):
-                x = f.value(f"load {t}, ptr {self.gep(f, row, p)}")
-                f.emit(f"store {t} {x}, ptr {self.gep(f, dst, str(r))}")
+            def step(p):
+                dst = self.gep(f, dst1, f.value(f"mul i64 {p}, {count}"))
+                for r, row in enumerate(rows):
+                    x = f.value(f"load {t}, ptr {self.gep(f, row, p)}")
+                    f.emit(f"store {t} {x}, ptr {self.gep(f, dst, str(r))}")
 
-        f.loop("0", whole, 8, block)
-        f.loop(whole, "%kc", 1, step)
+            f.loop("0", whole, 8, block)
+            f.loop(whole, "%kc", 1, step)
+
+        f.loop("0", str(count), 8, group)
 
     def _transpose8(self, f: _Writer, rows: list) -> list:
         """The 8 columns of the 8 x 8 block whose rows are `rows` (<8 x T> values): three
