@@ -29,12 +29,16 @@ GEMM_PREFIX = "autodiff.gemm."
 
 
 class Shape:
-    """The blocking of one host: `bits` of a vector register, `registers` of them; the
-    micro-tile (MR rows, NR = NV vectors of columns) and the cache blocks per dtype."""
+    """The blocking of one host: `bits` of a vector register; the micro-tile (MR rows,
+    NR = NV vectors of columns: MR * NV accumulators, NV vectors of B and a broadcast of A
+    within the host's registers) and the cache blocks; `fma`, the intrinsic of the
+    multiply-adds ("fmuladd" where the host has no fused one: a multiply and an add, not
+    the C library's `fma` called per element)."""
 
-    def __init__(self, name: str, bits: int, mr: int, nv: int, kc: int, mc: int, nc: int):
-        self.name, self.bits, self.mr, self.nv = name, bits, mr, nv
-        self.kc, self.mc, self.nc = kc, mc, nc
+    def __init__(self, name: str, bits: int, tile: tuple, blocks: tuple, fma: str = "fma"):
+        self.name, self.bits, self.fma = name, bits, fma
+        self.mr, self.nv = tile
+        self.kc, self.mc, self.nc = blocks
 
     def lanes(self, itemsize: int) -> int:
         return self.bits // (8 * itemsize)
@@ -45,9 +49,9 @@ class Shape:
 
 # (kc, mc, nc in elements of float64; float32's blocks hold twice the elements in k)
 SHAPES = {
-    "avx512": Shape("avx512", 512, 8, 3, 256, 192, 1536),
-    "avx2": Shape("avx2", 256, 6, 2, 256, 144, 1536),
-    "sse2": Shape("sse2", 128, 4, 2, 256, 96, 1024),
+    "avx512": Shape("avx512", 512, (8, 3), (256, 192, 1536)),
+    "avx2": Shape("avx2", 256, (6, 2), (256, 144, 1536)),
+    "sse2": Shape("sse2", 128, (4, 2), (256, 96, 1024), fma="fmuladd"),
 }
 
 
@@ -172,6 +176,9 @@ class _Writer:
 
 
 class _Generator:
+    """The functions of one dtype's module: the micro-kernel, the two packings, the driver
+    (the exported function) looping over the blocks and tiles."""
+
     def __init__(self, dtype, shape: Shape):
         itemsize = np.dtype(dtype).itemsize
         self.t = "double" if itemsize == 8 else "float"
@@ -182,6 +189,7 @@ class _Generator:
         self.shape = shape
         self.prefix = f"{GEMM_PREFIX}{self.t}."
         self.attrs = f'nounwind "min-legal-vector-width"="{shape.bits}"'
+        self.fma = f"@llvm.{shape.fma}.v{self.w}f{itemsize * 8}"
 
     def gep(self, f: _Writer, ptr: str, offset: str) -> str:
         return f.value(f"getelementptr inbounds {self.t}, ptr {ptr}, i64 {offset}")
@@ -213,8 +221,7 @@ class _Generator:
             )
             for v in range(nv):
                 f.emit(
-                    f"%d{i}_{v} = call {vec} @llvm.fma.v{w}f{self.size * 8}"
-                    f"({vec} %as{i}, {vec} %b{v}, {vec} %c{i}_{v})"
+                    f"%d{i}_{v} = call {vec} {self.fma}({vec} %as{i}, {vec} %b{v}, {vec} %c{i}_{v})"
                 )
         f.emit("%p1 = add i64 %p, 1")
         f.emit("%more = icmp slt i64 %p1, %kc")
@@ -310,7 +317,7 @@ class _Generator:
                     return
                 full = f.value(f"icmp eq i64 {width}, {nr}")
                 columns = f.value(f"and i1 {full}, {f.value('icmp eq i64 %rsb, 1')}")
-                transpose = lambda: self._transpose(f, (src0, "%csb", nr), dst0)  # noqa: E731
+                transpose = lambda: self._transpose(f, (src0, "%csb", nr), dst0)
                 f.branch(columns, transpose, lambda: rows(elements))
 
             f.branch(fast, lambda: rows(vectors), other)
@@ -441,7 +448,7 @@ class _Generator:
 
     # ---- the driver ----
     def driver(self, name: str) -> str:
-        f, s, p = _Writer(), self.shape, self.prefix
+        f, p = _Writer(), self.prefix
         kc_max, mc_max, nc_max = self._block_sizes(f)
         base = f.value("ptrtoint ptr %work to i64")
         aligned = f.value(f"and i64 {f.value(f'add i64 {base}, 63')}, -64")
@@ -449,7 +456,6 @@ class _Generator:
         # (B's panels 64-byte aligned too: the kernel loads them as aligned vectors)
         a_size = f.value(f"add i64 {f.value(f'mul i64 {mc_max}, {kc_max}')}, 15")
         bp = self.gep(f, ap, f.value(f"and i64 {a_size}, -16"))
-        del s
 
         def jblock(jc):
             nc = f.min(f.value(f"sub i64 %n, {jc}"), nc_max)
@@ -533,9 +539,8 @@ class _Generator:
 def module_ir(dtype, shape: Shape, header: str) -> str:
     """The IR text of a module exporting `symbol(dtype)` for a host of `shape`."""
     g = _Generator(dtype, shape)
-    bits, w = g.size * 8, g.w
     declarations = [
-        f"declare {g.vec} @llvm.fma.v{w}f{bits}({g.vec}, {g.vec}, {g.vec})",
+        f"declare {g.vec} {g.fma}({g.vec}, {g.vec}, {g.vec})",
         "declare i64 @llvm.smin.i64(i64, i64)",
     ]
     parts = [g.kernel(), g.pack_b(), g.pack_a(), g.driver(symbol(dtype))]
