@@ -195,10 +195,12 @@ class _Generator:
         return f.value(f"getelementptr inbounds {self.t}, ptr {ptr}, i64 {offset}")
 
     # ---- the micro-kernel ----
-    def kernel(self) -> str:
-        """kern(kc, ap, bp, c, ldc, add, mr, nr): the MR x NR tile at c (+)= A-panel @
-        B-panel over kc; only its first mr rows and nr columns are stored."""
-        f, mr, nv, w, vec, t = _Writer(), self.mr, self.nv, self.w, self.vec, self.t
+    def kernel(self, nv: int) -> str:
+        """kern<nv>(kc, ap, bp, c, ldc, add, mr, nr): the MR x (nv vectors) tile at c (+)=
+        A-panel @ B-panel over kc; only its first mr rows and nr columns are stored. (A
+        kernel of fewer vectors than NV for the last panel of columns: a panel mostly of
+        padding is not multiplied.)"""
+        f, mr, w, vec, t = _Writer(), self.mr, self.w, self.vec, self.t
         f.emit("br label %loop")
         f.block("loop")
         f.emit("%p = phi i64 [0, %entry], [%p1, %loop]")
@@ -228,28 +230,28 @@ class _Generator:
         f.emit("br i1 %more, label %loop, label %tile")
         f.block("tile")
         f.emit(f"%fullr = icmp eq i64 %mr, {mr}")
-        f.emit(f"%fullc = icmp eq i64 %nr, {self.nr}")
+        f.emit(f"%fullc = icmp eq i64 %nr, {nv * w}")
         f.emit("%full = and i1 %fullr, %fullc")
         f.emit("br i1 %full, label %whole, label %part")
         f.block("whole")
-        self._store_whole(f)
+        self._store_whole(f, nv)
         f.block("part")
-        self._store_part(f)
+        self._store_part(f, nv)
         head = (
-            f'define internal void @"{self.prefix}kern"(i64 %kc, ptr noalias %ap, '
+            f'define internal void @"{self.prefix}kern{nv}"(i64 %kc, ptr noalias %ap, '
             f"ptr noalias %bp, ptr noalias %c, i64 %ldc, i1 %add, i64 %mr, i64 %nr) "
             f"{self.attrs}"
         )
         return f.function(head)
 
-    def _store_whole(self, f: _Writer) -> None:
+    def _store_whole(self, f: _Writer, nv: int) -> None:
         vec, w = self.vec, self.w
         f.emit("br i1 %add, label %wadd, label %wset")
         for add in (True, False):
             f.block("wadd" if add else "wset")
             for i in range(self.mr):
                 row = self.gep(f, "%c", f.value(f"mul i64 %ldc, {i}"))
-                for v in range(self.nv):
+                for v in range(nv):
                     ptr, value = self.gep(f, row, str(v * w)), f"%d{i}_{v}"
                     if add:
                         old = f.value(f"load {vec}, ptr {ptr}, align {self.size}")
@@ -257,12 +259,12 @@ class _Generator:
                     f.emit(f"store {vec} {value}, ptr {ptr}, align {self.size}")
             f.emit("ret void")
 
-    def _store_part(self, f: _Writer) -> None:
+    def _store_part(self, f: _Writer, nv: int) -> None:
         """The tile through a stack copy, its first mr x nr elements into C."""
         vec, w, t = self.vec, self.w, self.t
         f.allocas.append(f"  %tmp = alloca {t}, i64 {self.mr * self.nr}, align 64")
         for i in range(self.mr):
-            for v in range(self.nv):
+            for v in range(nv):
                 ptr = self.gep(f, "%tmp", str(i * self.nr + v * w))
                 f.emit(f"store {vec} %d{i}_{v}, ptr {ptr}, align {self.size}")
 
@@ -501,16 +503,26 @@ class _Generator:
             nr = f.min(f.value(f"sub i64 {nc}, {jr}"), str(self.nr))
             bpanel = self.gep(f, bp, f.value(f"mul i64 {jr}, {kc}"))
             col = f.value(f"add i64 {jc}, {jr}")
+            vectors = f.value(f"sdiv i64 {f.value(f'add i64 {nr}, {self.w - 1}')}, {self.w}")
 
             def itile(ir):
                 mr = f.min(f.value(f"sub i64 {mc}, {ir}"), str(self.mr))
                 apanel = self.gep(f, ap, f.value(f"mul i64 {ir}, {kc}"))
                 row = f.value(f"add i64 {ic}, {ir}")
                 coff = f.value(f"add i64 {f.value(f'mul i64 {row}, %ldc')}, {col}")
-                f.emit(
-                    f'call void @"{self.prefix}kern"(i64 {kc}, ptr {apanel}, ptr {bpanel}, '
-                    f"ptr {self.gep(f, '%c', coff)}, i64 %ldc, i1 {add}, i64 {mr}, i64 {nr})"
+                args = (
+                    f"(i64 {kc}, ptr {apanel}, ptr {bpanel}, ptr {self.gep(f, '%c', coff)}, "
+                    f"i64 %ldc, i1 {add}, i64 {mr}, i64 {nr})"
                 )
+                labels = [f.label("kern") for _ in range(self.nv)]
+                join = f.label("tiled")
+                cases = " ".join(f"i64 {v + 1}, label %{labels[v]}" for v in range(self.nv - 1))
+                f.emit(f"switch i64 {vectors}, label %{labels[-1]} [{cases}]")
+                for v, label in enumerate(labels):
+                    f.block(label)
+                    f.emit(f'call void @"{self.prefix}kern{v + 1}"{args}')
+                    f.emit(f"br label %{join}")
+                f.block(join)
 
             f.loop("0", mc, self.mr, itile)
 
@@ -543,7 +555,8 @@ def module_ir(dtype, shape: Shape, header: str) -> str:
         f"declare {g.vec} {g.fma}({g.vec}, {g.vec}, {g.vec})",
         "declare i64 @llvm.smin.i64(i64, i64)",
     ]
-    parts = [g.kernel(), g.pack_b(), g.pack_a(), g.driver(symbol(dtype))]
+    kernels = [g.kernel(nv) for nv in range(1, g.nv + 1)]
+    parts = [*kernels, g.pack_b(), g.pack_a(), g.driver(symbol(dtype))]
     return "\n".join([header, *declarations, "", *parts, ""])
 
 
