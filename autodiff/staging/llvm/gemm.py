@@ -114,12 +114,14 @@ def workspace_bytes(m: int, n: int, k: int, dtype) -> int:
 
 class _Writer:
     """Lines of one function: fresh names, blocks, counted loops (counters in allocas,
-    which LLVM's SROA turns into registers)."""
+    which LLVM's SROA turns into registers; not unrolled: `metadata`, the module's list of
+    loop metadata, gets each loop's)."""
 
-    def __init__(self):
+    def __init__(self, metadata: list):
         self.lines: list = []
         self.allocas: list = []
         self.count = 0
+        self.metadata = metadata
 
     def new(self, prefix: str = "t") -> str:
         self.count += 1
@@ -154,7 +156,10 @@ class _Writer:
         self.block(inner)
         body(i)
         self.emit(f"store i64 {self.value(f'add i64 {i}, {step}')}, ptr {counter}")
-        self.emit(f"br label %{head}")
+        # (unrolled, the copies and edges would cost compile time, not run time)
+        node = f"!{len(self.metadata) + 1}"
+        self.metadata.append(f"{node} = distinct !{{{node}, !0}}")
+        self.emit(f"br label %{head}, !llvm.loop {node}")
         self.block(done)
 
     def branch(self, condition: str, then, otherwise) -> None:
@@ -190,6 +195,7 @@ class _Generator:
         self.prefix = f"{GEMM_PREFIX}{self.t}."
         self.attrs = f'nounwind "min-legal-vector-width"="{shape.bits}"'
         self.fma = f"@llvm.{shape.fma}.v{self.w}f{itemsize * 8}"
+        self.metadata: list = ['!0 = !{!"llvm.loop.unroll.disable"}']
 
     def gep(self, f: _Writer, ptr: str, offset: str) -> str:
         return f.value(f"getelementptr inbounds {self.t}, ptr {ptr}, i64 {offset}")
@@ -200,7 +206,7 @@ class _Generator:
         A-panel @ B-panel over kc; only its first mr rows and nr columns are stored. (A
         kernel of fewer vectors than NV for the last panel of columns: a panel mostly of
         padding is not multiplied.)"""
-        f, mr, w, vec, t = _Writer(), self.mr, self.w, self.vec, self.t
+        f, mr, w, vec, t = _Writer(self.metadata), self.mr, self.w, self.vec, self.t
         f.emit("br label %loop")
         f.block("loop")
         f.emit("%p = phi i64 [0, %entry], [%p1, %loop]")
@@ -286,7 +292,7 @@ class _Generator:
     # ---- packing ----
     def pack_b(self) -> str:
         """packb(kc, nc, b, rsb, csb, bp): B's kc x nc block as panels of NR columns."""
-        f, nr = _Writer(), self.nr
+        f, nr = _Writer(self.metadata), self.nr
 
         def panel(j0):
             width = f.min(f.value(f"sub i64 %nc, {j0}"), str(nr))
@@ -344,7 +350,7 @@ class _Generator:
 
     def pack_a(self) -> str:
         """packa(mc, kc, a, rsa, csa, ap): A's mc x kc block as panels of MR rows."""
-        f, mr = _Writer(), self.mr
+        f, mr = _Writer(self.metadata), self.mr
 
         def panel(i0):
             height = f.min(f.value(f"sub i64 %mc, {i0}"), str(mr))
@@ -450,7 +456,7 @@ class _Generator:
 
     # ---- the driver ----
     def driver(self, name: str) -> str:
-        f, p = _Writer(), self.prefix
+        f, p = _Writer(self.metadata), self.prefix
         kc_max, mc_max, nc_max = self._block_sizes(f)
         base = f.value("ptrtoint ptr %work to i64")
         aligned = f.value(f"and i64 {f.value(f'add i64 {base}, 63')}, -64")
@@ -557,7 +563,7 @@ def module_ir(dtype, shape: Shape, header: str) -> str:
     ]
     kernels = [g.kernel(nv) for nv in range(1, g.nv + 1)]
     parts = [*kernels, g.pack_b(), g.pack_a(), g.driver(symbol(dtype))]
-    return "\n".join([header, *declarations, "", *parts, ""])
+    return "\n".join([header, *declarations, "", *parts, "", *g.metadata, ""])
 
 
 __all__ = [
