@@ -82,9 +82,16 @@ def test_transposed_and_strided_operands(dtype):
     for m, n, k in [(13, 37, 29), (64, 50, 70)]:
         big_a = rng.standard_normal((2 * m + 1, 3 * k)).astype(dtype)
         big_b = rng.standard_normal((3 * k, 2 * n + 3)).astype(dtype)
+        reversed_a, broadcast_a = big_a[::-1, ::-3][:m], np.broadcast_to(big_a[0, :k], (m, k))
         for a in (big_a[:m, :k], big_a[: 2 * m : 2, ::3], np.asfortranarray(big_a[:m, :k])):
             for b in (big_b[:k, :n], np.asfortranarray(big_b[:k, :n]), big_b[::3, 1::2][:k, :n]):
                 _close(_call(function, a, b), a, b)
+        for a in (reversed_a, broadcast_a):  # (negative and zero strides)
+            _close(
+                _call(function, a, big_b[k - 1 :: -1, ::-2][:, :n]),
+                a,
+                big_b[k - 1 :: -1, ::-2][:, :n],
+            )
         out = np.zeros((m, n + 5), dtype)  # (C with a leading dimension past its width)
         _call(function, big_a[:m, :k], big_b[:k, :n], out[:, :n])
         _close(out[:, :n], big_a[:m, :k], big_b[:k, :n])
@@ -170,7 +177,8 @@ def test_through_jit(dtype):
     v = rng.standard_normal(50).astype(dtype)
 
     def f(a, b, v):
-        return (a @ b, a.T.T[::2] @ b, (a @ b).T @ a, a @ v, b.T @ v, a[:, :8].T @ a[:, :8])
+        products = (a @ b, a.T.T[::2] @ b, a[::-1] @ b[:, ::-1], (a @ b).T @ a)
+        return (*products, a @ v, b.T @ v, v[::-1] @ b, a[:, :8].T @ a[:, :8])
 
     got, want = _all_llvm(f, a, b, v), _numpy_jit(f, a, b, v)
     for g, w in zip(got, want):
