@@ -78,9 +78,9 @@ def _setup() -> dict:
                 bound=set(),
                 llvm=llvm,
                 tm=tm,
+                features=features,
                 target_machine=target_machine,
                 host=f"llvmlite {llvmlite.__version__} {target.triple} {cpu} {features}",
-                features=features,
                 header=f'target triple = "{tm.triple}"\ntarget datalayout = "{tm.target_data}"\n',
             )
     return _state
@@ -100,19 +100,10 @@ def host() -> str:
 def vector_bits() -> int:
     """The width of this CPU's vector registers in bits, from its features (512 with
     AVX-512, 256 with AVX, else SSE's 128)."""
-    features = set(_setup()["features"].split(","))
-    if "+avx512f" in features:
+    host = set(features().split(","))
+    if "+avx512f" in host:
         return 512
-    return 256 if "+avx" in features else 128
-
-
-def add_symbol(name: str, address: int) -> None:
-    """Bind `name` to `address` for the code loaded from now on (a function of ours compiled
-    apart: module.py's vector math)."""
-    state = _setup()
-    with _lock:
-        state["llvm"].add_symbol(name, address)
-        state["bound"].add(name)
+    return 256 if "+avx" in host else 128
 
 
 def header() -> str:
@@ -196,6 +187,20 @@ def _bind_symbols(ir: str) -> None:
             state["bound"].add(prefix + name)
 
 
+def bind_symbol(name: str, address: int) -> None:
+    """Bind symbol `name`, as modules loaded from now on call it, to `address` (the code of
+    another engine: module.py's matrix-product kernels and vector math)."""
+    state = _setup()
+    with _lock:
+        state["llvm"].add_symbol(name, address)
+        state["bound"].add(name)
+
+
+def features() -> str:
+    """The host CPU's features, as LLVM names them ("+avx2,+fma,...")."""
+    return _setup()["features"]
+
+
 def load_object(code: bytes, names: list, ir: str) -> Compiled:
     """The functions `names` of object code `code` (compiled from module `ir`), loaded into
     an engine of their own."""
@@ -219,4 +224,13 @@ def load_object(code: bytes, names: list, ir: str) -> Compiled:
     return compiled
 
 
-__all__ = ["TIMES", "Compiled", "header", "host", "load_object", "optimize_to_object"]
+__all__ = [
+    "TIMES",
+    "Compiled",
+    "bind_symbol",
+    "features",
+    "header",
+    "host",
+    "load_object",
+    "optimize_to_object",
+]

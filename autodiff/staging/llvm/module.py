@@ -8,9 +8,11 @@ the code early, for whoever evicts compiled graphs). A module that fails to comp
 compiled again one segment at a time, and a segment that still fails is left out (the
 caller compiles it with Numba).
 
-The vector math a module calls (mathlib.py's `variant_symbol`s, declared by the translator
-in short loops) is compiled apart, once per process per function and width, kept for the
-process's life (a few functions) and bound by symbol before the module is loaded.
+What a module calls of ours beyond its own functions is compiled apart, once per process,
+in engines never released, their object code kept in the disk cache like a module's, and
+bound by symbol before the module is loaded: the matrix-product kernels (gemm.py), per
+dtype (`kernel_address`), and the vector math the translator maps short loops' calls to
+(mathlib.py's `variant_symbol`s), per function and width.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from __future__ import annotations
 import re
 import threading
 
-from autodiff.staging.llvm import engine, mathlib, objects
+import numpy as np
+
+from autodiff.staging.llvm import engine, gemm, mathlib, objects
 from autodiff.staging.llvm.runtime import segment_function
 from autodiff.staging.llvm.values import LOOP_HINT
 
@@ -27,6 +31,39 @@ _TYPES = {"f64": "double", "f32": "float"}
 _HINT = re.compile(re.escape(LOOP_HINT) + r"(\d+)")
 _variants_lock = threading.Lock()
 _variants: dict = {}  # symbol: the `Compiled` defining it (under _variants_lock)
+
+_lock = threading.Lock()
+_kernels: dict = {}  # dtype -> the Compiled of its product kernel (under _lock)
+
+
+def _object_code(ir: str) -> bytes:
+    """Module `ir`'s object code: from the disk cache, or optimized and compiled (and kept)."""
+    code = objects.load(ir)
+    if code is None:
+        code = engine.optimize_to_object(ir)
+        objects.save(ir, code)
+    return code
+
+
+def kernel_address(dtype) -> int:
+    """The address of gemm.py's product kernel of `dtype` for this host, compiled at the
+    first call in the process and bound to its symbol for the modules that call it."""
+    dtype = np.dtype(dtype)
+    name = gemm.symbol(dtype)
+    with _lock:
+        if dtype not in _kernels:
+            shape = gemm.host_shape(engine.features())
+            ir = gemm.module_ir(dtype, shape, engine.header())
+            compiled = engine.load_object(_object_code(ir), [name], ir)
+            engine.bind_symbol(name, compiled.addresses[name])
+            _kernels[dtype] = compiled
+        return _kernels[dtype].addresses[name]
+
+
+def _bind_kernels(ir: str) -> None:
+    for dtype in (np.float64, np.float32):
+        if f'@"{gemm.symbol(dtype)}"' in ir:
+            kernel_address(dtype)
 
 
 def module_text(translations: list) -> str:
@@ -49,15 +86,6 @@ def module_text(translations: list) -> str:
     return "\n".join(lines)
 
 
-def _object_code(ir: str) -> bytes:
-    """Module `ir`'s object code: from the disk cache, or optimized and compiled (and kept)."""
-    code = objects.load(ir)
-    if code is None:
-        code = engine.optimize_to_object(ir)
-        objects.save(ir, code)
-    return code
-
-
 def _bind_variants(ir: str) -> None:
     """Compile (or load) and bind each vector math function `ir` declares, once per process."""
     for symbol, name, suffix, lanes in set(_VARIANT.findall(ir)):
@@ -66,13 +94,14 @@ def _bind_variants(ir: str) -> None:
                 continue
             text = engine.header() + mathlib.variant_module(name, _TYPES[suffix], int(lanes))
             compiled = engine.load_object(_object_code(text), [symbol], text)
-            engine.add_symbol(symbol, compiled.addresses[symbol])
+            engine.bind_symbol(symbol, compiled.addresses[symbol])
             _variants[symbol] = compiled
 
 
 def _compile(translations: list):
     ir = module_text(translations)
     names = [t.name for t in translations]
+    _bind_kernels(ir)
     _bind_variants(ir)
     code = objects.load(ir)
     if code is not None:
@@ -109,4 +138,4 @@ def compile_segments(translations: list, fastmath: bool = False) -> dict:
     return functions
 
 
-__all__ = ["compile_segments", "module_text"]
+__all__ = ["compile_segments", "kernel_address", "module_text"]

@@ -12,7 +12,7 @@ import ast
 
 import numpy as np
 
-from autodiff.staging.llvm import mathlib
+from autodiff.staging.llvm import gemm, mathlib
 from autodiff.staging.llvm.values import (
     BOOL,
     F64,
@@ -882,8 +882,11 @@ class Expressions:
         b2 = b if len(b.shape) == 2 else b.view((inner, 1), (b.strides[0], 1))
         acc = self.new_array(a.dtype, shape or (1,))
         out2 = acc.view((m, n), c_strides((m, n)))
-        if m * n * inner >= BLAS_MIN_WORK and self.blas:
-            self._gemm(a2, b2, out2)
+        if m * n * inner >= BLAS_MIN_WORK and gemm.suits(m, n, inner):
+            self._kernel(a2, b2, out2)
+        elif m * n * inner >= BLAS_MIN_WORK and self.blas:
+            if not self._gemv(a2, b2, out2):
+                self._gemm(a2, b2, out2)
         else:
             self.fill(out2, self.const(0.0, a.dtype))
 
@@ -911,36 +914,97 @@ class Expressions:
         self.copy(copy, x)
         return copy, "N", max(1, cols)
 
+    def _kernel(self, a: Array, b: Array, out: Array) -> None:
+        """out = a @ b by gemm.py's kernel (operands of any strides, read in place; its
+        packing buffer in the call's storage), bound to its symbol by module.py."""
+        f = self.f
+        (m, k), n = a.shape, b.shape[1]
+        name = gemm.symbol(a.dtype)
+        f.declare(
+            name,
+            f'declare void @"{name}"(i64, i64, i64, ptr, i64, i64, ptr, i64, i64, ptr, i64, '
+            "ptr) nounwind",
+        )
+        work = f.storage(np.uint8, (gemm.workspace_bytes(m, n, k, a.dtype),))
+        args = [
+            ("i64", m),
+            ("i64", n),
+            ("i64", k),
+            ("ptr", a.ptr),
+            ("i64", a.strides[0]),
+            ("i64", a.strides[1]),
+            ("ptr", b.ptr),
+            ("i64", b.strides[0]),
+            ("i64", b.strides[1]),
+            ("ptr", out.ptr),
+            ("i64", out.strides[0]),
+            ("ptr", work),
+        ]
+        f.emit(f'call void @"{name}"({", ".join(f"{t} {v}" for t, v in args)})')
+
+    def _gemv(self, a: Array, b: Array, out: Array) -> bool:
+        """out = a @ b by BLAS's gemv when a or b is a single vector (its gemm would copy the
+        matrix into panels for the one column), in its column-major terms: False when it is
+        not such a product, or the vector's stride is not positive."""
+        (m, k), n = a.shape, b.shape[1]
+        if n == 1 and b.strides[0] > 0:
+            matrix, vector, stride, rows = a, b, b.strides[0], m
+        elif m == 1 and a.strides[1] > 0:  # (out^T = b^T a^T)
+            matrix, vector, stride, rows = b.view((n, k), b.strides[::-1]), a, a.strides[1], n
+        else:
+            return False
+        matrix, trans, ld = self._blas_operand(matrix)
+        # (row-major `matrix` (rows x k) is the column-major k x rows matrix: transposed)
+        flag, dims = ("T", (k, rows)) if trans == "N" else ("N", (rows, k))
+        t = ir_type(a.dtype)
+        values = [("i8", ord(flag)), ("i64", dims[0]), ("i64", dims[1])]
+        values += [(t, float_constant(1.0, a.dtype)), ("i64", ld), ("i64", stride)]
+        values += [(t, float_constant(0.0, a.dtype)), ("i64", 1)]
+        flag, d0, d1, alpha, lda, inc, beta, one = self._cells(values)
+        args = [flag, d0, d1, alpha, matrix.ptr, lda, vector.ptr, inc, beta, out.ptr, one]
+        self._blas_call("dgemv" if t == "double" else "sgemv", args)
+        return True
+
+    def _cells(self, values: list) -> list:
+        """Pointers to new stack cells holding `values` ((type, value) pairs): BLAS's
+        Fortran interface takes every argument by reference."""
+        cells = []
+        for kind, value in values:
+            cell = self.f.new("c")
+            self.f.entry.append(f"  {cell} = alloca {kind}")
+            self.f.emit(f"store {kind} {value}, ptr {cell}")
+            cells.append(cell)
+        return cells
+
+    def _blas_call(self, function: str, args: list) -> None:
+        name = BLAS_PREFIX + function
+        self.f.declare(name, f'declare void @"{name}"({", ".join(["ptr"] * len(args))}) nounwind')
+        self.f.emit(f'call void @"{name}"({", ".join("ptr " + x for x in args)})')
+
     def _gemm(self, a: Array, b: Array, out: Array) -> None:
         """out = a @ b by BLAS's gemm (NumPy's OpenBLAS: its Fortran interface with 64-bit
         integers, bound to `BLAS_PREFIX` symbols by engine.py)."""
-        f = self.f
         (m, k), n = a.shape, b.shape[1]
         a, trans_a, lda = self._blas_operand(a)
         b, trans_b, ldb = self._blas_operand(b)
         t = ir_type(a.dtype)
-        name = BLAS_PREFIX + ("dgemm" if t == "double" else "sgemm")
-        f.declare(name, f'declare void @"{name}"({", ".join(["ptr"] * 13)}) nounwind')
-        cells = []
-        for kind, value in (
-            ("i8", ord(trans_b)),
-            ("i8", ord(trans_a)),
-            ("i64", n),
-            ("i64", m),
-            ("i64", k),
-            (t, float_constant(1.0, a.dtype)),
-            ("i64", ldb),
-            ("i64", lda),
-            (t, float_constant(0.0, a.dtype)),
-            ("i64", n),
-        ):
-            cell = f.new("c")
-            f.entry.append(f"  {cell} = alloca {kind}")
-            f.emit(f"store {kind} {value}, ptr {cell}")
-            cells.append(cell)
+        cells = self._cells(
+            [
+                ("i8", ord(trans_b)),
+                ("i8", ord(trans_a)),
+                ("i64", n),
+                ("i64", m),
+                ("i64", k),
+                (t, float_constant(1.0, a.dtype)),
+                ("i64", ldb),
+                ("i64", lda),
+                (t, float_constant(0.0, a.dtype)),
+                ("i64", n),
+            ]
+        )
         tb, ta, nn, mm, kk, alpha, lb, la, beta, lc = cells
         args = [tb, ta, nn, mm, kk, alpha, b.ptr, lb, a.ptr, la, beta, out.ptr, lc]
-        f.emit(f'call void @"{name}"({", ".join("ptr " + x for x in args)})')
+        self._blas_call("dgemm" if t == "double" else "sgemm", args)
 
 
 _DTYPE_NAMES = frozenset(
