@@ -188,3 +188,28 @@ def test_through_jit(dtype):
     got, want = _all_llvm(loss, a, b), _numpy_jit(loss, a, b)
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=TOLERANCE[dtype] * 10, atol=TOLERANCE[dtype] * 10)
+
+
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_blas_until_the_kernel_is_there(dtype):
+    """A module reads the kernel's slot at each product: null (the kernel still compiling
+    in the background) it calls BLAS, set it calls the kernel; the same values either way."""
+    rng = np.random.default_rng(5)
+    a = rng.standard_normal((40, 50)).astype(dtype)
+    b = rng.standard_normal((50, 60)).astype(dtype)
+    address = module.kernel_address(dtype)
+    jitted = ad.jit(lambda a, b: (a @ b, a[::-1] @ b.T.T), backend="numba")
+    with_kernel = jitted(a, b)
+    slot = module._slots[np.dtype(dtype)]
+    assert slot.value == address
+    slot.value = None
+    try:
+        with_blas = jitted(a, b)
+    finally:
+        slot.value = module.kernel_address(dtype)
+    want = _numpy_jit(lambda a, b: (a @ b, a[::-1] @ b), a, b)
+    for kernel, blas, w in zip(with_kernel, with_blas, want):
+        np.testing.assert_allclose(
+            kernel, w, rtol=TOLERANCE[dtype] * 10, atol=TOLERANCE[dtype] * 10
+        )
+        np.testing.assert_allclose(blas, w, rtol=TOLERANCE[dtype] * 10, atol=TOLERANCE[dtype] * 10)

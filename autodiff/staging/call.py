@@ -42,6 +42,7 @@ from autodiff.reverse.graph import ReverseTrace
 from autodiff.staging.executor import compile_graph, interpret_graph
 from autodiff.staging.ir import Graph, eval_graph, sub_graphs
 from autodiff.staging.numba.executor import (  # (Numba, llvmlite: at a first call)
+    answered_once,
     compile_numba,
     kind_of,
     llvm_enabled,
@@ -253,6 +254,7 @@ def _verified(graph: Graph, outs) -> None:
 def _swap_in(graph: Graph, run: Callable) -> None:
     graph.compiled = run
     _resident.add(graph)
+    answered_once()
 
 
 class _FirstCall:

@@ -71,6 +71,13 @@ def symbol(dtype) -> str:
     return GEMM_PREFIX + ("f64" if np.dtype(dtype) == np.float64 else "f32")
 
 
+def slot_symbol(dtype) -> str:
+    """The name of the pointer to the kernel of `dtype` that modules read before calling it
+    (null until it is compiled: module.py compiles it in the background, and a module calls
+    NumPy's BLAS meanwhile)."""
+    return symbol(dtype) + ".slot"
+
+
 # Products up to this many multiply-adds use the kernel: beyond, NumPy's BLAS, which runs
 # them in several threads (the kernel runs in the caller's one).
 KERNEL_MAX_WORK = 1 << 30

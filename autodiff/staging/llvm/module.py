@@ -17,6 +17,8 @@ dtype (`kernel_address`), and the vector math the translator maps short loops' c
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import re
 import threading
 
@@ -34,6 +36,8 @@ _variants: dict = {}  # symbol: the `Compiled` defining it (under _variants_lock
 
 _lock = threading.Lock()
 _kernels: dict = {}  # dtype -> the Compiled of its product kernel (under _lock)
+_slots: dict = {}  # dtype -> its kernel's slot (`_slot`), kept for the process's life
+_wanted: dict = {}  # dtype -> started: kernels modules call through their slots, not compiled
 
 
 def _object_code(ir: str) -> bytes:
@@ -46,24 +50,69 @@ def _object_code(ir: str) -> bytes:
 
 
 def kernel_address(dtype) -> int:
-    """The address of gemm.py's product kernel of `dtype` for this host, compiled at the
-    first call in the process and bound to its symbol for the modules that call it."""
+    """The address of gemm.py's product kernel of `dtype` for this host, compiled (or loaded
+    from the disk cache) at the first call in the process, bound to its symbol for the
+    modules that call it and written into its slot for those that read it there."""
     dtype = np.dtype(dtype)
     name = gemm.symbol(dtype)
     with _lock:
         if dtype not in _kernels:
-            shape = gemm.host_shape(engine.features())
-            ir = gemm.module_ir(dtype, shape, engine.header())
+            ir = _kernel_ir(dtype)
             compiled = engine.load_object(_object_code(ir), [name], ir)
             engine.bind_symbol(name, compiled.addresses[name])
             _kernels[dtype] = compiled
+            _slot(dtype).value = compiled.addresses[name]
         return _kernels[dtype].addresses[name]
 
 
+def _kernel_ir(dtype) -> str:
+    return gemm.module_ir(dtype, gemm.host_shape(engine.features()), engine.header())
+
+
+def _slot(dtype) -> ctypes.c_void_p:
+    """The kernel's slot (under _lock): a pointer of this process, null until the kernel is
+    compiled, bound to `gemm.slot_symbol(dtype)`."""
+    if dtype not in _slots:
+        cell = ctypes.c_void_p(None)
+        engine.bind_symbol(gemm.slot_symbol(dtype), ctypes.addressof(cell))
+        _slots[dtype] = cell
+    return _slots[dtype]
+
+
 def _bind_kernels(ir: str) -> None:
-    for dtype in (np.float64, np.float32):
+    """Make ready the kernels module `ir` calls: by symbol, compiled now; through a slot,
+    loaded now from the disk cache, or else left to `compile_wanted_kernels` while the module
+    calls BLAS (a graph's first call in a process does not wait a kernel's ~0.2 s)."""
+    for dtype in (np.dtype(np.float64), np.dtype(np.float32)):
         if f'@"{gemm.symbol(dtype)}"' in ir:
             kernel_address(dtype)
+        if f'@"{gemm.slot_symbol(dtype)}"' not in ir:
+            continue
+        with _lock:
+            _slot(dtype)
+            if dtype in _kernels or dtype in _wanted:
+                continue
+            cached = objects.load(_kernel_ir(dtype)) is not None
+            if not cached:
+                _wanted[dtype] = False
+        if cached:
+            kernel_address(dtype)
+
+
+def compile_wanted_kernels() -> None:
+    """Compile in a background thread the kernels loaded modules want and do not have yet
+    (their slots null): called once a compiled graph has answered its first call, so that
+    the compile does not share the CPU with that call."""
+    with _lock:
+        dtypes = [dtype for dtype, started in _wanted.items() if not started]
+        _wanted.update(dict.fromkeys(dtypes, True))
+    for dtype in dtypes:
+        threading.Thread(target=_compile_kernel, args=(dtype,), daemon=True).start()
+
+
+def _compile_kernel(dtype) -> None:
+    with contextlib.suppress(Exception):  # (the slot stays null: the modules call BLAS)
+        kernel_address(dtype)
 
 
 def module_text(translations: list) -> str:
@@ -138,4 +187,4 @@ def compile_segments(translations: list, fastmath: bool = False) -> dict:
     return functions
 
 
-__all__ = ["compile_segments", "kernel_address", "module_text"]
+__all__ = ["compile_segments", "compile_wanted_kernels", "kernel_address", "module_text"]

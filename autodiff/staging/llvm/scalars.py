@@ -883,7 +883,10 @@ class Expressions:
         acc = self.new_array(a.dtype, shape or (1,))
         out2 = acc.view((m, n), c_strides((m, n)))
         if m * n * inner >= BLAS_MIN_WORK and gemm.suits(m, n, inner):
-            self._kernel(a2, b2, out2)
+            if self.blas:
+                self._kernel_or_blas(a2, b2, out2)
+            else:
+                self._kernel(a2, b2, out2)
         elif m * n * inner >= BLAS_MIN_WORK and self.blas:
             if not self._gemv(a2, b2, out2):
                 self._gemm(a2, b2, out2)
@@ -914,17 +917,38 @@ class Expressions:
         self.copy(copy, x)
         return copy, "N", max(1, cols)
 
-    def _kernel(self, a: Array, b: Array, out: Array) -> None:
+    def _kernel_or_blas(self, a: Array, b: Array, out: Array) -> None:
+        """out = a @ b by gemm.py's kernel once the process has it (its slot, a pointer
+        module.py sets when the kernel is compiled, is not null), by BLAS until then: a
+        first compile in a process is not made to wait for the kernel's."""
+        f = self.f
+        slot = gemm.slot_symbol(a.dtype)
+        f.declare(slot, f'@"{slot}" = external global ptr')
+        pointer = f.value(f'load atomic ptr, ptr @"{slot}" monotonic, align 8')
+        ready = f.value(f"icmp ne ptr {pointer}, null")
+        kernel, blas, done = f.label("kernel"), f.label("blas"), f.label("multiplied")
+        f.branch(f"br i1 {ready}, label %{kernel}, label %{blas}")
+        f.start(kernel)
+        self._kernel(a, b, out, pointer)
+        f.branch(f"br label %{done}")
+        f.start(blas)
+        if not self._gemv(a, b, out):
+            self._gemm(a, b, out)
+        f.start(done)
+
+    def _kernel(self, a: Array, b: Array, out: Array, pointer: str | None = None) -> None:
         """out = a @ b by gemm.py's kernel (operands of any strides, read in place; its
-        packing buffer in the call's storage), bound to its symbol by module.py."""
+        packing buffer in the call's storage): through `pointer`, or the symbol module.py
+        binds."""
         f = self.f
         (m, k), n = a.shape, b.shape[1]
         name = gemm.symbol(a.dtype)
-        f.declare(
-            name,
-            f'declare void @"{name}"(i64, i64, i64, ptr, i64, i64, ptr, i64, i64, ptr, i64, '
-            "ptr) nounwind",
-        )
+        if pointer is None:
+            f.declare(
+                name,
+                f'declare void @"{name}"(i64, i64, i64, ptr, i64, i64, ptr, i64, i64, ptr, '
+                "i64, ptr) nounwind",
+            )
         work = f.storage(np.uint8, (gemm.workspace_bytes(m, n, k, a.dtype),))
         args = [
             ("i64", m),
@@ -940,7 +964,8 @@ class Expressions:
             ("i64", out.strides[0]),
             ("ptr", work),
         ]
-        f.emit(f'call void @"{name}"({", ".join(f"{t} {v}" for t, v in args)})')
+        callee = pointer or f'@"{name}"'
+        f.emit(f"call void {callee}({', '.join(f'{t} {v}' for t, v in args)})")
 
     def _gemv(self, a: Array, b: Array, out: Array) -> bool:
         """out = a @ b by BLAS's gemv when a or b is a single vector (its gemm would copy the

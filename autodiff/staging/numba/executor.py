@@ -303,6 +303,12 @@ def _compile_llvm(
     return compiled
 
 
+def answered_once() -> None:
+    """A compiled graph has answered its first call: what its code wants and may have later
+    (gemm.py's kernels, `module.compile_wanted_kernels`) compiles in the background now."""
+    llvm_module.compile_wanted_kernels()
+
+
 class _FirstCall:
     """The driver's first call: Numba compiles (or loads) its segments then (LLVM's are
     compiled already); a failure falls back to the NumPy executor. Later calls go to the
@@ -571,6 +577,7 @@ __all__ = [
     "OPTIONS",
     "SIMD_MIN_SIZE",
     "TRANSCENDENTAL",
+    "answered_once",
     "compile_numba",
     "kind_of",
     "llvm_enabled",
