@@ -200,7 +200,7 @@ def test_blas_until_the_kernel_is_there(dtype):
     address = module.kernel_address(dtype)
     jitted = ad.jit(lambda a, b: (a @ b, a[::-1] @ b.T.T), backend="numba")
     with_kernel = jitted(a, b)
-    slot = module._slots[np.dtype(dtype)]
+    slot = module._slots[gemm.slot_symbol(dtype)]
     assert slot.value == address
     slot.value = None
     try:

@@ -632,21 +632,34 @@ done:
 
 def vector_mapping(name: str, ty: str, lanes: int, scalar: str) -> tuple[list, str]:
     """(module lines as (symbol, text) pairs, call attribute) that let the loop vectorizer
-    replace a call of `scalar` (a C library function computing `name` on `ty`) by
-    `variant_symbol(name, ty, lanes)`: LLVM 20 maps such calls to masked vector functions
-    only, so the lines define one that ignores its mask (the function has no side effects:
-    an idle lane's value is computed and dropped) and declare the variant it calls."""
+    replace a call of `scalar` (a C library function computing `name` on `ty`) by the vector
+    version `variant_symbol(name, ty, lanes)`. LLVM 20 maps such calls to masked vector
+    functions only: the lines define one that ignores its mask (the function has no side
+    effects: an idle lane's value is computed and dropped) and calls the vector version
+    through its slot (`variant_symbol(...) + ".slot"`, a pointer module.py sets once the
+    version is compiled), or `scalar` on each lane while the slot is null."""
     vector, mask = f"<{lanes} x {ty}>", f"<{lanes} x i1>"
-    variant = variant_symbol(name, ty, lanes)
+    slot = variant_symbol(name, ty, lanes) + ".slot"
     masked = f"ad.masked.{name}.{_FORMATS[ty].suffix}.v{lanes}"
-    lines = [
-        (variant, f'declare {vector} @"{variant}"({vector}) nounwind willreturn memory(none)'),
-        (
-            masked,
-            f'define weak_odr {vector} @"{masked}"({vector} %x, {mask} %m) nounwind {{\n'
-            f'  %y = call {vector} @"{variant}"({vector} %x)\n  ret {vector} %y\n}}',
-        ),
+    body = [
+        f'define weak_odr {vector} @"{masked}"({vector} %x, {mask} %m) nounwind {{',
+        "entry:",
+        f'  %f = load atomic ptr, ptr @"{slot}" monotonic, align 8',
+        "  %ready = icmp ne ptr %f, null",
+        "  br i1 %ready, label %vector, label %lanes",
+        "vector:",
+        f"  %y = call {vector} %f({vector} %x)",
+        f"  ret {vector} %y",
+        "lanes:",
     ]
+    previous = "poison"
+    for i in range(lanes):
+        body.append(f"  %x{i} = extractelement {vector} %x, i64 {i}")
+        body.append(f'  %y{i} = call {ty} @"{scalar}"({ty} %x{i})')
+        body.append(f"  %v{i} = insertelement {vector} {previous}, {ty} %y{i}, i64 {i}")
+        previous = f"%v{i}"
+    body += [f"  ret {vector} {previous}", "}"]
+    lines = [(slot, f'@"{slot}" = external global ptr'), (masked, "\n".join(body))]
     return lines, f' "vector-function-abi-variant"="_ZGV_LLVM_M{lanes}v_{scalar}({masked})"'
 
 

@@ -28,16 +28,16 @@ from autodiff.staging.llvm import engine, gemm, mathlib, objects
 from autodiff.staging.llvm.runtime import segment_function
 from autodiff.staging.llvm.values import LOOP_HINT
 
-_VARIANT = re.compile(r'@"(' + re.escape(mathlib.VARIANT_PREFIX) + r'(\w+)\.(f64|f32)\.v(\d+))"')
+_VARIANT = re.compile(
+    r'@"(' + re.escape(mathlib.VARIANT_PREFIX) + r'(\w+)\.(f64|f32)\.v(\d+))\.slot"'
+)
 _TYPES = {"f64": "double", "f32": "float"}
 _HINT = re.compile(re.escape(LOOP_HINT) + r"(\d+)")
-_variants_lock = threading.Lock()
-_variants: dict = {}  # symbol: the `Compiled` defining it (under _variants_lock)
 
 _lock = threading.Lock()
-_kernels: dict = {}  # dtype -> the Compiled of its product kernel (under _lock)
-_slots: dict = {}  # dtype -> its kernel's slot (`_slot`), kept for the process's life
-_wanted: dict = {}  # dtype -> started: kernels modules call through their slots, not compiled
+_code: dict = {}  # symbol -> the Compiled defining it: kernels, vector math (under _lock)
+_slots: dict = {}  # slot symbol -> its pointer (`_slot`), kept for the process's life
+_wanted: dict = {}  # slot symbol -> [function symbol, its module's IR, started]
 
 
 def _object_code(ir: str) -> bytes:
@@ -49,70 +49,88 @@ def _object_code(ir: str) -> bytes:
     return code
 
 
-def kernel_address(dtype) -> int:
-    """The address of gemm.py's product kernel of `dtype` for this host, compiled (or loaded
-    from the disk cache) at the first call in the process, bound to its symbol for the
-    modules that call it and written into its slot for those that read it there."""
-    dtype = np.dtype(dtype)
-    name = gemm.symbol(dtype)
+def _define(symbol: str, ir: str) -> int:
+    """The address of function `symbol` of module `ir`, compiled (or loaded from the disk
+    cache) once per process, bound to its symbol and written into its slot if it has one."""
     with _lock:
-        if dtype not in _kernels:
-            ir = _kernel_ir(dtype)
-            compiled = engine.load_object(_object_code(ir), [name], ir)
-            engine.bind_symbol(name, compiled.addresses[name])
-            _kernels[dtype] = compiled
-            _slot(dtype).value = compiled.addresses[name]
-        return _kernels[dtype].addresses[name]
+        if symbol not in _code:
+            compiled = engine.load_object(_object_code(ir), [symbol], ir)
+            engine.bind_symbol(symbol, compiled.addresses[symbol])
+            _code[symbol] = compiled
+            _slot(symbol + ".slot").value = compiled.addresses[symbol]
+        return _code[symbol].addresses[symbol]
 
 
-def _kernel_ir(dtype) -> str:
-    return gemm.module_ir(dtype, gemm.host_shape(engine.features()), engine.header())
-
-
-def _slot(dtype) -> ctypes.c_void_p:
-    """The kernel's slot (under _lock): a pointer of this process, null until the kernel is
-    compiled, bound to `gemm.slot_symbol(dtype)`."""
-    if dtype not in _slots:
+def _slot(name: str) -> ctypes.c_void_p:
+    """The slot `name` (under _lock): a pointer of this process, bound to that symbol, null
+    until the function it is the slot of is compiled."""
+    if name not in _slots:
         cell = ctypes.c_void_p(None)
-        engine.bind_symbol(gemm.slot_symbol(dtype), ctypes.addressof(cell))
-        _slots[dtype] = cell
-    return _slots[dtype]
+        engine.bind_symbol(name, ctypes.addressof(cell))
+        _slots[name] = cell
+    return _slots[name]
 
 
-def _bind_kernels(ir: str) -> None:
-    """Make ready the kernels module `ir` calls: by symbol, compiled now; through a slot,
-    loaded now from the disk cache, or else left to `compile_wanted_kernels` while the module
-    calls BLAS (a graph's first call in a process does not wait a kernel's ~0.2 s)."""
+def kernel_address(dtype) -> int:
+    """The address of gemm.py's product kernel of `dtype` for this host (see `_define`)."""
+    dtype = np.dtype(dtype)
+    header = engine.header()
+    return _define(
+        gemm.symbol(dtype), gemm.module_ir(dtype, gemm.host_shape(engine.features()), header)
+    )
+
+
+def _calls(ir: str) -> list:
+    """(function symbol, its module's IR, called through a slot) for each function of ours
+    module `ir` calls: gemm.py's kernels, mathlib.py's vector math."""
+    found = []
     for dtype in (np.dtype(np.float64), np.dtype(np.float32)):
-        if f'@"{gemm.symbol(dtype)}"' in ir:
-            kernel_address(dtype)
-        if f'@"{gemm.slot_symbol(dtype)}"' not in ir:
+        name = gemm.symbol(dtype)
+        direct, slotted = f'@"{name}"' in ir, f'@"{gemm.slot_symbol(dtype)}"' in ir
+        if direct or slotted:
+            shape = gemm.host_shape(engine.features())
+            found.append((name, gemm.module_ir(dtype, shape, engine.header()), not direct))
+    for name, function, suffix, lanes in set(_VARIANT.findall(ir)):
+        text = mathlib.variant_module(function, _TYPES[suffix], int(lanes))
+        found.append((name, engine.header() + text, True))
+    return found
+
+
+def _bind(ir: str) -> None:
+    """Make ready what module `ir` calls of ours: called by symbol, compiled now; through a
+    slot, loaded now from the disk cache, or else left to `compile_wanted` (until then the
+    module calls BLAS, or libm on each lane: a first call does not wait ~0.02-0.2 s for a
+    compile that pays off over many calls)."""
+    for symbol, text, slotted in _calls(ir):
+        if not slotted:
+            _define(symbol, text)
             continue
         with _lock:
-            _slot(dtype)
-            if dtype in _kernels or dtype in _wanted:
+            _slot(symbol + ".slot")
+            if symbol in _code or symbol + ".slot" in _wanted:
                 continue
-            cached = objects.load(_kernel_ir(dtype)) is not None
-            if not cached:
-                _wanted[dtype] = False
-        if cached:
-            kernel_address(dtype)
+            if objects.load(text) is None:
+                _wanted[symbol + ".slot"] = [symbol, text, False]
+                continue
+        _define(symbol, text)
 
 
-def compile_wanted_kernels() -> None:
-    """Compile in a background thread the kernels loaded modules want and do not have yet
-    (their slots null): called once a compiled graph has answered its first call, so that
-    the compile does not share the CPU with that call."""
+def compile_wanted() -> None:
+    """Compile in a background thread what loaded modules call through slots still null:
+    called once a compiled graph has answered its first call, so that the compile does not
+    share the CPU with that call."""
     with _lock:
-        dtypes = [dtype for dtype, started in _wanted.items() if not started]
-        _wanted.update(dict.fromkeys(dtypes, True))
-    for dtype in dtypes:
-        threading.Thread(target=_compile_kernel, args=(dtype,), daemon=True).start()
+        wanted = [entry for entry in _wanted.values() if not entry[2]]
+        for entry in wanted:
+            entry[2] = True
+    if wanted:
+        threading.Thread(target=_define_all, args=(wanted,), daemon=True).start()
 
 
-def _compile_kernel(dtype) -> None:
-    with contextlib.suppress(Exception):  # (the slot stays null: the modules call BLAS)
-        kernel_address(dtype)
+def _define_all(wanted: list) -> None:
+    for symbol, text, _ in wanted:
+        with contextlib.suppress(Exception):  # (the slot stays null: the fallback stays)
+            _define(symbol, text)
 
 
 def module_text(translations: list) -> str:
@@ -135,23 +153,10 @@ def module_text(translations: list) -> str:
     return "\n".join(lines)
 
 
-def _bind_variants(ir: str) -> None:
-    """Compile (or load) and bind each vector math function `ir` declares, once per process."""
-    for symbol, name, suffix, lanes in set(_VARIANT.findall(ir)):
-        with _variants_lock:
-            if symbol in _variants:
-                continue
-            text = engine.header() + mathlib.variant_module(name, _TYPES[suffix], int(lanes))
-            compiled = engine.load_object(_object_code(text), [symbol], text)
-            engine.bind_symbol(symbol, compiled.addresses[symbol])
-            _variants[symbol] = compiled
-
-
 def _compile(translations: list):
     ir = module_text(translations)
     names = [t.name for t in translations]
-    _bind_kernels(ir)
-    _bind_variants(ir)
+    _bind(ir)
     code = objects.load(ir)
     if code is not None:
         try:
@@ -187,4 +192,4 @@ def compile_segments(translations: list, fastmath: bool = False) -> dict:
     return functions
 
 
-__all__ = ["compile_segments", "compile_wanted_kernels", "kernel_address", "module_text"]
+__all__ = ["compile_segments", "compile_wanted", "kernel_address", "module_text"]

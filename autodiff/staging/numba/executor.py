@@ -304,9 +304,10 @@ def _compile_llvm(
 
 
 def answered_once() -> None:
-    """A compiled graph has answered its first call: what its code wants and may have later
-    (gemm.py's kernels, `module.compile_wanted_kernels`) compiles in the background now."""
-    llvm_module.compile_wanted_kernels()
+    """A compiled graph has answered its first call: what its code calls through slots and
+    does not have yet (gemm.py's kernels, vector math: `module.compile_wanted`) compiles in
+    the background now."""
+    llvm_module.compile_wanted()
 
 
 class _FirstCall:
