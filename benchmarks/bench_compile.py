@@ -94,7 +94,7 @@ class Settings:
     steady_seconds: float  # how long each steady-state loop runs (first call included)
     steady_min_loop: float  # seconds each timed loop lasts at least, once calibrated
     calls: int  # calls of the `slowest` loop
-    reference_calls: int  # calls of the NumPy executor timed for its median
+    reference_calls: int  # calls of the NumPy executor timed (its median, its slowest)
     ode_steps: int  # RK4 steps of the `ode200` section
     ode_budget: float  # seconds the `ode200` process may take
     address_space: int  # bytes of address space the `ode200` process may take
@@ -112,7 +112,7 @@ class Settings:
             steady_seconds=0.3 if quick else 4.0,
             steady_min_loop=0.02 if quick else 0.2,
             calls=args.calls,
-            reference_calls=500 if quick else 2000,
+            reference_calls=500 if quick else 20_000,
             ode_steps=args.ode200_steps or (5 if quick else 200),
             ode_budget=args.ode200_timeout or (60.0 if quick else 600.0),
             address_space=int(args.address_space * GIB),
@@ -269,12 +269,17 @@ def child_slowest(calls: int, reference_calls: int) -> dict:
         reference(x)
         reference_times.append(time.perf_counter() - start)
     slowest = int(np.argmax(times))
+    switch = changes[-1][0] - 2 if len(changes) > 1 else calls  # (index of the first compiled)
     return {
         "slowest": float(times[slowest]),
         "slowest_call": slowest + 2,
+        "slowest_before": float(times[:switch].max()) if switch > 0 else 0.0,
+        "slowest_after": float(times[switch:].max()) if switch < calls else 0.0,
         "p999": float(np.percentile(times, 99.9)),
         "median": float(np.median(times)),
         "numpy_median": statistics.median(reference_times),
+        "numpy_slowest": max(reference_times),
+        "numpy_p999": float(np.percentile(reference_times, 99.9)),
         "changes": changes,
         "graph": graph_report(graph),
     }
@@ -710,9 +715,16 @@ def slowest_table(cell: dict, calls: int) -> str:
     changes = ", ".join(f"call {n}: {kind}" for n, kind in r["changes"])
     rows = [
         ["slowest call", format_time(r["slowest"]), f"call {r['slowest_call']}"],
+        ["slowest before the switch (compiling)", format_time(r["slowest_before"]), ""],
+        ["slowest after the switch", format_time(r["slowest_after"]), ""],
         ["99.9th percentile", format_time(r["p999"]), ""],
         ["median call", format_time(r["median"]), ""],
         ["NumPy executor's median call", format_time(r["numpy_median"]), ""],
+        [
+            "NumPy executor alone: slowest, 99.9th (the machine's noise)",
+            format_time(r["numpy_slowest"]),
+            format_time(r["numpy_p999"]),
+        ],
         [
             "slowest / NumPy median",
             f"{r['slowest'] / r['numpy_median']:.1f}x",
@@ -807,9 +819,14 @@ def _selected(text: str | None, known, what: str) -> list[str]:
 def run_sections(sections: list[str], args: argparse.Namespace, settings: Settings) -> dict:
     """Every selected section's measurements, in order."""
     extra = ["ode"] if args.ode else []
-    first = _selected(args.workloads, [*FIRST_WORKLOADS, *extra], "workload")
-    steady = [w for w in STEADY_TARGETS if w != "ode"] + extra
-    steady = _selected(args.workloads, steady, "workload")
+    first_known = [*FIRST_WORKLOADS, *extra]
+    steady_known = [w for w in STEADY_TARGETS if w != "ode"] + extra
+    # (--workloads names those of the sections run: a name only one section knows is
+    # measured there and skipped by the other)
+    both = [*first_known, *(w for w in steady_known if w not in first_known)]
+    chosen = _selected(args.workloads, both, "workload")
+    first = [w for w in chosen if w in first_known] if args.workloads else first_known
+    steady = [w for w in chosen if w in steady_known] if args.workloads else steady_known
     results: dict = {}
     with tempfile.TemporaryDirectory(prefix="bench-compile-") as root:
         for section in sections:

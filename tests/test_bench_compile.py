@@ -59,12 +59,17 @@ def test_tables_print_every_outcome():
     slowest = _ok(
         slowest=0.02,
         slowest_call=9,
+        slowest_before=0.02,
+        slowest_after=3e-4,
         p999=0.001,
         median=1e-4,
         numpy_median=1e-4,
+        numpy_slowest=0.005,
+        numpy_p999=2e-4,
         changes=[[1, "tiered: numpy"], [9, "numba"]],
     )
-    assert "200.0x" in bc.slowest_table(slowest, 100)
+    table = bc.slowest_table(slowest, 100)
+    assert "200.0x" in table and "5 ms" in table and "300 us" in table
     settings = bc.Settings.of(bc.parse(["--quick"]))
     fell_back = _ok(outcome="fell back", seconds=3.0, warnings=["UserWarning: budget"], graph=GRAPH)
     assert "fell back" in bc.ode200_table(fell_back, settings)
