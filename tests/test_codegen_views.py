@@ -190,6 +190,30 @@ def test_concatenations_of_mixed_parts():
     check(f, X, Y, rtol=1e-15)
 
 
+def test_loops_store_into_concatenations():
+    def f(x, y):
+        a = anp.concatenate([(x * y).reshape(-1), (x - y).reshape(48), y[0] * 2.0])
+        b = anp.concatenate([x[:, :2] * 2.0, y[:, 1:2] + 1.0, x[:, 3:] - y[:, 3:]], axis=1)
+        return a, b
+
+    source = check(f, X, Y, loops=5)  # (a loop per part's shape, none for the whole)
+    assert " if " not in source, source  # (no choice between parts: each loop stores its own)
+
+
+def test_concatenation_parts_read_elsewhere_or_repeated():
+    def f(x, y, s):
+        p = x * y
+        q = (x + 1.0).reshape(-1)
+        return (
+            anp.concatenate([p, p], axis=0),
+            anp.concatenate([p, y], axis=1) * p.sum(),
+            anp.concatenate([q, (s * 2.0).reshape(1)]),
+            anp.concatenate([q.astype(np.float32), V[:3].astype(np.float32) * 2]),
+        )
+
+    check(f, X, Y, np.float64(1.5), rtol=1e-15)
+
+
 def test_concatenation_of_many_parts_is_an_array():
     parts = lambda x: [x[k : k + 1] for k in range(6)]
     check(lambda x: anp.concatenate(parts(x), axis=0) * 2.0 + 1.0, X)

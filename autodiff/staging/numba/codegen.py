@@ -188,6 +188,68 @@ def _uses(items: list, roots: dict) -> dict:
     return used
 
 
+def _producers(items: list) -> dict:
+    """The item computing each variable."""
+    producer: dict = {}
+    for item in items:
+        for v in item.vars if type(item) is _Group else item.outputs:
+            producer[v] = item
+    return producer
+
+
+def _sink_chain(part, reader, producer: dict, used: dict, live_out: set) -> list | None:
+    """The reshapes (last first) from a value a loop computes to `part`, each read only by
+    the next (the last by `reader`, the concatenation's loop); None when there is none."""
+    chain: list = []
+    v = part
+    while True:
+        item = producer.get(v)
+        if item is None or v in live_out or used.get(v) != {id(reader)}:
+            return None
+        if type(item) is _Group:
+            return chain if v.aval.ndim > 0 else None
+        if item.prim.name != "reshape" or type(item.inputs[0]) is not Var:
+            return None
+        index = [f"i{k}" for k in range(item.inputs[0].aval.ndim)]
+        if reshape_access(v.aval.shape, item.inputs[0].aval.shape, index) is None:
+            return None  # (an index splitting axes: a division)
+        chain.append(item)
+        reader, v = item, item.inputs[0]
+
+
+def _sinks(items: list, used: dict, live_out: set) -> tuple[dict, set]:
+    """Concatenations whose parts are computed by loops that can store each part straight
+    into the concatenation's array (through reshapes merging axes): {the value a loop
+    computes: (the concatenation, its reshapes to the part, the part's first position along
+    the axis)}, and the ids of the items that then write nothing (the concatenation's loop,
+    the reshapes)."""
+    producer = _producers(items)
+    sinks: dict = {}
+    dropped: set = set()
+    for item in items:
+        if type(item) is not _Group or len(item.members) != 1:
+            continue
+        eqn = item.members[0]
+        if eqn.prim.name != "concatenate" or len(set(eqn.inputs)) != len(eqn.inputs):
+            continue
+        axis = eqn.params["axis"] % eqn.outputs[0].aval.ndim
+        found, start = {}, 0
+        for part in eqn.inputs:
+            chain = None
+            if _is_var(part) and part.aval.dtype == eqn.outputs[0].aval.dtype:
+                chain = _sink_chain(part, item, producer, used, live_out)
+            if chain is None:
+                break
+            head = chain[-1].inputs[0] if chain else part
+            found[head] = (eqn, chain, start)
+            start += part.aval.shape[axis]
+        else:
+            sinks.update(found)
+            dropped.add(id(item))
+            dropped.update(id(r) for _, chain, _ in found.values() for r in chain)
+    return sinks, dropped
+
+
 class Writer:
     """Writes the body of a generated function: lines at an indentation, and the name (or
     scalar expression) each variable has in the code."""
@@ -210,6 +272,9 @@ class Writer:
         # Inputs that are constants zero but on one diagonal band of one value (the basis of
         # a Jacobian or Hessian, sliced), read as that formula: {var: Band}.
         self.bands: dict = {}
+        # Values a loop stores into the array of the concatenation reading them: {value:
+        # (concatenation, reshapes between them, first position along the axis)}.
+        self.sinks: dict = {}
         # Values read in place (views.py): their readers, and their equations.
         self.views: dict = {}
         self.view_eqns: dict = {}
@@ -235,7 +300,11 @@ class Writer:
         roots = views_roots(views, equations)
         items = plan(equations, kinds, roots)
         used = _uses(items, roots)
+        sinks, dropped = _sinks(items, used, live_out)
+        self.sinks.update(sinks)
         for item in items:
+            if id(item) in dropped:
+                continue
             if type(item) is _Group:
                 outside = {
                     v
@@ -284,16 +353,38 @@ class Writer:
 
     def _group_arrays(self, group: _Group, outside: set) -> None:
         """The arrays for the values of a loop group read outside its loop."""
-        shape = group.shape
         for eqn in group.members:
             for v in eqn.outputs:
-                if v in outside and shape:
-                    self.env[v] = self.names.new("a")
-                    if self._top_level() and v.aval.size >= self.buffer_min:
-                        self.buffers.append(v)
-                    else:
-                        dtype = dtype_name(v.aval.dtype)
-                        self.line(f"{self.env[v]} = np.empty({shape!r}, {dtype})")
+                if v in self.sinks:
+                    whole = self.sinks[v][0].outputs[0]  # (the concatenation's array)
+                    if whole not in self.env:
+                        self._array(whole)
+                elif v in outside and group.shape:
+                    self._array(v)
+
+    def _array(self, v) -> None:
+        """A new array for variable `v` (a parameter when the caller allocates it)."""
+        self.env[v] = self.names.new("a")
+        if self._top_level() and v.aval.size >= self.buffer_min:
+            self.buffers.append(v)
+        else:
+            dtype = dtype_name(v.aval.dtype)
+            self.line(f"{self.env[v]} = np.empty({v.aval.shape!r}, {dtype})")
+
+    def _store(self, v, index: list) -> str:
+        """Where the element of `v` at loop index `index` is stored."""
+        if v not in self.sinks:
+            return f"{self.env[v]}[{', '.join(index)}]"
+        concatenation, chain, start = self.sinks[v]
+        index = list(index)
+        for reshape in reversed(chain):
+            index = reshape_access(reshape.outputs[0].aval.shape, v.aval.shape, index)
+            v = reshape.outputs[0]
+        axis = concatenation.params["axis"] % len(index)
+        if start:
+            index[axis] = f"{start} + {paren(index[axis])}"
+        out = concatenation.outputs[0]
+        return f"{self.env[out]}[{', '.join(index)}]"
 
     def _group_body(self, group: _Group, outside: set, index: list, accumulators: dict) -> None:
         """The body of a loop group's loop nest: each member's scalar expression, stored where
@@ -312,7 +403,7 @@ class Writer:
                 if v not in outside:
                     continue
                 if group.shape:
-                    self.line(f"{self.env[v]}[{', '.join(index)}] = {t}")
+                    self.line(f"{self._store(v, index)} = {t}")
                 else:
                     self.env[v] = t
 
