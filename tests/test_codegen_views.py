@@ -214,6 +214,16 @@ def test_concatenation_parts_read_elsewhere_or_repeated():
     check(f, X, Y, np.float64(1.5), rtol=1e-15)
 
 
+def test_nested_concatenations_stay_small():
+    def f(v):
+        for _ in range(12):  # (each level reads the last twice: 4096 reads if all in place)
+            v = anp.concatenate([v[:3], v])[2:]
+        return v * 2.0
+
+    source = check(f, V)
+    assert len(source) < 20000, len(source)
+
+
 def test_concatenation_of_many_parts_is_an_array():
     parts = lambda x: [x[k : k + 1] for k in range(6)]
     check(lambda x: anp.concatenate(parts(x), axis=0) * 2.0 + 1.0, X)

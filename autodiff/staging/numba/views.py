@@ -30,6 +30,9 @@ VIEWS = frozenset(
 # A concatenation or stack of more parts is read through this many selects at every read of
 # it (and every read of what reads it in place): past it, one array is cheaper.
 MAX_PARTS = 4
+# A value read in place whose expression would read arrays at more positions than this (a
+# concatenation of concatenations doubles them at each level) keeps its array.
+MAX_READS = 8
 
 
 def paren(expr: str) -> str:
@@ -104,17 +107,31 @@ def viewable(eqn, kind: str) -> bool:
         return False
     if name in ("concatenate", "stack") and len(eqn.inputs) > MAX_PARTS:
         return False
+    if name == "broadcast_to" and eqn.inputs[0].aval.shape == eqn.outputs[0].aval.shape:
+        return False  # (a copy: its loop reads its operand as a scalar of the same loop)
     return all(type(x) is Var for x in eqn.inputs)
+
+
+def _reads(equations: list, kinds: list) -> dict:
+    """For each viewable value, how many array positions reading it in place reads (at most:
+    as if every viewable value it reads were read in place too)."""
+    reads: dict = {}
+    for eqn, kind in zip(equations, kinds):
+        if eqn.outputs and viewable(eqn, kind):
+            reads[eqn.outputs[0]] = sum(reads.get(x, 1) for x in eqn.inputs)
+    return reads
 
 
 def in_place(equations: list, kinds: list, live_out: set) -> dict:
     """The equations read in place, by output variable: viewable ones whose every reader is
-    a loop (or is read in place itself), and whose value does not leave."""
+    a loop (or is read in place itself), whose value does not leave, and whose expression
+    stays small (`MAX_READS`)."""
     arrays = set(live_out)  # values read whole
     views: dict = {}
+    reads = _reads(equations, kinds)
     for eqn, kind in zip(reversed(equations), reversed(kinds)):
         out = eqn.outputs[0] if eqn.outputs else None
-        if out is not None and out not in arrays and viewable(eqn, kind):
+        if out in reads and out not in arrays and reads[out] <= MAX_READS:
             views[out] = eqn
         elif kind == "statement":
             arrays.update(x for x in eqn.inputs if type(x) is Var)
@@ -193,6 +210,7 @@ def _shifted(i: str, offset: int) -> str:
 
 __all__ = [
     "MAX_PARTS",
+    "MAX_READS",
     "VIEWS",
     "in_place",
     "paren",
