@@ -15,10 +15,12 @@ two steps:
    at the composed index, so they join groups as if they read those operands.
 2. **Writing.** A group becomes one loop nest over its shape: one scalar statement per
    member, a store for each value needed outside the loop (into an array allocated just
-   before it), an update per accumulator. Shape-() values are scalars throughout: a group
-   of shape () is straight-line scalar code. Statements write array code: matmul through
-   BLAS (`np.dot`), reshape, and control flow, whose sub-graphs are written inline by the
-   same two steps (loops of `scan`/`fori_loop`, `while`, branches of `cond`).
+   before it; or, for the parts of a concatenation that only it reads, straight into the
+   concatenation's array, whose own loop is then not written), an update per accumulator.
+   Shape-() values are scalars throughout: a group of shape () is straight-line scalar
+   code. Statements write array code: matmul through BLAS (`np.dot`), reshape, and control
+   flow, whose sub-graphs are written inline by the same two steps (loops of
+   `scan`/`fori_loop`, `while`, branches of `cond`).
 
 The graph walk is a loop over equations; sub-graphs of control flow are written by a
 nested writer (the nesting of the user's program, not of the graph).
