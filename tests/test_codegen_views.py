@@ -284,3 +284,45 @@ def test_brusselator_sparse_jacobian():
         np.testing.assert_array_equal(sparse, dense)
         numpy = ad.sparse_jacobian(f, backend="numpy")(y).toarray()
         np.testing.assert_array_equal(sparse, numpy)
+
+
+# ---- random chains ----
+
+
+def _random_movement(rng, x):
+    """One random data movement of `x` (2-D or 1-D), staying non-empty."""
+    rows = x.shape[0]
+    choice = rng.integers(7)
+    if choice == 0:
+        start = int(rng.integers(rows - 1))
+        step = int(rng.choice([1, 2, -1, -2]))
+        return x[start:] if step > 0 else x[::step]
+    if choice == 1:
+        return anp.roll(x, int(rng.integers(-5, 6)), int(rng.integers(x.ndim)))
+    if choice == 2:
+        return anp.flip(x, int(rng.integers(x.ndim)))
+    if choice == 3:
+        return anp.concatenate([x[1:], x[:1] * 2.0], axis=0)
+    if choice == 4 and x.ndim == 2:
+        return x.T * 1.0
+    if choice == 5 and x.ndim == 2:
+        return x.reshape(-1)[::-1].reshape(x.shape)
+    return x + 1.0
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_random_chains_of_movement(seed):
+    rng = np.random.default_rng(seed)
+    moves = [int(s) for s in rng.integers(1 << 30, size=5)]
+
+    def f(x):
+        y = x * 0.5
+        for s in moves:
+            moved = _random_movement(np.random.default_rng(s), y)
+            y = moved + x[:1, : moved.shape[-1]]
+        return y, anp.sum(y, axis=0)
+
+    want = ad.jit(f, backend="numpy")(X)
+    got, graph = _compiled(f, X, llvm=True)
+    _same(got[:1], want[:1], 0.0)
+    _same(got[1:], want[1:], 1e-15)
