@@ -9,13 +9,18 @@ two steps:
    that group at the same index (fused: a scalar local, no memory) or available before
    the group starts (a whole array, read at any position). A reduction joins the group
    that computes its input, as an accumulator. Anything else is a *statement*. A group is
-   written where it was opened, whole: what its members read was there before it.
+   written where it was opened, whole: what its members read was there before it. Data
+   movement whose readers are all loops (slices, rolls, reshapes splitting axes, small
+   concatenations: views.py) is no item at all: its readers read its operands in place,
+   at the composed index, so they join groups as if they read those operands.
 2. **Writing.** A group becomes one loop nest over its shape: one scalar statement per
    member, a store for each value needed outside the loop (into an array allocated just
-   before it), an update per accumulator. Shape-() values are scalars throughout: a group
-   of shape () is straight-line scalar code. Statements write array code: matmul through
-   BLAS (`np.dot`), reshape, and control flow, whose sub-graphs are written inline by the
-   same two steps (loops of `scan`/`fori_loop`, `while`, branches of `cond`).
+   before it; or, for the parts of a concatenation that only it reads, straight into the
+   concatenation's array, whose own loop is then not written), an update per accumulator.
+   Shape-() values are scalars throughout: a group of shape () is straight-line scalar
+   code. Statements write array code: matmul through BLAS (`np.dot`), reshape, and control
+   flow, whose sub-graphs are written inline by the same two steps (loops of
+   `scan`/`fori_loop`, `while`, branches of `cond`).
 
 The graph walk is a loop over equations; sub-graphs of control flow are written by a
 nested writer (the nesting of the user's program, not of the graph).
@@ -38,6 +43,16 @@ from autodiff.staging.numba.lower import (
     literal_operand,
     lowering_of,
     reduction_axes,
+)
+from autodiff.staging.numba.views import (
+    in_place,
+    paren,
+    reshape_access,
+    roll_access,
+    roll_parts,
+)
+from autodiff.staging.numba.views import (
+    roots as views_roots,
 )
 
 # How many of the most recent loop groups an equation may join (bounds planning on long
@@ -96,16 +111,24 @@ def _is_var(x) -> bool:
     return type(x) is Var
 
 
-def _joinable(group: _Group, eqn, kind: str, shape: tuple, seq_of: dict) -> bool:
+def _whole(group: _Group, x, seq_of: dict) -> bool:
+    """Is `x` a whole array before `group` starts?"""
+    return x not in group.reduced and x not in group.vars and seq_of.get(x, -1) < group.seq
+
+
+def _joinable(group: _Group, eqn, kind: str, shape: tuple, seq_of: dict, roots: dict) -> bool:
     if group.shape != shape:
         return False
     identity = kind == "reduction" or ELEMENTWISE[eqn.prim.name].identity_operands
     for x in eqn.inputs:
         if not _is_var(x):
             continue
-        if x in group.reduced:
+        if x in roots:  # (read in place: what it reads, at other positions)
+            if not all(_whole(group, r, seq_of) for r in roots[x]):
+                return False
+        elif x in group.reduced:
             return False
-        if x in group.vars:
+        elif x in group.vars:
             if not identity:
                 return False
         elif seq_of.get(x, -1) >= group.seq:
@@ -113,27 +136,36 @@ def _joinable(group: _Group, eqn, kind: str, shape: tuple, seq_of: dict) -> bool
     return True
 
 
-def plan(equations: list, kinds: list) -> list:
-    """The items to write, in order: `_Group`s and statement equations."""
+def _choose(groups: list, eqn, kind: str, shape: tuple, seq_of: dict, roots: dict):
+    """The loop group `eqn` joins (one computing an operand first), or None."""
+    chosen = None
+    producers = {x for x in eqn.inputs if _is_var(x)}
+    for group in reversed(groups[-_GROUP_WINDOW:]):
+        if _joinable(group, eqn, kind, shape, seq_of, roots):
+            if producers & group.vars:
+                return group
+            if chosen is None:
+                chosen = group
+    return chosen
+
+
+def plan(equations: list, kinds: list, roots: dict | None = None) -> list:
+    """The items to write, in order: `_Group`s and statement equations. The equations whose
+    outputs `roots` holds are read in place (views.py): no item of their own."""
+    roots = roots or {}
     items: list = []
     groups: list = []
     seq_of: dict = {}
     for eqn, kind in zip(equations, kinds):
+        if eqn.outputs and eqn.outputs[0] in roots:
+            continue
         if kind == "statement":
             for v in eqn.outputs:
                 seq_of[v] = len(items)
             items.append(eqn)
             continue
         shape = eqn.inputs[0].aval.shape if kind == "reduction" else eqn.outputs[0].aval.shape
-        chosen = None
-        producers = {x for x in eqn.inputs if _is_var(x)}
-        for group in reversed(groups[-_GROUP_WINDOW:]):
-            if _joinable(group, eqn, kind, shape, seq_of):
-                if producers & group.vars:
-                    chosen = group
-                    break
-                if chosen is None:
-                    chosen = group
+        chosen = _choose(groups, eqn, kind, shape, seq_of, roots)
         if chosen is None:
             chosen = _Group(shape, len(items))
             items.append(chosen)
@@ -145,16 +177,79 @@ def plan(equations: list, kinds: list) -> list:
     return items
 
 
-def _uses(items: list) -> dict:
-    """For each variable, the items that read it."""
+def _uses(items: list, roots: dict) -> dict:
+    """For each variable, the items that read it (through values read in place too)."""
     used: dict = {}
     for item in items:
         eqns = item.members if type(item) is _Group else [item]
         for eqn in eqns:
             for x in eqn.inputs:
                 if _is_var(x):
-                    used.setdefault(x, set()).add(id(item))
+                    for r in roots.get(x, (x,)):
+                        used.setdefault(r, set()).add(id(item))
     return used
+
+
+def _producers(items: list) -> dict:
+    """The item computing each variable."""
+    producer: dict = {}
+    for item in items:
+        for v in item.vars if type(item) is _Group else item.outputs:
+            producer[v] = item
+    return producer
+
+
+def _sink_chain(part, reader, producer: dict, used: dict, live_out: set) -> list | None:
+    """The reshapes (last first) from a value a loop computes to `part`, each read only by
+    the next (the last by `reader`, the concatenation's loop); None when there is none."""
+    chain: list = []
+    v = part
+    while True:
+        item = producer.get(v)
+        if item is None or v in live_out or used.get(v) != {id(reader)}:
+            return None
+        if type(item) is _Group:
+            return chain if v.aval.ndim > 0 else None
+        if item.prim.name != "reshape" or type(item.inputs[0]) is not Var:
+            return None
+        index = [f"i{k}" for k in range(item.inputs[0].aval.ndim)]
+        if reshape_access(v.aval.shape, item.inputs[0].aval.shape, index) is None:
+            return None  # (an index splitting axes: a division)
+        chain.append(item)
+        reader, v = item, item.inputs[0]
+
+
+def _sinks(items: list, used: dict, live_out: set) -> tuple[dict, set]:
+    """Concatenations whose parts are computed by loops that can store each part straight
+    into the concatenation's array (through reshapes merging axes): {the value a loop
+    computes: (the concatenation, its reshapes to the part, the part's first position along
+    the axis)}, and the ids of the items that then write nothing (the concatenation's loop,
+    the reshapes)."""
+    producer = _producers(items)
+    sinks: dict = {}
+    dropped: set = set()
+    for item in items:
+        if type(item) is not _Group or len(item.members) != 1:
+            continue
+        eqn = item.members[0]
+        if eqn.prim.name != "concatenate" or len(set(eqn.inputs)) != len(eqn.inputs):
+            continue
+        axis = eqn.params["axis"] % eqn.outputs[0].aval.ndim
+        found, start = {}, 0
+        for part in eqn.inputs:
+            chain = None
+            if _is_var(part) and part.aval.dtype == eqn.outputs[0].aval.dtype:
+                chain = _sink_chain(part, item, producer, used, live_out)
+            if chain is None:
+                break
+            head = chain[-1].inputs[0] if chain else part
+            found[head] = (eqn, chain, start)
+            start += part.aval.shape[axis]
+        else:
+            sinks.update(found)
+            dropped.add(id(item))
+            dropped.update(id(r) for _, chain, _ in found.values() for r in chain)
+    return sinks, dropped
 
 
 class Writer:
@@ -179,6 +274,12 @@ class Writer:
         # Inputs that are constants zero but on one diagonal band of one value (the basis of
         # a Jacobian or Hessian, sliced), read as that formula: {var: Band}.
         self.bands: dict = {}
+        # Values a loop stores into the array of the concatenation reading them: {value:
+        # (concatenation, reshapes between them, first position along the axis)}.
+        self.sinks: dict = {}
+        # Values read in place (views.py): their readers, and their equations.
+        self.views: dict = {}
+        self.view_eqns: dict = {}
 
     def line(self, text: str) -> None:
         self.lines.append(self.indent + text)
@@ -194,9 +295,18 @@ class Writer:
         kinds = [
             "statement" if _is_view(eqn) else lowering_of(eqn, self.statements) for eqn in equations
         ]
-        items = plan(equations, kinds)
-        used = _uses(items)
+        views = in_place(equations, kinds, live_out)
+        for v, eqn in views.items():
+            self.views[v] = self._view_reader(eqn)
+            self.view_eqns[v] = eqn
+        roots = views_roots(views, equations)
+        items = plan(equations, kinds, roots)
+        used = _uses(items, roots)
+        sinks, dropped = _sinks(items, used, live_out)
+        self.sinks.update(sinks)
         for item in items:
+            if id(item) in dropped:
+                continue
             if type(item) is _Group:
                 outside = {
                     v
@@ -213,6 +323,8 @@ class Writer:
     def _operand(self, x, scalars: dict) -> Operand:
         if type(x) is Literal:
             return literal_operand(x)
+        if x in self.views:
+            return Operand(x.aval, self.views[x])
         if x in scalars:
             name = scalars[x]
             return Operand(x.aval, lambda index: name)
@@ -243,16 +355,38 @@ class Writer:
 
     def _group_arrays(self, group: _Group, outside: set) -> None:
         """The arrays for the values of a loop group read outside its loop."""
-        shape = group.shape
         for eqn in group.members:
             for v in eqn.outputs:
-                if v in outside and shape:
-                    self.env[v] = self.names.new("a")
-                    if self._top_level() and v.aval.size >= self.buffer_min:
-                        self.buffers.append(v)
-                    else:
-                        dtype = dtype_name(v.aval.dtype)
-                        self.line(f"{self.env[v]} = np.empty({shape!r}, {dtype})")
+                if v in self.sinks:
+                    whole = self.sinks[v][0].outputs[0]  # (the concatenation's array)
+                    if whole not in self.env:
+                        self._array(whole)
+                elif v in outside and group.shape:
+                    self._array(v)
+
+    def _array(self, v) -> None:
+        """A new array for variable `v` (a parameter when the caller allocates it)."""
+        self.env[v] = self.names.new("a")
+        if self._top_level() and v.aval.size >= self.buffer_min:
+            self.buffers.append(v)
+        else:
+            dtype = dtype_name(v.aval.dtype)
+            self.line(f"{self.env[v]} = np.empty({v.aval.shape!r}, {dtype})")
+
+    def _store(self, v, index: list) -> str:
+        """Where the element of `v` at loop index `index` is stored."""
+        if v not in self.sinks:
+            return f"{self.env[v]}[{', '.join(index)}]"
+        concatenation, chain, start = self.sinks[v]
+        index = list(index)
+        for reshape in reversed(chain):
+            index = reshape_access(reshape.outputs[0].aval.shape, v.aval.shape, index)
+            v = reshape.outputs[0]
+        axis = concatenation.params["axis"] % len(index)
+        if start:
+            index[axis] = f"{start} + {paren(index[axis])}"
+        out = concatenation.outputs[0]
+        return f"{self.env[out]}[{', '.join(index)}]"
 
     def _group_body(self, group: _Group, outside: set, index: list, accumulators: dict) -> None:
         """The body of a loop group's loop nest: each member's scalar expression, stored where
@@ -263,7 +397,7 @@ class Writer:
             if eqn in accumulators:
                 self._accumulate(eqn, operands[0], accumulators[eqn], index)
                 continue
-            exprs = ELEMENTWISE[eqn.prim.name].expressions(eqn, operands, index)
+            exprs = self._expressions(eqn, operands, index)
             for v, expr in zip(eqn.outputs, exprs):
                 t = self.names.new("t")
                 self.line(f"{t} = {expr}")
@@ -271,9 +405,33 @@ class Writer:
                 if v not in outside:
                     continue
                 if group.shape:
-                    self.line(f"{self.env[v]}[{', '.join(index)}] = {t}")
+                    self.line(f"{self._store(v, index)} = {t}")
                 else:
                     self.env[v] = t
+
+    def _expressions(self, eqn, operands: list, index: list) -> list:
+        """An equation's elements at the loop index (its rule's; a roll's reads one value)."""
+        roll = roll_parts(eqn, self.view_eqns)
+        if roll is not None:
+            source, axis, pieces = roll
+            read = list(index)
+            read[axis] = roll_access(pieces, index[axis])
+            value = self._operand(source, {}).read(read)
+            return [cast(value, source.aval.dtype, eqn.outputs[0].aval.dtype)]
+        if eqn.prim.name == "reshape":
+            shapes = (eqn.inputs[0].aval.shape, eqn.outputs[0].aval.shape)
+            return [operands[0].read(reshape_access(*shapes, index))]
+        return ELEMENTWISE[eqn.prim.name].expressions(eqn, operands, index)
+
+    def _view_reader(self, eqn):
+        """The reader of a value read in place: its operands (whole arrays, or read in place
+        themselves) at the position its equation reads for an index."""
+
+        def read(index: list) -> str:
+            operands = [self._operand(x, {}) for x in eqn.inputs]
+            return self._expressions(eqn, operands, [paren(i) for i in index])[0]
+
+        return read
 
     def _accumulator(self, eqn) -> tuple:
         out = eqn.outputs[0].aval

@@ -393,7 +393,7 @@ def basic_index(index) -> bool:
     return True
 
 
-def _expanded(index: tuple, ndim: int) -> list:
+def expanded(index: tuple, ndim: int) -> list:
     """`index` with its Ellipsis written out as full slices (and missing trailing axes)."""
     used = sum(1 for p in index if p is not None and p is not Ellipsis)
     out: list = []
@@ -418,7 +418,7 @@ def getitem_access(shape: tuple, index: tuple, out_index: list) -> list:
     read: list = []
     k = 0  # the output axis
     axis = 0  # the input axis
-    for part in _expanded(index, len(shape)):
+    for part in expanded(index, len(shape)):
         if part is None:
             k += 1
         elif type(part) is slice:
@@ -551,7 +551,7 @@ def scatter_condition(shape: tuple, index: tuple, out_index: list) -> tuple[str,
     conds: list = []
     read: list = []
     axis = 0
-    for part in _expanded(index, len(shape)):
+    for part in expanded(index, len(shape)):
         if part is None:
             read.append("0")
         elif type(part) is slice:
@@ -698,6 +698,7 @@ __all__ = [
     "cast",
     "define_ufuncs",
     "dtype_name",
+    "expanded",
     "literal",
     "literal_operand",
     "lowering_of",
