@@ -248,6 +248,30 @@ def test_a_graph_that_translates_never_imports_numba_and_its_code_is_cached(tmp_
     assert any(name.startswith("llvm_") for name in os.listdir(tmp_path / "autodiff-jit"))
 
 
+TIERED_CHILD = """
+import sys, numpy as np, autodiff as ad, autodiff.numpy as anp
+from autodiff.staging.call import wait_for_tier_up
+
+def chain(x):  # (big enough to compile in the background)
+    for _ in range(60):
+        x = anp.sin(x) * 1.01 + 0.1 * x
+    return anp.sum(x)
+
+f = ad.jit(ad.grad(chain))
+x = np.linspace(-1.0, 1.0, 9)
+for _ in range(200):
+    f(x)
+    wait_for_tier_up(30.0)
+graph = f.graph(x)
+assert graph.compiled.llvm_segments >= 1 and type(graph.compiled).__name__ == "function"
+print("numba" in sys.modules)
+"""
+
+
+def test_a_background_compile_that_translates_never_imports_numba(tmp_path):
+    assert _child(TIERED_CHILD, NUMBA_CACHE_DIR=str(tmp_path)) == "False"
+
+
 def test_a_damaged_cache_file_is_compiled_again(tmp_path):
     _child(CHILD, NUMBA_CACHE_DIR=str(tmp_path))
     for name in os.listdir(tmp_path / "autodiff-jit"):

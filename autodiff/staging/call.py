@@ -398,7 +398,7 @@ def _ignore_performance_hints() -> None:
     """Numba's performance hints about generated code, ignored. (`catch_warnings` would
     save and restore the process's filters from this thread, undoing what the caller's
     thread does meanwhile; this adds one filter for one category.)"""
-    numba = _import_numba()
+    numba = _import_numba() if numba_loaded() else None  # (not imported for this)
     if numba is not None:
         warnings.filterwarnings("ignore", category=numba.core.errors.NumbaPerformanceWarning)
 
