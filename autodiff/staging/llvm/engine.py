@@ -2,10 +2,10 @@
 
 `compile_ir(ir, names)` returns a `Compiled`: the machine code of one module (the segments of
 one graph), in an execution engine of its own so that `release()` frees it. The
-optimization pipeline is LLVM's O2 with the loop vectorizer (not SLP's: see `_builder`),
-or a light one for a huge module (`LARGE_MODULE_LINES`), for the host CPU
-(name and features); the object code is kept in a disk cache (`objects.py`) keyed by
-the IR text, so a new process loads it instead of optimizing again.
+optimization pipeline is LLVM's O2 with the loop vectorizer (not SLP's, and no
+interleaving: see `_builder`), or a light one for a huge module (`LARGE_MODULE_LINES`), for
+the host CPU (name and features); the object code is kept in a disk cache (`objects.py`)
+keyed by the IR text, so a new process loads it instead of optimizing again.
 
 llvmlite is imported, and LLVM set up, at the first compile (once per process, under a
 lock): importing autodiff never loads it.
@@ -55,6 +55,14 @@ def _preload_library() -> None:
                 libc.dlopen(os.path.join(directory, name).encode(), os.RTLD_NOW | os.RTLD_LOCAL)
 
 
+def _libm():
+    """The C library's math (by its usual name first: `find_library` runs a subprocess)."""
+    try:
+        return ctypes.CDLL("libm.so.6")
+    except OSError:
+        return ctypes.CDLL(ctypes.util.find_library("m"))
+
+
 def _setup() -> dict:
     with _lock:
         if not _state:
@@ -74,7 +82,7 @@ def _setup() -> dict:
 
             tm = target_machine()
             _state.update(
-                libm=ctypes.CDLL(ctypes.util.find_library("m") or "libm.so.6"),
+                libm=_libm(),
                 bound=set(),
                 llvm=llvm,
                 tm=tm,
@@ -129,6 +137,10 @@ class Compiled:
 def _builder(llvm, tm, level: int):
     pto = llvm.create_pipeline_tuning_options(speed_level=level)
     pto.loop_vectorization = level >= 2
+    # No interleaving of vectorized loops (several vectors per iteration): it made no
+    # workload of the benchmarks faster (elementwise, mlp, chain, per_example, ode_loop,
+    # hessian, hvp, measured) and lengthened every compile.
+    pto.loop_interleaving = False
     # No SLP vectorizer: on some of our modules its output fails an assertion in LLVM 20's
     # instruction selection ("Already set a value for this node!"), which aborts the process.
     pto.slp_vectorization = False
