@@ -51,13 +51,20 @@ def _object_code(ir: str) -> bytes:
 
 def _define(symbol: str, ir: str) -> int:
     """The address of function `symbol` of module `ir`, compiled (or loaded from the disk
-    cache) once per process, bound to its symbol and written into its slot if it has one."""
+    cache) once per process, bound to its symbol and written into its slot if it has one.
+    (Compiled outside the lock: a background compile never holds up another thread's; two
+    threads may both compile it, and the first to finish is kept.)"""
+    with _lock:
+        if symbol in _code:
+            return _code[symbol].addresses[symbol]
+    compiled = engine.load_object(_object_code(ir), [symbol], ir)
     with _lock:
         if symbol not in _code:
-            compiled = engine.load_object(_object_code(ir), [symbol], ir)
             engine.bind_symbol(symbol, compiled.addresses[symbol])
             _code[symbol] = compiled
             _slot(symbol + ".slot").value = compiled.addresses[symbol]
+        else:
+            compiled.release()
         return _code[symbol].addresses[symbol]
 
 

@@ -70,7 +70,8 @@ BUFFER_MIN_SIZE = 1 << 14
 _MOVEMENT = frozenset(
     "getitem transpose reshape broadcast_to copy stop_gradient unstack expand_reduced".split()
 )
-# Written-out constant inputs up to this many elements are checked for one repeated value.
+# Written-out constant inputs up to this many elements are checked for one repeated value
+# (and for a band: below).
 UNIFORM_CHECK_SIZE = 1 << 20
 # Constant inputs of at least this many elements are checked for a diagonal band (_band).
 BAND_MIN_SIZE = 64
@@ -379,7 +380,9 @@ def _band_inputs(graph: Graph, equations: list, inputs: list, uniform: frozenset
     bands = {}
     for x in inputs:
         value = consts.get(x)
-        if x in uniform or type(value) is not ndarray or value.size < BAND_MIN_SIZE:
+        if x in uniform or type(value) is not ndarray:
+            continue
+        if not BAND_MIN_SIZE <= value.size <= UNIFORM_CHECK_SIZE:
             continue
         band = _band(value)
         if band is not None:
