@@ -274,17 +274,14 @@ def test_keyboard_interrupt_cancels_the_tasks(client):
     with pytest.raises(KeyboardInterrupt):
         ad.vmap(slow, executor=client, chunk_size=5, progress=interrupt)(X)
     _wait_no_tasks(client)  # cancelled: nothing left on the scheduler
-    # ... from another thread, while the call waits for its chunks (the timer started once
-    # the first chunk is in: a loaded machine may take longer than the timer to submit them)
-    timer = threading.Timer(0.2, _thread.interrupt_main)
-
-    def first_chunk_in(done, total):
-        if not timer.is_alive() and not timer.finished.is_set():
-            timer.start()
-
+    # ... from another thread, while the call runs: soon after it starts (its chunks sleep
+    # when `slow` is traced, which a worker may do once and reuse: the call lasts a first
+    # chunk's trace, not one sleep per chunk)
+    timer = threading.Timer(0.1, _thread.interrupt_main)
+    timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            ad.jacfwd(slow, executor=client, chunk_size=2, progress=first_chunk_in)(X[0])
+            ad.jacfwd(slow, executor=client, chunk_size=2)(X[0])
     finally:
         timer.cancel()
     _wait_no_tasks(client)
