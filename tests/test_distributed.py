@@ -15,6 +15,7 @@ import concurrent.futures
 import logging
 import multiprocessing
 import os
+import signal
 import subprocess
 import sys
 import threading
@@ -277,6 +278,9 @@ def test_keyboard_interrupt_cancels_the_tasks(client):
     # ... from another thread, while the call runs: soon after it starts (its chunks sleep
     # when `slow` is traced, which a worker may do once and reuse: the call lasts a first
     # chunk's trace, not one sleep per chunk)
+    # (Python's own SIGINT handler for the while, whatever an earlier test's libraries set:
+    # `interrupt_main` raises nothing under another)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.1, _thread.interrupt_main)
     timer.start()
     try:
@@ -284,6 +288,7 @@ def test_keyboard_interrupt_cancels_the_tasks(client):
             ad.jacfwd(slow, executor=client, chunk_size=2)(X[0])
     finally:
         timer.cancel()
+        signal.signal(signal.SIGINT, previous)
     _wait_no_tasks(client)
     # the client is still usable
     assert np.array_equal(ad.vmap(anp.sin, executor=client)(X), np.sin(X))
