@@ -22,8 +22,9 @@ import re
 import threading
 import time
 
+from autodiff.staging.llvm.products import BLAS_PREFIX
 from autodiff.staging.llvm.runtime import blas_address
-from autodiff.staging.llvm.scalars import BLAS_PREFIX, LIBM_PREFIX
+from autodiff.staging.llvm.scalars import LIBM_PREFIX
 
 _lock = threading.Lock()
 _state: dict = {}  # llvmlite, the target machine, the host's name: set up once (under _lock)
