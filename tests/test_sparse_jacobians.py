@@ -391,6 +391,22 @@ def test_second_call_does_not_retrace_or_recolor():
     assert (hess.traces, hess.colorings) == (1, 1)
 
 
+def test_later_calls_equal_the_first_and_the_dense_jacobian():
+    jac = sparse_jacobian(brusselator, sparsity=brusselator_pattern(4))
+    values = sparse_jacobian(brusselator, sparsity=brusselator_pattern(4), output="values")
+    y = brusselator_point(4)
+    for k in range(3):  # (the first call stages; later ones run the compiled graph directly)
+        point = y * (1.0 + k)
+        dense = np.asarray(ad.jacfwd(brusselator)(point))
+        got = jac(point)
+        np.testing.assert_allclose(got.toarray(), dense, rtol=1e-13, atol=1e-13)
+        np.testing.assert_array_equal(values(point), got.data)
+        assert type(got) is type(jac.sparsity(point)) and got.has_canonical_format
+    assert jac.traces == 1 and values.traces == 1
+    checked = sparse_jacobian(brusselator, sparsity=brusselator_pattern(4), check=True)
+    np.testing.assert_array_equal(checked(point).data, got.data)  # (the general path)
+
+
 def test_detected_pattern():
     pytest.importorskip("autodiff.sparse.detect")
     y = brusselator_point(5)

@@ -18,7 +18,6 @@ flattened row-major and concatenated in `tree_flatten` order, columns the leaves
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -33,6 +32,7 @@ from autodiff.reverse.transforms import _fname, check_argnums, check_callable, g
 from autodiff.sparse.coloring import ORDERS, Coloring, color
 from autodiff.sparse.detect import hessian_sparsity, jacobian_sparsity
 from autodiff.staging.api import CACHE_SIZE, _leaf_aval, jit, make_graph
+from autodiff.staging.call import run_graph
 from autodiff.vmap.transform import vmap
 
 MODES = ("auto", "forward", "reverse")
@@ -181,7 +181,17 @@ def _flat_index(coloring: Coloring, kind: str, m: int, n: int) -> np.ndarray:
 class _Plan:
     """One signature's pattern, coloring, seeds and compiled evaluator."""
 
-    __slots__ = ("problem", "kind", "pattern", "coloring", "seeds", "index", "evaluate")
+    __slots__ = (
+        "problem",
+        "kind",
+        "pattern",
+        "coloring",
+        "seeds",
+        "index",
+        "evaluate",
+        "graph",
+        "_dict",
+    )
 
     def __init__(self, problem: _Problem, kind: str, pattern, coloring: Coloring, backend):
         self.problem, self.kind, self.pattern, self.coloring = problem, kind, pattern, coloring
@@ -191,19 +201,35 @@ class _Plan:
         else:
             self.seeds = _split_rows(seeds, problem.in_avals)
         self.index = _flat_index(coloring, kind, problem.m, problem.n).astype(np.intp)
-        nleaves, nseeds = sum(problem.sizes), len(self.seeds)
+        nleaves, index = sum(problem.sizes), self.index
         compressed = _COMPRESSED[kind]
 
-        def evaluate(*flat):
-            leaves, seeds, index = flat[:nleaves], flat[nleaves : nleaves + nseeds], flat[-1]
-            products = compressed(problem, leaves, seeds)
+        def evaluate(*flat):  # (the positions a constant: the compiled gather reads them)
+            products = compressed(problem, flat[:nleaves], flat[nleaves:])
             return anp.take(anp.reshape(products, (-1,)), index)
 
         evaluate.__name__ = f"{problem.name}_compressed"
         self.evaluate = jit(evaluate, backend=backend)
+        # The graph `evaluate` runs for arrays of the signature (once it has run on arrays):
+        # later calls with arrays run it directly, as `jit` would after looking it up.
+        self.graph = None
+        self._dict = pattern.__dict__
 
     def values(self, leaves: list):
-        return self.evaluate(*leaves, *self.seeds, self.index)
+        args = (*leaves, *self.seeds)
+        values = self.evaluate(*args)
+        if self.graph is None and all(type(x) is np.ndarray for x in leaves):
+            self.graph = self.evaluate.graph(*args)
+        return values
+
+    def matrix(self, values: np.ndarray):
+        """The pattern with these values: its index arrays shared, the constructor's checks
+        skipped (the pattern passed them when it was built)."""
+        cls = type(self.pattern)
+        matrix = cls.__new__(cls)
+        matrix.__dict__.update(self._dict)
+        matrix.data = values
+        return matrix
 
 
 class SparseDerivative:
@@ -239,6 +265,12 @@ class SparseDerivative:
         return sum(plan.evaluate.traces for plan in self._plans.values())
 
     def __call__(self, *args):
+        if len(args) == 1 and type(args[0]) is np.ndarray and not self.check:
+            # The commonest call, one array of a known signature: its compiled graph at once.
+            plan = self._plans.get((args[0].shape, args[0].dtype))
+            if plan is not None and plan.graph is not None:
+                values = run_graph(plan.graph, args[0], *plan.seeds)[0]
+                return values if self.output == "values" else plan.matrix(values)
         leaves, plan = self._plan(args)
         values = plan.values(leaves)
         if self.check:
@@ -251,11 +283,7 @@ class SparseDerivative:
                 "vmap or another transform); use output='values' for the values in CSR order "
                 "and .sparsity(*args) for the pattern"
             )
-        # A shallow copy of the pattern shares its index arrays and skips the constructor's
-        # checks, which the pattern passed when it was built.
-        matrix = copy.copy(plan.pattern)
-        matrix.data = values
-        return matrix
+        return plan.matrix(values)
 
     def sparsity(self, *args):
         """The pattern (a boolean `scipy.sparse.csr_array`) at these arguments' signature."""
@@ -266,6 +294,12 @@ class SparseDerivative:
         return self._plan(args)[1].coloring
 
     def _plan(self, args: tuple) -> tuple[list, _Plan]:
+        if len(args) == 1 and type(args[0]) is np.ndarray:
+            key: tuple = (args[0].shape, args[0].dtype)  # (as `__call__` looks it up)
+            plan = self._plans.get(key)
+            if plan is None:
+                plan = self._plans[key] = self._new_plan(args)
+            return list(args), plan
         flat = [tree_flatten(a) for a in args]
         leaves = [x for leaves, _ in flat for x in leaves]
         if all(type(x) is np.ndarray for x in leaves):
@@ -276,11 +310,11 @@ class SparseDerivative:
         plan = self._plans.get(key)
         if plan is None:
             plan = self._plans[key] = self._new_plan(args)
-            if len(self._plans) > CACHE_SIZE:  # (as jit bounds its traces; the oldest goes)
-                del self._plans[next(iter(self._plans))]
         return leaves, plan
 
     def _new_plan(self, args: tuple) -> _Plan:
+        if len(self._plans) >= CACHE_SIZE:  # (as jit bounds its traces; the oldest goes)
+            del self._plans[next(iter(self._plans))]
         nums = check_argnums(self.argnums, len(args), _fname(self.fun))
         problem = _Problem(self.fun, nums, args, self.name, self.kind == "hessian")
         shape = (problem.n, problem.n) if self.kind == "hessian" else (problem.m, problem.n)

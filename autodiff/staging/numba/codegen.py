@@ -17,6 +17,9 @@ two steps:
    member, a store for each value needed outside the loop (into an array allocated just
    before it; or, for the parts of a concatenation that only it reads, straight into the
    concatenation's array, whose own loop is then not written), an update per accumulator.
+   An innermost loop whose body selects on its index (a roll's wrapped read, a pad's
+   guarded one) is split into loops over the ranges where every such select is decided
+   (`split_loop`): their reads become affine in the index, and LLVM vectorizes them.
    Shape-() values are scalars throughout: a group of shape () is straight-line scalar
    code. Statements write array code: matmul through BLAS (`np.dot`), reshape, and control
    flow, whose sub-graphs are written inline by the same two steps (loops of
@@ -27,6 +30,8 @@ nested writer (the nesting of the user's program, not of the graph).
 """
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 
@@ -54,6 +59,11 @@ from autodiff.staging.numba.views import (
 from autodiff.staging.numba.views import (
     roots as views_roots,
 )
+
+# An innermost loop is split where selects on its index change sides (a roll's wrapped
+# reads: `split_loop`) into at most this many loops, of at most this many body lines in all.
+MAX_LOOP_PIECES = 5
+MAX_SPLIT_LINES = 2000
 
 # How many of the most recent loop groups an equation may join (bounds planning on long
 # graphs; a group further back is rarely the right one).
@@ -347,8 +357,11 @@ class Writer:
         for i, n in zip(index, shape):
             self.line(f"for {i} in range({n}):")
             self.indent += "    "
+        first = len(self.lines)
         self._group_body(group, outside, index, accumulators)
         self.indent = outer
+        if shape:
+            self.lines[first - 1 :] = split_loop(self.lines[first - 1 :], index[-1], shape[-1])
         for eqn, (acc, acc_dtype) in accumulators.items():
             out = eqn.outputs[0]
             self.env[out] = self._finish(acc, acc_dtype, out.aval)
@@ -495,6 +508,39 @@ class Writer:
             self.env[var] = value
         self.body(graph.equations, {v for v in graph.out_vars if _is_var(v)})
         return [self.value(x) for x in graph.out_vars]
+
+
+def split_loop(lines: list, i: str, n: int) -> list:
+    """The innermost loop `for i in range(n):` (`lines[0]`, its body after it) split at the
+    positions where a select on `i` changes sides (`x if i < k else y`: a roll's wrapped read;
+    `x if lo <= i < hi else 0`: a pad's guarded read), into loops over ranges where each such
+    select is decided: their reads become affine in `i`, and the middle loop vectorizes.
+    Unchanged without such selects, or past `MAX_LOOP_PIECES` pieces or `MAX_SPLIT_LINES`
+    lines of body copies."""
+    body = lines[1:]
+    below = re.compile(rf"\bif {i} < (\d+) else\b")
+    within = re.compile(rf"\bif (\d+) <= {i} < (\d+) else\b")
+    found = {int(k) for line in body for k in below.findall(line)}
+    found |= {int(k) for line in body for pair in within.findall(line) for k in pair}
+    cuts = sorted(k for k in found if 0 < k < n)
+    if not cuts or len(cuts) >= MAX_LOOP_PIECES or len(body) * len(cuts) > MAX_SPLIT_LINES:
+        return lines
+    out = []
+    for lo, hi in zip([0, *cuts], [*cuts, n]):
+        out.append(lines[0].replace(f"range({n}):", f"range({lo}, {hi}):"))
+        out += [_decided(line, below, within, lo) for line in body]
+    return out
+
+
+def _decided(line: str, below, within, lo: int) -> str:
+    """`line` with the selects `split_loop` cut at decided for the range starting at `lo`
+    (no cut inside the range: each test has one value over all of it)."""
+
+    def truth(value: bool) -> str:
+        return "if True else" if value else "if False else"
+
+    line = below.sub(lambda m: truth(lo < int(m[1])), line)
+    return within.sub(lambda m: truth(int(m[1]) <= lo < int(m[2])), line)
 
 
 def _reversal(eqn) -> bool:

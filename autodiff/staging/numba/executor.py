@@ -15,6 +15,10 @@ calls them in order. The cost model keeps two kinds of work in NumPy on purpose:
 - a run of pure data movement (getitem, transpose, reshape, ...) with nothing to compute:
   NumPy makes views of it for free, a segment would pay a call.
 
+A gather of a vector by constant positions that are all in bounds (a sparse Jacobian's
+decompression) becomes `gather_known`, read by a loop (`known_gathers`), where NumPy would
+check every position at every call.
+
 Shape-() values cross into segments as scalars (`_scalar`) and come out as NumPy scalars
 of their dtype. Each segment's source is compiled by LLVM directly when the translator of
 autodiff/staging/llvm/ handles it (at once, or from its disk cache), else by Numba (at the
@@ -36,8 +40,9 @@ import warnings
 import numpy as np
 from numpy import ndarray
 
-from autodiff.core.primitive import all_primitives
-from autodiff.ops.gather_scatter import getitem_p
+from autodiff.core.abstract import ShapedArray
+from autodiff.core.primitive import Primitive, all_primitives
+from autodiff.ops.gather_scatter import ARG, getitem_p
 from autodiff.staging.executor import compile_graph
 from autodiff.staging.ir import Equation, Graph, Literal, Var
 from autodiff.staging.llvm import engine as llvm_engine
@@ -143,6 +148,55 @@ def split_as_slices(graph: Graph) -> Graph:
     return _replace(graph, equations) if changed else graph
 
 
+# A vector read at the positions a constant lists, every one in bounds (checked once, when
+# the graph compiles: `known_gathers`): a loop reads it (lower.py), where NumPy's indexing
+# checks each position at every call. Only compiled graphs have it.
+gather_known_p = Primitive("gather_known", differentiable=False)
+gather_known_p.impl = lambda x, positions: x[positions]
+
+
+def known_gathers(graph: Graph) -> Graph:
+    """`graph` with each gather of a vector by a constant integer array (an index of the
+    equation, or a constant of the graph) whose positions are all in bounds (none negative)
+    as a `gather_known` equation of the vector and the positions (a constant)."""
+    consts = list(graph.consts)
+    values = dict(consts)
+    equations, changed = [], False
+    for eqn in graph.equations:
+        positions = _known_positions(eqn, values)
+        if positions is None:
+            equations.append(eqn)
+            continue
+        if type(positions) is ndarray:  # (the index itself: a constant of the graph now)
+            var = Var(ShapedArray(positions.shape, positions.dtype))
+            consts.append((var, positions))
+            positions = var
+        equations.append(Equation(gather_known_p, [eqn.inputs[0], positions], eqn.outputs, {}))
+        changed = True
+    return _replace(graph, equations, consts=consts) if changed else graph
+
+
+def _known_positions(eqn, consts: dict):
+    """A gather's positions (a constant's Var, or the index array) when they are known and
+    in bounds; else None."""
+    if eqn.prim is not getitem_p or len(eqn.params["index"]) != 1:
+        return None
+    x, (index,) = eqn.inputs[0], eqn.params["index"]
+    if index is ARG and len(eqn.inputs) == 2:
+        positions, value = eqn.inputs[1], consts.get(eqn.inputs[1])
+    elif type(index) is ndarray and len(eqn.inputs) == 1:
+        positions, value = index, index
+    else:
+        return None
+    if type(x) is not Var or x.aval.ndim != 1:
+        return None
+    if type(value) is not ndarray or value.dtype.kind not in "iu":
+        return None
+    if value.size and not (value.min() >= 0 and value.max() < x.aval.shape[0]):
+        return None
+    return positions
+
+
 def _steps(graph: Graph) -> list:
     """[("numpy", eqn) | ("segment", [eqns])] in order."""
     steps: list = []
@@ -217,7 +271,7 @@ def compile_numba(graph: Graph, fastmath: bool = False):
         [array([0., 2.])]
     """
     _ready()
-    original, graph = graph, split_as_slices(graph)  # (same inputs, outputs: one driver)
+    original, graph = graph, known_gathers(split_as_slices(graph))  # (same inputs, outputs)
     steps = _steps(graph)
     live = _live(graph, steps)
     written, buffers, uniform = {}, {}, {}

@@ -444,6 +444,16 @@ ELEMENTWISE["getitem"] = Elementwise(
 )
 
 
+def _gather_known(eqn, operands, index):
+    """A vector read at the positions of an integer constant, all in bounds (executor.py's
+    `known_gathers` checked them)."""
+    x, positions = operands
+    return [x.read([positions.read(index)])]
+
+
+ELEMENTWISE["gather_known"] = Elementwise(_gather_known, identity_operands=False)
+
+
 def _transpose(eqn, operands, index):
     op = operands[0]
     axes = eqn.params["axes"]

@@ -13,6 +13,10 @@ A value keeps its array when a statement reads it (BLAS, control flow, a reshape
 not an index expression), when it leaves the segment, or when reading it in place would be
 costly (a concatenation of many parts: a chain of selects at every read).
 
+Cheap arithmetic (`RECOMPUTED`) that no loop reads at its own position (only pads, shifted
+slices, rolls and gathers read it) is read in place too: its readers recompute it at the
+positions they read, a few operations instead of a store and a load per element.
+
 `roll` is staged as a split and a concatenate of its two parts: a concatenation whose parts
 are slices of one value along the concatenation's axis reads that value once, at an index
 that wraps around (`roll_access`), instead of choosing between two reads.
@@ -21,7 +25,7 @@ that wraps around (`roll_access`), instead of choosing between two reads.
 from __future__ import annotations
 
 from autodiff.staging.ir import Var
-from autodiff.staging.numba.lower import expanded
+from autodiff.staging.numba.lower import ELEMENTWISE, expanded
 
 # The equations that may be read in place (with their lowering's kind: see `viewable`).
 VIEWS = frozenset(
@@ -33,6 +37,13 @@ MAX_PARTS = 4
 # A value read in place whose expression would read arrays at more positions than this (a
 # concatenation of concatenations doubles them at each level) keeps its array.
 MAX_READS = 8
+# Arithmetic that the loops reading its value at other positions than its own loop's (a pad,
+# a shifted slice, a roll) recompute there, when no loop reads it at its own position: a few
+# operations per read against storing the value and loading it again (a memory-bound
+# Hessian's intermediates). At most this many operations per read (a tree count: the same
+# operand read twice at one position costs LLVM one computation).
+RECOMPUTED = frozenset("add subtract multiply negative".split())
+MAX_RECOMPUTED_OPS = 16
 
 
 def paren(expr: str) -> str:
@@ -122,19 +133,47 @@ def _reads(equations: list, kinds: list) -> dict:
     return reads
 
 
+def _recompute_costs(equations: list, kinds: list) -> dict:
+    """For each value of `RECOMPUTED` arithmetic, how many operations computing it at one
+    position takes (at most: as if every such value it reads were recomputed too)."""
+    costs: dict = {}
+    for eqn, kind in zip(equations, kinds):
+        if kind == "elementwise" and eqn.prim.name in RECOMPUTED and len(eqn.outputs) == 1:
+            costs[eqn.outputs[0]] = 1 + sum(costs.get(x, 0) for x in eqn.inputs)
+    return costs
+
+
+def _stores_parts(eqn) -> bool:
+    """A concatenation written as a loop: the loops computing its parts store them into its
+    array (codegen.py's sinks), better than recomputing them in its loop."""
+    return eqn.prim.name == "concatenate"
+
+
 def in_place(equations: list, kinds: list, live_out: set) -> dict:
     """The equations read in place, by output variable: viewable ones whose every reader is
     a loop (or is read in place itself), whose value does not leave, and whose expression
-    stays small (`MAX_READS`)."""
+    stays small (`MAX_READS`); and `RECOMPUTED` arithmetic that no loop reads at its own
+    position (`MAX_RECOMPUTED_OPS`)."""
     arrays = set(live_out)  # values read whole
+    fused: set = set()  # values loops read at their own position
     views: dict = {}
     reads = _reads(equations, kinds)
+    costs = _recompute_costs(equations, kinds)
     for eqn, kind in zip(reversed(equations), reversed(kinds)):
         out = eqn.outputs[0] if eqn.outputs else None
         if out in reads and out not in arrays and reads[out] <= MAX_READS:
             views[out] = eqn
+        elif out in costs and out not in arrays and out not in fused:
+            if costs[out] <= MAX_RECOMPUTED_OPS:
+                views[out] = eqn
         elif kind == "statement":
             arrays.update(x for x in eqn.inputs if type(x) is Var)
+        elif (
+            kind == "reduction"
+            or _stores_parts(eqn)
+            or ELEMENTWISE[eqn.prim.name].identity_operands
+        ):
+            fused.update(x for x in eqn.inputs if type(x) is Var)
     return views
 
 
