@@ -158,7 +158,8 @@ gather_known_p.impl = lambda x, positions: x[positions]
 def known_gathers(graph: Graph) -> Graph:
     """`graph` with each gather of a vector by a constant integer array (an index of the
     equation, or a constant of the graph) whose positions are all in bounds (none negative)
-    as a `gather_known` equation of the vector and the positions (a constant)."""
+    as a `gather_known` equation of the vector and the positions: a constant, of 32 bits
+    when they fit (half the memory a loop reads)."""
     consts = list(graph.consts)
     values = dict(consts)
     equations, changed = [], False
@@ -167,25 +168,24 @@ def known_gathers(graph: Graph) -> Graph:
         if positions is None:
             equations.append(eqn)
             continue
-        if type(positions) is ndarray:  # (the index itself: a constant of the graph now)
-            var = Var(ShapedArray(positions.shape, positions.dtype))
-            consts.append((var, positions))
-            positions = var
-        equations.append(Equation(gather_known_p, [eqn.inputs[0], positions], eqn.outputs, {}))
+        if positions.dtype.itemsize > 4 and positions.size and positions.max() < 2**31:
+            positions = positions.astype(np.int32)
+        var = Var(ShapedArray(positions.shape, positions.dtype))
+        consts.append((var, positions))
+        equations.append(Equation(gather_known_p, [eqn.inputs[0], var], eqn.outputs, {}))
         changed = True
     return _replace(graph, equations, consts=consts) if changed else graph
 
 
-def _known_positions(eqn, consts: dict):
-    """A gather's positions (a constant's Var, or the index array) when they are known and
-    in bounds; else None."""
+def _known_positions(eqn, consts: dict) -> ndarray | None:
+    """A gather's positions when they are a constant, all in bounds; else None."""
     if eqn.prim is not getitem_p or len(eqn.params["index"]) != 1:
         return None
     x, (index,) = eqn.inputs[0], eqn.params["index"]
     if index is ARG and len(eqn.inputs) == 2:
-        positions, value = eqn.inputs[1], consts.get(eqn.inputs[1])
+        value = consts.get(eqn.inputs[1])
     elif type(index) is ndarray and len(eqn.inputs) == 1:
-        positions, value = index, index
+        value = index
     else:
         return None
     if type(x) is not Var or x.aval.ndim != 1:
@@ -194,7 +194,7 @@ def _known_positions(eqn, consts: dict):
         return None
     if value.size and not (value.min() >= 0 and value.max() < x.aval.shape[0]):
         return None
-    return positions
+    return value
 
 
 def _steps(graph: Graph) -> list:

@@ -40,8 +40,8 @@ MAX_READS = 8
 # Arithmetic that the loops reading its value at other positions than its own loop's (a pad,
 # a shifted slice, a roll) recompute there, when no loop reads it at its own position: a few
 # operations per read against storing the value and loading it again (a memory-bound
-# Hessian's intermediates). At most this many operations per read (a tree count: the same
-# operand read twice at one position costs LLVM one computation).
+# Hessian's intermediates). At most this many operations in all its readers recompute (a
+# tree count: the same operand read twice at one position costs LLVM one computation).
 RECOMPUTED = frozenset("add subtract multiply negative".split())
 MAX_RECOMPUTED_OPS = 16
 
@@ -159,12 +159,16 @@ def in_place(equations: list, kinds: list, live_out: set) -> dict:
     views: dict = {}
     reads = _reads(equations, kinds)
     costs = _recompute_costs(equations, kinds)
+    readers: dict = {}
+    for eqn in equations:
+        for x in eqn.inputs:
+            readers[x] = readers.get(x, 0) + 1
     for eqn, kind in zip(reversed(equations), reversed(kinds)):
         out = eqn.outputs[0] if eqn.outputs else None
         if out in reads and out not in arrays and reads[out] <= MAX_READS:
             views[out] = eqn
         elif out in costs and out not in arrays and out not in fused:
-            if costs[out] <= MAX_RECOMPUTED_OPS:
+            if costs[out] * readers.get(out, 1) <= MAX_RECOMPUTED_OPS:
                 views[out] = eqn
         elif kind == "statement":
             arrays.update(x for x in eqn.inputs if type(x) is Var)
