@@ -55,6 +55,7 @@ from autodiff.ops.index import (
 )
 from autodiff.reverse import grad, linear_transpose, linearize, value_and_grad, vjp
 from autodiff.staging.api import jit, make_graph
+from autodiff.taylor import derivatives, jet
 from autodiff.torch import (
     _aliases,
     _node_names,
@@ -524,6 +525,8 @@ __all__ = [
     "jacfwd",
     "jacrev",
     "jvp",
+    "jet",
+    "derivatives",
     "linear_transpose",
     "linearize",
     "numpy",

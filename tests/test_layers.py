@@ -21,6 +21,7 @@ it may import):
     distributed   chunks as tasks (executor=), Dask arrays  core
     vmap          BatchTrace, vmap                          ops, distributed, ...
     jacobians     jacrev, jacfwd, hessian, hvp              reverse, forward_ad, vmap, ...
+    taylor        JetTrace, jet, derivatives                ops, ...
     sparse        coloring, compressed-matrix recovery      kernels
     custom        custom_jvp, custom_vjp, checkpoint        reverse, forward_ad, vmap, ...
     staging       jit, the Graph IR, passes, executors      reverse, forward_ad, vmap, ...
@@ -98,6 +99,8 @@ LAYERS = {
     "distributed": (["autodiff.distributed"], ["core"]),
     "vmap": (["autodiff.vmap"], ["ops", "distributed"]),
     "jacobians": (["autodiff.jacobians"], ["reverse", "vmap"]),
+    # Taylor mode: JetTrace and its jvp fallback, over the ops' taylor rules.
+    "taylor": (["autodiff.taylor"], ["ops"]),
     # Coloring of sparsity patterns and recovery plans: Numba loops, SciPy arrays.
     "sparse": (["autodiff.sparse"], ["kernels"]),
     # Sparsity detection: index sets propagated through staged graphs.
@@ -127,7 +130,7 @@ LAYERS = {
     ),
     "autodiff": (
         ["autodiff", "autodiff.torch._tensor_methods", "autodiff.__main__"],
-        ["autograd", "custom", "control"],
+        ["autograd", "custom", "control", "taylor"],
     ),
 }
 

@@ -19,6 +19,11 @@ module of `autodiff/ops/`:
   calls it instead of `impl` and gives the vjp rule `residuals=`; a vjp rule called without
   them (the torch face's level 0 records `impl`'s output only) computes them itself. For
   primitives holding a computation (staged calls, scan) whose intermediates it saves.
+- `taylor(primals, series, *, out, **params)`: the output's truncated Taylor series (`jet`):
+  `series` holds, per primal, the list of its Taylor coefficients of orders 1..K (normalized:
+  x(t) = x0 + x1 t + x2 t^2 + ...), or None for a constant; the rule returns the output's
+  K coefficients (a list of them per output for `multiple_results`). Without one, jet
+  derives the series from the jvp rule (autodiff/taylor/trace.py).
 - `sparsity`: a `SparsityRule` (ops/sparsity.py): which input elements each output element
   depends on, and which interact to second order (sparse/detect.py's pattern detection).
 
@@ -89,6 +94,7 @@ class Primitive:
         "differentiable",
         "fwd",
         "sparsity",
+        "taylor",
         "vjp_takes_needs",
         "jvp_computes_primal",
         "saves_inputs",
@@ -111,6 +117,7 @@ class Primitive:
         self.batch = None
         self.fwd = None
         self.sparsity = None
+        self.taylor = None
         self.multiple_results = multiple_results
         self.differentiable = differentiable
         # vjp rules of costly ops may accept `needs` (one bool per input: is a cotangent
@@ -138,13 +145,14 @@ class Primitive:
         return self.name
 
     def rule(self, kind: str):
-        """The `kind` rule ("jvp", "vjp", "batch"), or a clear NotImplementedError."""
+        """The `kind` rule ("jvp", "vjp", "batch", "taylor"), or a clear NotImplementedError."""
         fn = getattr(self, kind)
         if fn is None:
             mode = {
                 "jvp": "Forward-mode (jvp)",
                 "vjp": "Reverse-mode (vjp)",
                 "batch": "Batching (vmap)",
+                "taylor": "Taylor-mode (jet)",
             }
             raise NotImplementedError(
                 f"{mode.get(kind, kind)} rule for '{self.name}' is not implemented"

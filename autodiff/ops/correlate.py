@@ -11,6 +11,7 @@ import numpy as np
 from autodiff.core.abstract import ShapedArray, array_result_type
 from autodiff.core.dtypes import dtype_of
 from autodiff.core.primitive import Primitive, bind
+from autodiff.ops import series
 from autodiff.ops import shape as shp
 from autodiff.ops import sparsity as sp
 from autodiff.ops.elementwise import cotangent_of
@@ -78,6 +79,7 @@ correlate_p.jvp = _correlate_jvp
 correlate_p.vjp = _correlate_vjp
 correlate_p.vjp_takes_needs = True
 correlate_p.batch = _correlate_batch
+correlate_p.taylor = series.multilinear_rule(correlate_p)
 
 
 def _correlate_parts(ctx, ins, mode: str) -> list:

@@ -16,6 +16,7 @@ from numpy.lib.array_utils import normalize_axis_index
 from autodiff.core.abstract import ShapedArray, accumulation_dtype, array_result_type, shaped_like
 from autodiff.core.dtypes import dtype_of
 from autodiff.core.primitive import Primitive, bind
+from autodiff.ops import series
 from autodiff.ops import shape as shp
 from autodiff.ops.elementwise import cotangent_of
 from autodiff.ops.index import getitem
@@ -58,6 +59,7 @@ cumsum_p.jvp = lambda primals, tangents, *, out, axis, reverse, dtype: apply_lin
 )
 cumsum_p.vjp = lambda g, x, *, out, axis, reverse, dtype: (cumsum(g, axis, not reverse),)
 cumsum_p.batch = axis_batch_rule(cumsum_p)
+cumsum_p.taylor = series.linear_rule(cumsum_p)
 
 
 # ---------------------------------------------------------------------------------------------

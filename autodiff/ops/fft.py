@@ -26,6 +26,7 @@ import numpy as np
 from autodiff.core.abstract import ShapedArray
 from autodiff.core.dtypes import dtype_of
 from autodiff.core.primitive import Primitive, bind
+from autodiff.ops import series
 from autodiff.ops.elementwise import astype, conj, multiply
 from autodiff.ops.sparsity import along_axes
 from autodiff.ops.structural import apply_linear, axis_in_batched, ndim_of, shape_of
@@ -112,6 +113,7 @@ fft_p.jvp = lambda primals, tangents, *, out, axes, inverse, norm: apply_linear(
 )
 fft_p.vjp = _fft_vjp
 fft_p.batch = _axes_batch_rule(fft_p)
+fft_p.taylor = series.linear_rule(fft_p)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -169,6 +171,7 @@ rfft_p.jvp = lambda primals, tangents, *, out, axes, norm: apply_linear(
 )
 rfft_p.vjp = _rfft_vjp
 rfft_p.batch = _axes_batch_rule(rfft_p)
+rfft_p.taylor = series.linear_rule(rfft_p)
 
 irfft_p = Primitive("irfft")
 irfft_p.sparsity = FFT_AXES
@@ -181,6 +184,7 @@ irfft_p.jvp = lambda primals, tangents, *, out, axes, n, norm: apply_linear(
 )
 irfft_p.vjp = _irfft_vjp
 irfft_p.batch = _axes_batch_rule(irfft_p)
+irfft_p.taylor = series.linear_rule(irfft_p)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -26,6 +26,7 @@ from autodiff.core.primitive import Primitive, bind
 from autodiff.core.tensor import TENSOR_TYPES, Tensor
 from autodiff.core.trace import EVAL_TRACE
 from autodiff.kernels.scatter import scatter_add_rows
+from autodiff.ops import series
 from autodiff.ops.elementwise import astype, equal, where
 from autodiff.ops.numpy_forms import define_numpy, vjp_rules
 from autodiff.ops.shape import stack
@@ -453,6 +454,7 @@ def _scatter_add_batch(values, dims, *, shape, index):
 
 
 scatter_add_p.batch = _scatter_add_batch
+scatter_add_p.taylor = series.linear_rule(scatter_add_p)
 
 
 getitem_p = Primitive("getitem")
@@ -482,6 +484,7 @@ def _getitem_batch(values, dims, *, index):
 
 
 getitem_p.batch = _getitem_batch
+getitem_p.taylor = series.linear_rule(getitem_p)
 
 
 def _getitem_vjp(g, out, x, *arrays, index):
@@ -563,3 +566,4 @@ def update_batch_rule(prim: Primitive):
 
 
 index_set_p.batch = update_batch_rule(index_set_p)
+index_set_p.taylor = series.linear_rule(index_set_p)

@@ -23,6 +23,7 @@ from autodiff.core.errors import ConcretizationError, TracerConversionError
 from autodiff.core.primitive import Primitive, bind
 from autodiff.core.tensor import TENSOR_TYPES, Tensor
 from autodiff.core.trace import EVAL_TRACE
+from autodiff.ops import series
 from autodiff.ops.elementwise import FUNCTIONS as ELEMENTWISE
 from autodiff.ops.elementwise import clip, less, where
 from autodiff.ops.gather_scatter import (
@@ -320,6 +321,7 @@ dynamic_slice_p.jvp = lambda primals, tangents, *, out, sizes: (
 )
 dynamic_slice_p.vjp = _dynamic_slice_vjp
 dynamic_slice_p.batch = _dynamic_slice_batch
+dynamic_slice_p.taylor = series.linear_rule(dynamic_slice_p)
 
 
 def _dynamic_update_slice_impl(x, update, *starts):
@@ -386,6 +388,7 @@ dynamic_update_slice_p.abstract_eval = _dynamic_update_slice_abstract_eval
 dynamic_update_slice_p.jvp = _dynamic_update_slice_jvp
 dynamic_update_slice_p.vjp = _dynamic_update_slice_vjp
 dynamic_update_slice_p.batch = _dynamic_update_slice_batch
+dynamic_update_slice_p.taylor = series.linear_rule(dynamic_update_slice_p)
 
 
 def _is_concrete(value) -> bool:

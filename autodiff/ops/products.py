@@ -31,6 +31,7 @@ from autodiff.core.abstract import array_result_type, result_aval, ufunc_result_
 from autodiff.core.dtypes import dtype_of
 from autodiff.core.primitive import Primitive, bind
 from autodiff.core.tensor import Tensor
+from autodiff.ops import series
 from autodiff.ops import shape as _shape
 from autodiff.ops.elementwise import add, astype, conj, multiply_p, unbroadcast
 from autodiff.ops.sparsity import contraction, dot_letters, einsum_letters, matmul_letters
@@ -218,6 +219,7 @@ def _bilinear_jvp(prim):
 
 
 matmul_p.jvp = _bilinear_jvp(matmul_p)
+matmul_p.taylor = series.multilinear_rule(matmul_p)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -296,6 +298,7 @@ def _dot_abstract_eval(a, b):
 
 dot_p.abstract_eval = _dot_abstract_eval
 dot_p.batch = _dot_batch
+dot_p.taylor = series.multilinear_rule(dot_p)
 
 
 def matmul(x1, x2, /, out=None, **kwargs):
@@ -509,6 +512,7 @@ def _einsum_batch(values, dims, *, subscripts, optimize):
 
 
 einsum_p.batch = _einsum_batch
+einsum_p.taylor = series.multilinear_rule(einsum_p)
 
 
 def _sublist_subscripts(sublist) -> str:

@@ -23,6 +23,7 @@ from autodiff.core.abstract import (
 )
 from autodiff.core.dtypes import dtype_of
 from autodiff.core.primitive import Primitive, bind
+from autodiff.ops import series
 from autodiff.ops.elementwise import add, cotangent_of
 from autodiff.ops.numpy_forms import cotangents_of, define_numpy, vjp_rules
 from autodiff.ops.sparsity import MOVEMENT, accumulation
@@ -50,6 +51,7 @@ def _flip_batch(values, dims, *, axis):
 
 
 flip_p.batch = _flip_batch
+flip_p.taylor = series.linear_rule(flip_p)
 
 
 def _flip(x, axis):
@@ -65,6 +67,7 @@ copy_p.abstract_eval = same_aval
 copy_p.jvp = lambda primals, tangents, *, out: tangents[0]
 copy_p.vjp = lambda g, x, *, out: (g,)
 copy_p.batch = lambda values, dims: (bind(copy_p, values[0]), dims[0])
+copy_p.taylor = series.linear_rule(copy_p)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -108,6 +111,7 @@ def _unstack_batch(values, dims, *, axis):
 
 
 unstack_p.batch = _unstack_batch
+unstack_p.taylor = series.linear_rule(unstack_p)
 
 
 def _unstack(x, axis: int):
@@ -182,6 +186,7 @@ def _linear_jvp(p):
 
 
 concatenate_p.jvp = _linear_jvp(concatenate_p)
+concatenate_p.taylor = series.linear_rule(concatenate_p)
 
 
 def _concatenate(arrays, axis: int):
@@ -243,6 +248,7 @@ def _stack_batch(values, dims, *, axis, dtype, casting):
 
 
 stack_p.batch = _stack_batch
+stack_p.taylor = series.linear_rule(stack_p)
 vjp_rules(stack_p, _stack_vjp)
 
 
@@ -317,6 +323,7 @@ def _split_batch(values, dims, *, ranges, axis):
 
 
 split_p.batch = _split_batch
+split_p.taylor = series.linear_rule(split_p)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -386,10 +393,12 @@ repeat_p.batch = lambda values, dims, *, repeats, axis: (
     _repeat(values[0], repeats, axis_in_batched(axis, dims[0])),
     dims[0],
 )
+repeat_p.taylor = series.linear_rule(repeat_p)
 segment_sum_p.batch = lambda values, dims, *, counts, axis: (
     _segment_sum(values[0], counts, axis_in_batched(axis, dims[0])),
     dims[0],
 )
+segment_sum_p.taylor = series.linear_rule(segment_sum_p)
 
 
 def _repeat(x, repeats, axis: int):

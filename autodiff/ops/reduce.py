@@ -20,7 +20,7 @@ from autodiff.core.abstract import ShapedArray, accumulation_dtype, shaped_like
 from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.graph import name_node
 from autodiff.core.primitive import Primitive, bind
-from autodiff.ops import elementwise, shape
+from autodiff.ops import elementwise, series, shape
 from autodiff.ops.elementwise import astype, equal_p, logical_and_p, logical_not_p, logical_or_p
 from autodiff.ops.sparsity import MOVEMENT, REDUCTION, accumulation, itself, reduction_targets
 from autodiff.ops.structural import (
@@ -161,8 +161,10 @@ def _reduction_batch(p):
 
 
 reduce_sum_p.batch = _reduction_batch(reduce_sum_p)
+reduce_sum_p.taylor = series.linear_rule(reduce_sum_p)
 expand_reduced_p.sparsity = MOVEMENT
 expand_reduced_p.batch = _expand_reduced_batch
+expand_reduced_p.taylor = series.linear_rule(expand_reduced_p)
 
 # ---------------------------------------------------------------------------------------------
 # max and min. The derivative is split evenly among the elements equal to the extremum (ties

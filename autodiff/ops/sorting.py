@@ -20,6 +20,7 @@ from autodiff.core.abstract import ShapedArray, shape_with_length, shaped_like
 from autodiff.core.errors import ConcretizationError
 from autodiff.core.primitive import Primitive, bind
 from autodiff.kernels.scatter import scatter_add_rows
+from autodiff.ops import series
 from autodiff.ops import shape as shp
 from autodiff.ops.cumulative import axis_batch_rule
 from autodiff.ops.sparsity import MOVEMENT, accumulation
@@ -102,6 +103,7 @@ gather_p.vjp = lambda g, x, idx, *, out, axis: (
     None,
 )
 gather_p.batch = _gather_batch
+gather_p.taylor = series.linear_rule(gather_p)
 
 
 def _scatter_add_along_impl(values, idx, *, axis, shape):
@@ -145,6 +147,7 @@ scatter_add_along_p.vjp = lambda g, values, idx, *, out, axis, shape: (
     None,
 )
 scatter_add_along_p.batch = _scatter_add_along_batch
+scatter_add_along_p.taylor = series.linear_rule(scatter_add_along_p)
 
 
 def take_along(x, idx, axis: int):

@@ -18,6 +18,7 @@ from autodiff.core.abstract import result_aval, ufunc_result_dtype
 from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.primitive import Primitive, bind
 from autodiff.kernels import special as kernels
+from autodiff.ops import series
 from autodiff.ops.elementwise import FUNCTIONS as ELEMENTWISE
 from autodiff.ops.elementwise import (
     _binary,
@@ -87,6 +88,10 @@ def _expit_abstract_eval(x):
 
 expit_p = _unary("expit", _expit_impl, lambda x, out: out * (1.0 - out))
 expit_p.abstract_eval = _expit_abstract_eval
+# (jet: y' = (y - y^2) x', order by order)
+expit_p.taylor = series.unary_rule(
+    lambda x, out: series.solve_ode(out, x, lambda y, m: y[m] - series.cauchy(y, y, m))
+)
 
 
 def _logit_impl(x):
@@ -137,6 +142,21 @@ def _kernel_unary(name: str, kernel, deriv):
 
 erf_p = _kernel_unary("erf", kernels.erf, lambda x, out: _TWO_OVER_SQRT_PI * exp(-(x * x)))
 erfc_p = _kernel_unary("erfc", kernels.erfc, lambda x, out: -_TWO_OVER_SQRT_PI * exp(-(x * x)))
+
+
+def _erf_taylor(sign: float):
+    """The taylor rule of erf (sign 1) and erfc (-1): y' = sign 2/sqrt(pi) exp(-x^2) x'."""
+
+    def derivative(x: list) -> list:
+        minus_square = [-v for v in series.product(x, x)]
+        gauss = series.solve_ode(exp(minus_square[0]), minus_square, lambda y, m: y[m])
+        return [(sign * _TWO_OVER_SQRT_PI) * v for v in gauss]
+
+    return series.unary_rule(lambda x, out: series.integrate(out, x, derivative(x)))
+
+
+erf_p.taylor = _erf_taylor(1.0)
+erfc_p.taylor = _erf_taylor(-1.0)
 erfinv_p = _kernel_unary("erfinv", kernels.erfinv, lambda x, out: 0.5 * _SQRT_PI * exp(out * out))
 ndtri_p = _kernel_unary("ndtri", kernels.ndtri, lambda x, out: _SQRT_2PI * exp(0.5 * (out * out)))
 # (log ndtr)' = pdf / ndtr = exp(-x^2/2 - log_ndtr(x)) / sqrt(2 pi): no overflow either way.

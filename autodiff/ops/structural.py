@@ -1,4 +1,4 @@
-"""Structural primitives and the batch-axis helpers: the bottom of ops/, importing only core.
+"""Structural primitives and the batch-axis helpers: the bottom of ops/ (with sparsity and series).
 
 `reshape`, `transpose`, `broadcast_to` and its transpose `sum_to_shape` only move, copy or sum
 elements along axes, and every family's rules and batch rules are written with them. The
@@ -22,6 +22,7 @@ from numpy.lib.array_utils import normalize_axis_tuple
 from autodiff.core.abstract import ShapedArray, accumulation_dtype, shaped_like
 from autodiff.core.primitive import Primitive, bind
 from autodiff.core.tensor import Tensor
+from autodiff.ops import series
 from autodiff.ops.sparsity import MOVEMENT, accumulation
 
 # (Module-level names: numpy's module __getattr__ keeps CPython from specializing `np.name`
@@ -98,6 +99,7 @@ def _broadcast_to_batch(values, dims, *, shape):
 
 
 broadcast_to_p.batch = _broadcast_to_batch
+broadcast_to_p.taylor = series.linear_rule(broadcast_to_p)
 
 
 sum_to_shape_p = Primitive("sum_to_shape")
@@ -121,6 +123,7 @@ def _sum_to_shape_batch(values, dims, *, shape):
 
 
 sum_to_shape_p.batch = _sum_to_shape_batch
+sum_to_shape_p.taylor = series.linear_rule(sum_to_shape_p)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -168,6 +171,7 @@ def _reshape_batch(values, dims, *, shape, order):
 
 
 reshape_p.batch = _reshape_batch
+reshape_p.taylor = series.linear_rule(reshape_p)
 
 
 def _transpose_abstract_eval(x, *, axes):
@@ -192,6 +196,7 @@ transpose_p.impl = lambda x, axes: (
 )
 transpose_p.abstract_eval = _transpose_abstract_eval
 transpose_p.jvp = lambda primals, tangents, *, out, axes: apply_linear(transpose, tangents[0], axes)
+transpose_p.taylor = series.linear_rule(transpose_p)
 transpose_p.vjp = lambda g, x, *, out, axes: (transpose(g, _inverse_axes(axes, ndim_of(x))),)
 
 
