@@ -48,7 +48,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "autodiff"
 
 # Top-level packages a function body may import, and why each is loaded lazily.
-LAZY_IMPORTS = {
+LAZY_IMPORTS: dict[str, str | tuple[str, ...]] = {
     # A required dependency, but loading it costs about a second: the kernels load it only
     # once they pay for it (kernels/_numba.py's tiering), never at `import autodiff`.
     "numba": "autodiff/kernels/",
@@ -66,9 +66,10 @@ LAZY_IMPORTS = {
     "cloudpickle": "autodiff/distributed/",
     "tqdm": "autodiff/distributed/",
     "IPython": "autodiff/distributed/",
-    # SciPy: sparse/ builds and returns scipy.sparse arrays, loaded on first use so that
-    # `import autodiff` never pays for it (elsewhere SciPy is a reference in the tests).
-    "scipy": "autodiff/sparse/",
+    # SciPy: sparse/ builds and returns scipy.sparse arrays, and the special functions' kernels
+    # call SciPy's ufuncs (kernels/special.py), loaded on first use so that `import autodiff`
+    # never pays for it.
+    "scipy": ("autodiff/sparse/", "autodiff/kernels/"),
     # Standard-library modules `import autodiff` need not load (the startup test,
     # tests/test_startup.py, holds it to that): hashlib loads OpenSSL, for the fused kernels'
     # cache names; traceback, for anomaly mode's stacks; concurrent.futures (and logging with
