@@ -152,6 +152,29 @@ def test_complex_eigh_matches_jax(jax_np, shape):
     _compare_with_jax(jax, _combined(ours), _combined(theirs), _points(shape))
 
 
+@pytest.mark.parametrize("shape", [(3, 3), (2, 4, 4)])
+def test_complex_cholesky_derivatives_match_jax(jax_np, shape):
+    """Forward and reverse Jacobians (holomorphic=True: the derivative's matrix on complex
+    tangents, as JAX defines it) and the gradient of a real function, of a Hermitian
+    positive definite matrix."""
+    jax, jnp = jax_np
+    rng = np.random.default_rng(3)
+    b = _complex(rng, *shape)
+    a = b @ _H(b) + shape[-1] * np.eye(shape[-1])
+    for ours, theirs in ((ad.jacfwd, jax.jacfwd), (ad.jacrev, jax.jacrev)):
+        got = ours(la.cholesky, holomorphic=True)(a)
+        want = theirs(jnp.linalg.cholesky, holomorphic=True)(a)
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-12, atol=1e-12)
+    weights = np.arange(1.0, 1.0 + shape[-1] ** 2).reshape(shape[-2:])
+
+    def loss(xp, lin):
+        return lambda a: xp.sum(xp.abs(lin.cholesky(a)) ** 2 * weights)
+
+    got = ad.grad(loss(anp, la))(a)
+    want = jax.grad(loss(jnp, jnp.linalg))(a)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-12, atol=1e-12)
+
+
 @pytest.mark.parametrize("real", [True, False])
 def test_eig_eigenvalues_match_jax(jax_np, real):
     jax, _ = jax_np

@@ -21,9 +21,9 @@ follow the JAX convention: each vjp is the plain transpose of its jvp, under the
 - `eigh` (and `svd(hermitian=True)`) differentiate what NumPy computes: LAPACK reads one
   triangle and the real part of the diagonal, so the other triangle gets a zero gradient
   (JAX symmetrizes instead). `cholesky` reads one triangle too, but its derivative treats
-  the input as symmetric: a perturbation `dA` acts through `(dA + dA.T) / 2`, and gradients
-  are symmetric (as in JAX and PyTorch); for a symmetric function of parameters (a kernel
-  matrix, `X @ X.T`) either is exactly the chain rule.
+  the input as symmetric (Hermitian): a perturbation `dA` acts through `(dA + dA^H) / 2`,
+  and gradients are symmetric (as in JAX and PyTorch); for a symmetric function of
+  parameters (a kernel matrix, `X @ X.T`) either is exactly the chain rule.
 - `eigh`, `svd` and `eig` derivatives need distinct eigenvalues / singular values: the terms
   `1 / (w_j - w_i)` are infinite at a degeneracy (functions invariant under rotations
   of the degenerate subspace, such as `sum(eigvalsh(a))`, are fine through `eigvalsh`;
@@ -38,10 +38,10 @@ follow the JAX convention: each vjp is the plain transpose of its jvp, under the
   inverts nothing) are exact at every matrix, singular ones included; the third and higher
   differentiate the SVD, so need a rank of n - 1 at least. `slogdet`'s derivative is infinite
   or NaN at a singular matrix, where log|det| is -inf, as JAX's.
-- Derivatives of `cholesky`, `qr`, `slogdet`, `pinv` and `lstsq` are for real inputs; complex
+- Derivatives of `qr`, `slogdet`, `pinv` and `lstsq` are for real inputs; complex
   inputs get values but a NotImplementedError when differentiated. `inv`, `solve`, `det`,
-  the triangular solve and `expm` are holomorphic; `eigh`, `svd` and `eig` take complex
-  inputs.
+  the triangular solve and `expm` are holomorphic; `cholesky`, `eigh`, `svd` and `eig` take
+  complex inputs.
 """
 
 from __future__ import annotations

@@ -31,7 +31,6 @@ from autodiff.ops.matrix import (
     _real_only,
     _rows,
     _square_abstract_eval,
-    _sym,
     _triangle,
     linalg_dtype,
 )
@@ -40,8 +39,9 @@ from autodiff.ops.sparsity import dense_blocks
 from autodiff.ops.structural import broadcast_to, shape_of
 
 # ---------------------------------------------------------------------------------------------
-# cholesky (lower): dL = L Phi(L^-1 dA L^-T), Phi = lower triangle with half the diagonal
-# (Murray 2016); the gradient is sym(L^-T Phi(L^T gL) L^-1).
+# cholesky (lower): dL = L Phi(L^-1 dA L^-H), Phi = lower triangle with half the diagonal
+# (Murray 2016), dA taken Hermitian; the gradient, its transpose (JAX's convention for
+# complex values: the plain transpose, no conjugate), is herm(L^-T Phi(L^T gL) conj(L)^-1).
 
 
 def _phi(x):
@@ -50,22 +50,25 @@ def _phi(x):
     return x * (np.tril(np.ones((n, n)), -1) + 0.5 * np.eye(n)).astype(dtype_of(x))
 
 
+def _herm(x):
+    """(x + x^H) / 2: the Hermitian (for real values, symmetric) part."""
+    return (x + _mH(x)) * 0.5
+
+
 def _cholesky_jvp(primals, tangents, *, out):
-    (a,), (da,) = primals, tangents
+    (da,) = tangents
     if da is None:
         return None
-    _real_only("cholesky", a)
-    w = triangular_solve(out, _sym(da), lower=True)  # L^-1 dA
-    z = _mT(triangular_solve(out, _mT(w), lower=True))  # L^-1 dA L^-T
+    w = triangular_solve(out, _herm(da), lower=True)  # L^-1 dA
+    z = triangular_solve(out, _mH(w), lower=True)  # L^-1 dA L^-H (dA Hermitian)
     return out @ _phi(z)
 
 
 def _cholesky_vjp(g, a, *, out):
-    _real_only("cholesky", a)
     p = _phi(_mT(out) @ g)
     y = triangular_solve(out, p, lower=True, trans=True)  # L^-T P
-    s_t = triangular_solve(out, _mT(y), lower=True, trans=True)  # (L^-T P L^-1)^T
-    return (_sym(s_t),)
+    s = _mT(triangular_solve(_ew.conj_complex(out), _mT(y), lower=True, trans=True))
+    return (_herm(s),)  # (s = L^-T P conj(L)^-1)
 
 
 cholesky_p = Primitive("cholesky")
