@@ -30,12 +30,14 @@ import autodiff.numpy as anp
 from autodiff.control import while_loop
 from autodiff.core.abstract import aval_of
 from autodiff.core.dtypes import dtype_of, is_inexact
+from autodiff.core.errors import TracerConversionError
 from autodiff.core.primitive import Primitive, bind
 from autodiff.core.pytree import tree_flatten, tree_map, tree_unflatten
-from autodiff.core.tensor import TENSOR_TYPES
+from autodiff.core.tensor import TENSOR_TYPES, Tensor
+from autodiff.core.trace import current_level
 from autodiff.forward_ad.transforms import jvp
 from autodiff.ops.elementwise import stop_gradient
-from autodiff.ops.sparsity import THROUGH_FUNCTION
+from autodiff.ops.sparsity import DENSE
 from autodiff.ops.structural import move_to_front, shape_of
 from autodiff.reverse.transforms import pullback
 from autodiff.staging.ir import eval_graph
@@ -94,6 +96,33 @@ def _split_output(out, tree, has_aux: bool, what: str, like: str) -> tuple:
         )
     aux_leaves, aux_tree = tree_flatten(aux)
     return leaves, aux_leaves, aux_tree
+
+
+def _as_constants(leaves: list, operands) -> list:
+    """A solver's outputs for plain operands, as plain values: a solver that closes over an
+    enclosing transform's values computes with them as constants (their concrete values:
+    the solver runs under stop_gradient; under vmap or jit there is none, and this raises)."""
+    if any(isinstance(v, Tensor) for v in operands):
+        return leaves
+    return [v.primal() if isinstance(v, Tensor) else v for v in leaves]
+
+
+def _solver_closure(run: Callable, operands: list, name: str) -> tuple:
+    """`run` (a solver, of flat operands) and the traced values it closes over, which
+    become extra operands (constants: nothing differentiates them). Under a transform it is
+    staged to find them; one that closes over some then runs as its staged graph. A solver
+    with Python control flow on values cannot be staged: it runs as it is, on plain values
+    (and must not close over traced ones)."""
+    if current_level() == 0:
+        return run, []
+    avals = [aval_of(v) for v in operands]
+    try:
+        graph, captured = stage(run, avals, tree_flatten(tuple(avals))[1], name=name)
+    except TracerConversionError:
+        return run, []
+    if not captured:
+        return run, []
+    return (lambda *ops: eval_graph(graph, *ops)), captured
 
 
 def _inexact_positions(values) -> list:
@@ -212,7 +241,7 @@ def _root_batch(values, dims, *, spec):
 
 
 root_p = Primitive("custom_root", multiple_results=True)
-root_p.sparsity = THROUGH_FUNCTION
+root_p.sparsity = DENSE  # (the solution depends on everything f reads)
 root_p.impl = _root_impl
 root_p.abstract_eval = _root_abstract_eval
 root_p.jvp = _root_jvp
@@ -221,8 +250,10 @@ root_p.batch = _root_batch
 
 
 def _root_spec(graph, x_tree, n_x, solve, tangent_solve, has_aux, avals, consts) -> _RootSpec:
-    """custom_root's spec: `graph` is f staged (x leaves, then the consts it closes over)."""
+    """custom_root's spec: `graph` is f staged (x leaves, then the consts it closes over;
+    operands after those are the solver's own, which `tangent` does not read)."""
     inexact = _inexact_positions(consts)
+    n_f = len(consts)
     fname = graph.name
 
     def f_of(const_values):
@@ -235,8 +266,9 @@ def _root_spec(graph, x_tree, n_x, solve, tangent_solve, has_aux, avals, consts)
     def run(*operands):
         operands = [stop_gradient(v) for v in operands]
         guess = tree_unflatten(x_tree, operands[:n_x])
-        out = solve(f_of(operands[n_x:]), guess)
+        out = solve(f_of(operands[n_x : n_x + n_f]), guess)
         x, aux, spec.aux_tree = _split_output(out, x_tree, has_aux, "solve", "initial_guess")
+        x, aux = _as_constants(x, operands), _as_constants(aux, operands)
         shapes, want = [shape_of(v) for v in x], [a.shape for a in avals]
         if shapes != want:
             raise ValueError(
@@ -245,6 +277,8 @@ def _root_spec(graph, x_tree, n_x, solve, tangent_solve, has_aux, avals, consts)
         return [anp.astype(v, a.dtype) for v, a in zip(x, avals)] + aux
 
     def tangent(sol, const_values, dots):
+        const_values = const_values[:n_f]
+
         def f_of_inexact(*cs):
             full = list(const_values)
             for i, c in zip(inexact, cs):
@@ -290,8 +324,12 @@ def custom_root(
             `initial_guess`, returning the same structure. It is staged (as jit stages it):
             the values it closes over are what the root is differentiated with respect to.
         initial_guess: where `solve` starts (a pytree of floating-point arrays).
-        solve: `solve(f, initial_guess) -> x` (or `(x, aux)` with `has_aux`), run on plain
-            values (under vmap or jit: on traced ones, so structured control flow there).
+        solve: `solve(f, initial_guess) -> x` (or `(x, aux)` with `has_aux`), never
+            differentiated. It runs on plain values, under jit too (when the jitted
+            function runs), so Python control flow on values works there; under vmap it
+            runs on batched values (write it with structured control flow, `while_loop`),
+            and so does it under jit with `has_aux` (aux's types come from staging it).
+            Values it closes over are constants to it.
         tangent_solve: `tangent_solve(g, y) -> z` solving the linear system `g(z) = y`
             for the linear map `g` (f's Jacobian at the root). Reverse mode transposes it,
             so it must be linear in `y`: for scalars `lambda g, y: y / g(1.0)`; for vectors
@@ -319,7 +357,8 @@ def custom_root(
     graph, consts = _closure_converted(f, leaves, x_tree, "f", "initial_guess")
     avals = tuple(aval_of(x).strengthened() for x in leaves)
     spec = _root_spec(graph, x_tree, len(leaves), solve, tangent_solve, has_aux, avals, consts)
-    outs = bind(root_p, *leaves, *consts, spec=spec)
+    spec.solve, captured = _solver_closure(spec.solve, leaves + consts, spec.name)
+    outs = bind(root_p, *leaves, *consts, *captured, spec=spec)
     x = tree_unflatten(x_tree, list(outs[: len(leaves)]))
     if not has_aux:
         return x
@@ -339,17 +378,19 @@ class _LinearSpec:
     - `batched(b_axes, c_axes)`: the spec for batched operands (solutions batched at 0).
 
     `solve(matvec, b, c)` and `transpose_solve` are the user's solvers, flat;
-    `symmetric`: Aᵀ = A (the transposed system's matvec is matvec itself).
+    `symmetric`: Aᵀ = A (the transposed system's matvec is matvec itself). The first `n_c`
+    consts are matvec's (differentiated), the others the solvers' own (constants).
     """
 
-    __slots__ = ("matvec", "solve", "transpose_solve", "symmetric", "n_b", "has_aux")
+    __slots__ = ("matvec", "solve", "transpose_solve", "symmetric", "n_b", "n_c", "has_aux")
 
-    def __init__(self, matvec, solve, transpose_solve, symmetric, n_b, has_aux):
+    def __init__(self, matvec, solve, transpose_solve, symmetric, n_b, n_c, has_aux):
         self.matvec = matvec
         self.solve = solve
         self.transpose_solve = transpose_solve
         self.symmetric = symmetric
         self.n_b = n_b
+        self.n_c = n_c
         self.has_aux = has_aux
 
     def run(self, b, c) -> list:
@@ -366,7 +407,13 @@ class _LinearSpec:
         if self.transpose_solve is None:
             return None
         return _LinearSpec(
-            self.vecmat, self.transpose_solve, self.solve, self.symmetric, self.n_b, self.has_aux
+            self.vecmat,
+            self.transpose_solve,
+            self.solve,
+            self.symmetric,
+            self.n_b,
+            self.n_c,
+            self.has_aux,
         )
 
     def batched(self, b_axes: tuple, c_axes: tuple) -> _BatchedLinearSpec:
@@ -377,12 +424,13 @@ class _BatchedLinearSpec:
     """A `_LinearSpec` for operands batched along `b_axes`, `c_axes` (0 or None each): each
     function vmapped (the transposed system's too)."""
 
-    __slots__ = ("base", "axes", "n_b", "has_aux", "matvec", "run")
+    __slots__ = ("base", "axes", "n_b", "n_c", "has_aux", "matvec", "run")
 
     def __init__(self, base, b_axes: tuple, c_axes: tuple):
         self.base = base
         self.axes = (b_axes, c_axes)
         self.n_b = base.n_b
+        self.n_c = base.n_c
         self.has_aux = base.has_aux
         self.matvec = self._vmapped(base.matvec)
         self.run = self._vmapped(base.run)
@@ -418,7 +466,7 @@ def _linear_jvp(primals, tangents, *, out, spec):
     n_b = spec.n_b
     b, c = primals[:n_b], primals[n_b:]
     b_dot, c_dot = tangents[:n_b], tangents[n_b:]
-    inexact = _inexact_positions(c)
+    inexact = _inexact_positions(c[: spec.n_c])
     c_dot_in = [c_dot[i] for i in inexact]
     if all(t is None for t in b_dot) and all(t is None for t in c_dot_in):
         return (None,) * len(out)
@@ -451,7 +499,7 @@ def _linear_vjp(cts, *primals, out, spec):
     x = out[:n_b]
     ct_x = [_zeros(v) if g is None else g for v, g in zip(x, cts[:n_b])]
     ct_b = bind(linear_solve_p, *ct_x, *c, spec=transposed)[:n_b]
-    inexact = _inexact_positions(c)
+    inexact = _inexact_positions(c[: spec.n_c])
     ct_c: list = [None] * len(c)
     if inexact:
 
@@ -478,7 +526,7 @@ def _linear_batch(values, dims, *, spec):
 
 
 linear_solve_p = Primitive("custom_linear_solve", multiple_results=True)
-linear_solve_p.sparsity = THROUGH_FUNCTION
+linear_solve_p.sparsity = DENSE
 linear_solve_p.impl = _linear_impl
 linear_solve_p.abstract_eval = _linear_abstract_eval
 linear_solve_p.jvp = _linear_jvp
@@ -501,12 +549,34 @@ def _flat_solver(solver, b_tree, has_aux: bool, what: str, store: list):
 
         out = solver(mv, tree_unflatten(b_tree, b))
         x, aux, store[0] = _split_output(out, b_tree, has_aux, what, "b")
+        x, aux = _as_constants(x, b + c), _as_constants(aux, b + c)
         shapes, want = [shape_of(v) for v in x], [shape_of(v) for v in b]
         if shapes != want:
             raise ValueError(f"{what}() output shapes must match b, got {shapes} and {want}")
         return [anp.astype(v, dtype_of(w)) for v, w in zip(x, b)] + aux
 
     return run
+
+
+def _linear_solver_closures(spec: _LinearSpec, operands: list) -> list:
+    """The traced values the solvers close over (`_solver_closure`), each solver made to
+    read its own among the operands after matvec's consts."""
+    n_b, n_c = spec.n_b, spec.n_c
+    solve, tsolve = spec.solve, spec.transpose_solve
+    run, captured = _solver_closure(
+        lambda *o: solve(spec.matvec, list(o[:n_b]), list(o[n_b:])), operands, "solve"
+    )
+    n_s = len(captured)
+    if n_s:
+        spec.solve = lambda matvec, b, c: run(*b, *c[:n_c], *c[n_c : n_c + n_s])
+    if tsolve is None:
+        return captured
+    run_t, captured_t = _solver_closure(
+        lambda *o: tsolve(spec.vecmat, list(o[:n_b]), list(o[n_b:])), operands, "transpose_solve"
+    )
+    if captured_t:
+        spec.transpose_solve = lambda vecmat, b, c: run_t(*b, *c[:n_c], *c[n_c + n_s :])
+    return captured + captured_t
 
 
 def custom_linear_solve(
@@ -529,8 +599,9 @@ def custom_linear_solve(
         matvec: the linear map `A` (a function of a pytree shaped as `b`, returning the same
             structure); it is staged, and the values it closes over get derivatives.
         b: the right-hand side: a pytree of floating-point arrays.
-        solve: `solve(matvec, b) -> x` (or `(x, aux)` with `has_aux`); need not be
-            differentiable.
+        solve: `solve(matvec, b) -> x` (or `(x, aux)` with `has_aux`); never
+            differentiated (it runs as custom_root's `solve` does; values it closes over
+            are constants to it).
         transpose_solve: `transpose_solve(vecmat, b) -> x` for the transposed system;
             reverse mode needs it, unless `symmetric` (then `solve` serves), and raises a
             TypeError without it, as JAX does.
@@ -561,8 +632,10 @@ def custom_linear_solve(
     _check_leaves(leaves, "custom_linear_solve's b")
     graph, consts = _closure_converted(matvec, leaves, b_tree, "matvec", "b")
 
+    n_c = len(consts)
+
     def flat_matvec(x, c):
-        return eval_graph(graph, *x, *c)
+        return eval_graph(graph, *x, *c[:n_c])
 
     store: list = [None]  # (aux's structure, set by a solver's first run)
     spec = _LinearSpec(
@@ -571,9 +644,11 @@ def custom_linear_solve(
         _flat_solver(transpose_solve, b_tree, has_aux, "transpose_solve", store),
         symmetric,
         len(leaves),
+        n_c,
         has_aux,
     )
-    outs = bind(linear_solve_p, *leaves, *consts, spec=spec)
+    captured = _linear_solver_closures(spec, leaves + consts)
+    outs = bind(linear_solve_p, *leaves, *consts, *captured, spec=spec)
     x = tree_unflatten(b_tree, list(outs[: len(leaves)]))
     if not has_aux:
         return x

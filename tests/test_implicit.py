@@ -200,6 +200,39 @@ def test_custom_root_solver_runs_under_stop_gradient():
     )
 
 
+def test_solvers_closing_over_traced_values():
+    """A solver may close over values of an enclosing transform (a preconditioner, a
+    starting scale): they are constants to it, as in JAX, under every transform."""
+
+    def root(a):
+        return ad.custom_root(
+            lambda x: x**2 - a, 1.0, lambda f, x: anp.sqrt(a), lambda g, y: y / g(1.0)
+        )
+
+    grads = 0.5 / np.sqrt(np.array([4.0, 9.0]))
+    assert float(ad.grad(root)(4.0)) == pytest.approx(0.25, rel=1e-14)
+    assert float(ad.jit(ad.grad(root))(4.0)) == pytest.approx(0.25, rel=1e-14)
+    np.testing.assert_allclose(ad.vmap(root)(np.array([4.0, 9.0])), [2.0, 3.0], rtol=1e-14)
+    np.testing.assert_allclose(ad.vmap(ad.grad(root))(np.array([4.0, 9.0])), grads, rtol=1e-14)
+
+    def scaled(s):
+        diag = s * np.array([1.0, 2.0, 4.0])  # (the solver divides by it: a Jacobi solve)
+        return ad.custom_linear_solve(
+            lambda x: diag * x, B, lambda mv, b: b / diag, lambda vm, b: b / diag
+        )
+
+    def loss(s):
+        return anp.sum(scaled(s))
+
+    want = -np.sum(B / np.array([1.0, 2.0, 4.0])) / 4.0
+    assert float(ad.grad(loss)(2.0)) == pytest.approx(want, rel=1e-14)
+    assert float(ad.jit(ad.grad(loss))(2.0)) == pytest.approx(want, rel=1e-14)
+    assert float(ad.jvp(loss, (2.0,), (1.0,))[1]) == pytest.approx(want, rel=1e-14)
+    assert float(ad.grad(ad.grad(loss))(2.0)) == pytest.approx(-2 * want / 2.0, rel=1e-13)
+    got = ad.vmap(ad.grad(loss))(np.array([2.0, 4.0]))
+    np.testing.assert_allclose(got, [want, want / 4.0], rtol=1e-14)
+
+
 def test_custom_root_errors():
     with pytest.raises(TypeError, match="f\\(\\) output pytree structure must match"):
         ad.custom_root(lambda x: (x, x), 1.0, newton, scalar_solve)
