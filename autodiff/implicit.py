@@ -22,6 +22,8 @@ call; a batched spec is the same spec with each function vmapped.
 
 from __future__ import annotations
 
+import functools
+import types
 from collections.abc import Callable
 
 import numpy as np
@@ -54,7 +56,7 @@ def _name(fun, default: str) -> str:
 def _closure_converted(fun: Callable, leaves: list, tree, what: str, like: str):
     """`fun` (of one pytree argument shaped as `leaves`/`tree`) staged: its graph, whose
     extra inputs are the values it closes over, and those values. Its output must have the
-    structure, shapes and dtypes of its argument."""
+    structure and shapes of its argument (as JAX checks)."""
     avals = [aval_of(x) for x in leaves]
     arg_tree = tree_flatten((tree_unflatten(tree, leaves),))[1]
     graph, consts = stage(fun, avals, arg_tree, name=_name(fun, what))
@@ -107,13 +109,58 @@ def _as_constants(leaves: list, operands) -> list:
     return [v.primal() if isinstance(v, Tensor) else v for v in leaves]
 
 
-def _solver_closure(run: Callable, operands: list, name: str) -> tuple:
-    """`run` (a solver, of flat operands) and the traced values it closes over, which
-    become extra operands (constants: nothing differentiates them). Under a transform it is
-    staged to find them; one that closes over some then runs as its staged graph. A solver
+# How many objects `_reaches_tensor` looks at, at most, before it assumes a Tensor is there.
+CLOSURE_SCAN_LIMIT = 10_000
+
+
+def _reaches_tensor(fun) -> bool:
+    """Might `fun` compute with a Tensor it holds (a traced value of an enclosing transform)?
+    Looks through what it closes over and its defaults, and through the functions, partials,
+    bound methods, containers and objects found there (not through modules or globals)."""
+    stack, seen = [fun], set()
+    while stack:
+        obj = stack.pop()
+        if isinstance(obj, Tensor):
+            return True
+        if id(obj) in seen or isinstance(obj, (types.ModuleType, type, np.ndarray, str)):
+            continue
+        seen.add(id(obj))
+        if len(seen) > CLOSURE_SCAN_LIMIT:
+            return True
+        stack.extend(_held_by(obj))
+    return False
+
+
+def _held_by(obj) -> list:
+    if isinstance(obj, (list, tuple, set, frozenset)):
+        return list(obj)
+    if isinstance(obj, dict):
+        return list(obj.values())
+    if isinstance(obj, types.FunctionType):
+        cells = [c.cell_contents for c in obj.__closure__ or () if _filled(c)]
+        return cells + list(obj.__defaults__ or ()) + list((obj.__kwdefaults__ or {}).values())
+    if isinstance(obj, types.MethodType):
+        return [obj.__func__, obj.__self__]
+    if isinstance(obj, functools.partial):
+        return [obj.func, *obj.args, *obj.keywords.values()]
+    return list(getattr(obj, "__dict__", {}).values())
+
+
+def _filled(cell) -> bool:
+    try:
+        cell.cell_contents  # noqa: B018 (an empty cell raises)
+    except ValueError:
+        return False
+    return True
+
+
+def _solver_closure(run: Callable, solver: Callable, operands: list, name: str) -> tuple:
+    """`run` (the user's `solver`, of flat operands) and the traced values the solver closes
+    over, which become extra operands (constants: nothing differentiates them). A solver
+    that may hold some is staged to find them, and then runs as its staged graph. A solver
     with Python control flow on values cannot be staged: it runs as it is, on plain values
-    (and must not close over traced ones)."""
-    if current_level() == 0:
+    (a traced value it holds is then a constant where it has one concrete value)."""
+    if current_level() == 0 or not _reaches_tensor(solver):
         return run, []
     avals = [aval_of(v) for v in operands]
     try:
@@ -357,7 +404,7 @@ def custom_root(
     graph, consts = _closure_converted(f, leaves, x_tree, "f", "initial_guess")
     avals = tuple(aval_of(x).strengthened() for x in leaves)
     spec = _root_spec(graph, x_tree, len(leaves), solve, tangent_solve, has_aux, avals, consts)
-    spec.solve, captured = _solver_closure(spec.solve, leaves + consts, spec.name)
+    spec.solve, captured = _solver_closure(spec.solve, solve, leaves + consts, spec.name)
     outs = bind(root_p, *leaves, *consts, *captured, spec=spec)
     x = tree_unflatten(x_tree, list(outs[: len(leaves)]))
     if not has_aux:
@@ -558,13 +605,14 @@ def _flat_solver(solver, b_tree, has_aux: bool, what: str, store: list):
     return run
 
 
-def _linear_solver_closures(spec: _LinearSpec, operands: list) -> list:
-    """The traced values the solvers close over (`_solver_closure`), each solver made to
-    read its own among the operands after matvec's consts."""
+def _linear_solver_closures(spec: _LinearSpec, operands: list, user: tuple) -> list:
+    """The traced values the solvers (`user`: the user's solve and transpose_solve) close
+    over (`_solver_closure`), each solver made to read its own among the operands after
+    matvec's consts."""
     n_b, n_c = spec.n_b, spec.n_c
     solve, tsolve = spec.solve, spec.transpose_solve
     run, captured = _solver_closure(
-        lambda *o: solve(spec.matvec, list(o[:n_b]), list(o[n_b:])), operands, "solve"
+        lambda *o: solve(spec.matvec, list(o[:n_b]), list(o[n_b:])), user[0], operands, "solve"
     )
     n_s = len(captured)
     if n_s:
@@ -572,7 +620,10 @@ def _linear_solver_closures(spec: _LinearSpec, operands: list) -> list:
     if tsolve is None:
         return captured
     run_t, captured_t = _solver_closure(
-        lambda *o: tsolve(spec.vecmat, list(o[:n_b]), list(o[n_b:])), operands, "transpose_solve"
+        lambda *o: tsolve(spec.vecmat, list(o[:n_b]), list(o[n_b:])),
+        user[1],
+        operands,
+        "transpose_solve",
     )
     if captured_t:
         spec.transpose_solve = lambda vecmat, b, c: run_t(*b, *c[:n_c], *c[n_c + n_s :])
@@ -647,7 +698,7 @@ def custom_linear_solve(
         n_c,
         has_aux,
     )
-    captured = _linear_solver_closures(spec, leaves + consts)
+    captured = _linear_solver_closures(spec, leaves + consts, (solve, transpose_solve))
     outs = bind(linear_solve_p, *leaves, *consts, *captured, spec=spec)
     x = tree_unflatten(b_tree, list(outs[: len(leaves)]))
     if not has_aux:
