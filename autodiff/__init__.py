@@ -43,6 +43,7 @@ from autodiff.custom import (
     remat,
 )
 from autodiff.forward_ad import jvp
+from autodiff.implicit import custom_linear_solve, custom_root, fixed_point
 from autodiff.jacobians import hessian, hvp, jacfwd, jacrev
 from autodiff.ops.elementwise import stop_gradient
 from autodiff.ops.index import (
@@ -494,6 +495,9 @@ __all__ = [
     "custom_jvp",
     "custom_vjp",
     "remat",
+    "custom_linear_solve",
+    "custom_root",
+    "fixed_point",
     "as_tensor",
     "empty",
     "empty_like",

@@ -78,7 +78,7 @@ def taylor(framework: str, order: int) -> Callable:
             series = [1.0] + [0.0] * (order - 1)
 
             def kth(x):
-                return jet.jet(f, (x,), ((*series,),))[1][-1] * math.factorial(order)
+                return jet.jet(f, (x,), ((*series,),))[1][-1]  # (derivatives, not scaled)
 
             return jax.jit(kth)
         g = f
@@ -90,7 +90,7 @@ def taylor(framework: str, order: int) -> Callable:
 
     f = _taylor_f(anp)
     if framework.startswith("autodiff-jet"):
-        kth = lambda x: ad.derivatives(f, order=order)(x)[-1]  # noqa: E731
+        kth = lambda x: ad.derivatives(f, order=order)(x)[-1]
     else:
         kth = f
         for _ in range(order):
@@ -243,7 +243,7 @@ def run_cell(part: str, framework: str, size: int, min_time: float, repeat: int)
     build, _, _ = PARTS[part]
     if part == "taylor":
         program = build(framework, size)
-        call = lambda: program(X0)  # noqa: E731
+        call = lambda: program(X0)
     else:
         call = build(framework, size)
     setup_peak = _peak_rss_mib()
@@ -308,7 +308,7 @@ def _time(seconds: float | None) -> str:
 
 def _table(header: list, rows: list) -> str:
     widths = [max(len(str(r[k])) for r in [header, *rows]) for k in range(len(header))]
-    line = lambda r: " | ".join(str(c).rjust(w) for c, w in zip(r, widths))  # noqa: E731
+    line = lambda r: " | ".join(str(c).rjust(w) for c, w in zip(r, widths))
     return "\n".join([line(header), "-+-".join("-" * w for w in widths), *map(line, rows)])
 
 
@@ -364,7 +364,7 @@ def ratios(part: str, cells: dict) -> str:
         jet, jit = cells["autodiff-jet", top], cells["autodiff-jet-jit", top]
         lines = [
             f"order {top}: nested grad / jet (eager) {_ratio(cells['autodiff-nested', top], jet)}",
-            f"order {top}: jet under jit / JAX's jet under jax.jit {_ratio(jit, cells['jax-jet', top])}",
+            f"order {top}: jet, jit / JAX's, jax.jit {_ratio(jit, cells['jax-jet', top])}",
             f"jet (eager) order {top} / order {one}: {_ratio(jet, cells['autodiff-jet', one])}"
             f" (quadratic growth: {top * top // (one * one)}x)",
         ]

@@ -413,6 +413,37 @@ def test_custom_rules_and_checkpoint_agree_with_impl():
     assert set(targets) <= CHECKED
 
 
+def test_implicit_solvers_agree_with_impl():
+    """custom_root and custom_linear_solve (autodiff/implicit.py): the solution has the
+    guess's (b's) types, aux's those of staging the solver (has_aux); checked with only
+    their impls wrapped, as above."""
+    targets = [p for p in all_primitives() if p.name in ("custom_root", "custom_linear_solve")]
+    saved = [(p, p.impl) for p in targets]
+    x = np.array([1.0, 4.0, 9.0], dtype=np.float32)
+
+    def root(a):  # (the solver computes in float64; the solution keeps the guess's dtype)
+        def solve(f, guess):
+            return anp.sqrt(anp.astype(guess, np.float64)), np.int32(1)
+
+        return ad.custom_root(lambda y: y * y - a, a, solve, lambda g, y: y / 2.0, has_aux=True)[0]
+
+    def linear(b):
+        return ad.custom_linear_solve(lambda y: 2.0 * y, b, lambda mv, c: c / 2.0, symmetric=True)
+
+    for prim in targets:
+        CHECKED.discard(prim)
+    try:
+        for p, impl in saved:
+            p.impl = _checking(p, impl)
+        for fun in (root, linear):
+            fun(ad.Tensor(x))
+            ad.vmap(fun)(np.stack([x, x]))
+    finally:
+        for p, impl in saved:
+            p.impl = impl
+    assert set(targets) <= CHECKED
+
+
 # ------------------------------------------------------------- 3. every primitive, checked
 
 
@@ -444,6 +475,7 @@ def test_every_abstract_eval_was_checked_against_impl():
                 fun(*args)
         test_while_loop_agrees_with_impl()
         test_custom_rules_and_checkpoint_agree_with_impl()
+        test_implicit_solvers_agree_with_impl()
     unchecked = sorted(p.name for p in expected - CHECKED)
     assert not unchecked, f"abstract_eval never checked against impl for: {unchecked}"
 

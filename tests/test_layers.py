@@ -27,6 +27,9 @@ it may import):
     staging       jit, the Graph IR, passes, executors      reverse, forward_ad, vmap, ...
     sparse.detect sparsity detection on staged graphs      staging
     control       cond, switch, loops, scan                 staging, namespaces, ...
+    implicit      custom_root, custom_linear_solve          control, ...
+    scipy.optimize
+                  SciPy's solvers, differentiated implicitly implicit
     sparse.jacobians
                   compressed Jacobians and Hessians         sparse, staging, namespaces
     testing       check_grads                               reverse, forward_ad, ...
@@ -112,6 +115,10 @@ LAYERS = {
     "custom": (["autodiff.custom"], ["reverse", "vmap", "graphs"]),
     "staging": (["autodiff.staging"], ["graphs", "reverse", "vmap"]),
     "control": (["autodiff.control"], ["staging", "namespaces"]),
+    # Implicit differentiation: solvers' derivatives from the equations they solve; SciPy's
+    # solvers made differentiable with it (autodiff.scipy.optimize, loaded on first use).
+    "implicit": (["autodiff.implicit"], ["control"]),
+    "scipy.optimize": (["autodiff.scipy.optimize"], ["implicit"]),
     # Compressed Jacobians and Hessians: colorings evaluated as vmaps of jvp/vjp under jit.
     "sparse.jacobians": (
         ["autodiff.sparse.jacobians"],
@@ -131,7 +138,7 @@ LAYERS = {
     ),
     "autodiff": (
         ["autodiff", "autodiff.torch._tensor_methods", "autodiff.__main__"],
-        ["autograd", "custom", "control", "taylor"],
+        ["autograd", "custom", "control", "taylor", "implicit"],
     ),
 }
 

@@ -153,6 +153,7 @@ def split_as_slices(graph: Graph) -> Graph:
 # checks each position at every call. Only compiled graphs have it.
 gather_known_p = Primitive("gather_known", differentiable=False)
 gather_known_p.impl = lambda x, positions: x[positions]
+gather_known_p.abstract_eval = lambda x, positions: ShapedArray(positions.shape, x.dtype)
 
 
 def known_gathers(graph: Graph) -> Graph:
