@@ -444,6 +444,22 @@ def test_implicit_solvers_agree_with_impl():
     assert set(targets) <= CHECKED
 
 
+def test_compile_only_primitives_agree_with_impl():
+    """gather_known, which only the compiled form of a graph holds (staging/numba/
+    executor.py: a gather by known in-bounds positions)."""
+    from autodiff.staging.numba.executor import gather_known_p
+
+    saved = gather_known_p.impl
+    CHECKED.discard(gather_known_p)
+    try:
+        gather_known_p.impl = _checking(gather_known_p, saved)
+        x = np.arange(5.0, dtype=np.float32)
+        bind(gather_known_p, x, np.array([[4, 0], [1, 1]], np.int32))
+    finally:
+        gather_known_p.impl = saved
+    assert gather_known_p in CHECKED
+
+
 # ------------------------------------------------------------- 3. every primitive, checked
 
 
@@ -476,6 +492,7 @@ def test_every_abstract_eval_was_checked_against_impl():
         test_while_loop_agrees_with_impl()
         test_custom_rules_and_checkpoint_agree_with_impl()
         test_implicit_solvers_agree_with_impl()
+        test_compile_only_primitives_agree_with_impl()
     unchecked = sorted(p.name for p in expected - CHECKED)
     assert not unchecked, f"abstract_eval never checked against impl for: {unchecked}"
 
