@@ -437,7 +437,7 @@ __version__ = "0.1.0"
 # functions, which `import autodiff` does not load.
 # They live in autodiff/torch/; `autodiff.nn` and its submodules are the same module objects
 # as `autodiff.torch.nn`'s (autodiff/torch/_aliases.py).
-_ON_FIRST_USE = ("nn", "optim", "utils", "_C")  # (_C: torch._C's names autodiff maps)
+_ON_FIRST_USE = ("nn", "optim", "utils", "_C", "func")  # (_C: torch._C's names autodiff maps)
 _aliases.install()
 _node_names.install()  # (torch's node names and view primitives, into core's hooks)
 
