@@ -109,6 +109,23 @@ def check_device(where) -> None:
         )
 
 
+def set_default_device(device) -> None:
+    """`torch.set_default_device(device)`: autodiff computes on the CPU, so only 'cpu' (or
+    None, torch's way back to the default) is accepted; any other device raises.
+
+    Example:
+        >>> set_default_device("cpu")
+        >>> get_default_device()
+        device(type='cpu')
+    """
+    check_device(device)
+
+
+def get_default_device() -> device:
+    """`torch.get_default_device()`: the CPU."""
+    return CPU
+
+
 class _ReturnType(tuple):
     """A torch.return_types named tuple: `values, indices = x.max(1)`, or `.values`."""
 
