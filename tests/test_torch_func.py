@@ -119,9 +119,7 @@ def per_sample_gradients(torch, data, targets, dtype_name):
     ft_compute_grad = grad(compute_loss)
     ft_compute_sample_grad = vmap(ft_compute_grad, in_dims=(None, None, 0, 0))
     ft_per_sample_grads = ft_compute_sample_grad(params, buffers, data, targets)
-    for per_sample_grad, ft_per_sample_grad in zip(
-        per_sample_grads, ft_per_sample_grads.values()
-    ):
+    for per_sample_grad, ft_per_sample_grad in zip(per_sample_grads, ft_per_sample_grads.values()):
         assert torch.allclose(per_sample_grad, ft_per_sample_grad, atol=1e-6, rtol=1e-5)
     return ft_per_sample_grads
 
@@ -146,7 +144,12 @@ def test_per_sample_gradients(dtype_name, tol):
 
 def jacobians(torch, weight, bias, x, xs):
     F = torch.nn.functional
-    vmap, vjp, jacrev, jacfwd = torch.func.vmap, torch.func.vjp, torch.func.jacrev, torch.func.jacfwd
+    vmap, vjp, jacrev, jacfwd = (
+        torch.func.vmap,
+        torch.func.vjp,
+        torch.func.jacrev,
+        torch.func.jacfwd,
+    )
 
     def predict(weight, bias, x):
         return F.linear(x, weight, bias).tanh()
@@ -211,7 +214,13 @@ def hessians(torch, weight, bias, x, xs, tangent):
 
 
 def test_hessians():
-    weight, bias, x, xs, tangent = _data(3, 5, 4), _data(4, 5), _data(5, 4), _data(6, 3, 4), _data(7, 4)
+    weight, bias, x, xs, tangent = (
+        _data(3, 5, 4),
+        _data(4, 5),
+        _data(5, 4),
+        _data(6, 3, 4),
+        _data(7, 4),
+    )
     hess, batch, hvp, revrev = _run_both(hessians, weight, bias, x, xs, tangent)
     assert hess.shape == (5, 4, 4) and batch.shape == (3, 5, 4, 4)
     np.testing.assert_allclose(hvp, -np.sin(_data(5, 4)) * tangent, rtol=1e-12)
@@ -342,4 +351,284 @@ def model_ensembling(torch, data, minibatch_index):
 def test_model_ensembling():
     first, second, params = _run_both(model_ensembling, _data(11, 6, 5, 1, 4, 4), 0)
     assert first.shape == (4, 5, 3) and second.shape == (4, 5, 3)
-    assert list(params) == ["fc1.weight", "fc1.bias", "fc2.weight", "fc2.bias", "fc3.weight", "fc3.bias"]
+    assert list(params) == [
+        "fc1.weight",
+        "fc1.bias",
+        "fc2.weight",
+        "fc2.bias",
+        "fc3.weight",
+        "fc3.bias",
+    ]
+
+
+# ---- torch.func's conventions -----------------------------------------------------------------
+
+
+def _pair(seed: int, *shape):
+    a = _data(seed, *shape)
+    return autodiff.tensor(a), torch.tensor(a)
+
+
+def test_dict_results_keep_insertion_order():
+    (w, tw), (b, tb) = _pair(30, 3), _pair(31, 3)
+
+    def loss(p):
+        return (p["w"].sin() * p["b"]).sum()
+
+    ours = autodiff.func.grad(loss)({"w": w, "b": b})
+    theirs = torch.func.grad(loss)({"w": tw, "b": tb})
+    assert list(ours) == list(theirs) == ["w", "b"]
+    _assert_same(_numpy(ours), _numpy(theirs), 1e-12)
+    # outputs of the function too: vmap's and jacrev's dicts are in the function's order
+    out = autodiff.func.vmap(lambda x: {"z": x, "a": 2 * x})(w)
+    assert list(out) == ["z", "a"]
+    jac = autodiff.func.jacrev(lambda p: {"z": p["w"] * p["b"], "a": p["b"]})({"w": w, "b": b})
+    assert list(jac) == ["z", "a"] and list(jac["z"]) == ["w", "b"]
+    (ct,) = autodiff.func.vjp(lambda p: p, {"w": w, "b": b})[1]({"w": w, "b": b})
+    assert list(ct) == ["w", "b"]
+    # the JAX face keeps JAX's order (sorted keys)
+    assert list(autodiff.grad(loss)({"w": w, "b": b})) == ["b", "w"]
+
+
+def test_grad_structures_match_torch():
+    (x, tx), (y, ty) = _pair(32, 4), _pair(33, 4)
+
+    def f(x, y):
+        return (x * y.exp()).sum(), {"aux": x.cos()}
+
+    for lib, a, b in ((autodiff, x, y), (torch, tx, ty)):
+        g, aux = lib.func.grad(f, argnums=(0, 1), has_aux=True)(a, b)
+        assert type(g) is tuple and len(g) == 2 and list(aux) == ["aux"]
+    ours = autodiff.func.grad_and_value(f, argnums=1, has_aux=True)(x, y)
+    theirs = torch.func.grad_and_value(f, argnums=1, has_aux=True)(tx, ty)
+    _assert_same(_numpy(ours), _numpy(theirs), 1e-12)  # (grad, (value, aux))
+    ours = autodiff.func.grad_and_value(lambda x: x.pow(3).sum())(x)
+    theirs = torch.func.grad_and_value(lambda x: x.pow(3).sum())(tx)
+    _assert_same(_numpy(ours), _numpy(theirs), 1e-12)
+
+
+def test_vjp_jvp_linearize_match_torch():
+    (x, tx), (v, tv) = _pair(34, 3), _pair(35, 3)
+
+    def f(x):
+        return x.sin() * x, x.sum()
+
+    def run(lib, x, v):
+        func = lib.func
+        out, vjp_fn, aux = func.vjp(lambda x: (x.tanh(), x * 2), x, has_aux=True)
+        cts = vjp_fn(v)
+        value, tangent = func.jvp(f, (x,), (v,))
+        lin_out, jvp_fn = func.linearize(f, x)
+        return out, cts, aux, value, tangent, lin_out, jvp_fn(v)
+
+    ours, theirs = run(autodiff, x, v), run(torch, tx, tv)
+    assert type(ours[1]) is tuple and len(ours[1]) == 1
+    _assert_same(_numpy(ours), _numpy(theirs), 1e-12)
+    with pytest.raises(RuntimeError, match="Expected primals to be a tuple"):
+        autodiff.func.jvp(f, [x], [v])
+
+
+def test_jacobians_with_aux_and_chunks():
+    x, tx = _pair(36, 4)
+
+    def f(x):
+        return x.sin().cumsum(0), x.max()
+
+    for chunk_size in (None, 1, 3):
+        ours = autodiff.func.jacrev(f, has_aux=True, chunk_size=chunk_size)(x)
+        theirs = torch.func.jacrev(f, has_aux=True, chunk_size=chunk_size)(tx)
+        _assert_same(_numpy(ours), _numpy(theirs), 1e-12)
+    ours = autodiff.func.jacfwd(f, has_aux=True)(x)
+    _assert_same(_numpy(ours), _numpy(torch.func.jacfwd(f, has_aux=True)(tx)), 1e-12)
+    with pytest.raises(ValueError, match="chunk_size"):
+        autodiff.func.jacrev(f, chunk_size=0)
+
+
+def test_results_are_torch_faced():
+    # a Jacobian block that does not depend on the input comes back a torch Tensor
+    (w, _), (b, _) = _pair(37, 3, 2), _pair(38, 3)
+    jac = autodiff.func.jacrev(lambda p, x: p["w"] @ x + p["b"])({"w": w, "b": b}, w[0])
+    assert all(type(j) is autodiff.Tensor for j in jac.values())
+    assert jac["b"].flatten(1).shape == (3, 3) and jac["w"].flatten(1).shape == (3, 6)
+
+
+def test_vmap_keywords_randomness_and_out_dims():
+    (x, tx), (s, ts) = _pair(39, 3, 2), _pair(40, 2)
+
+    def f(x, *, scale):
+        return x * scale
+
+    ours = autodiff.func.vmap(f, in_dims=1, out_dims=1)(x, scale=s[0])
+    theirs = torch.func.vmap(f, in_dims=1, out_dims=1)(tx, scale=ts[0])
+    _assert_same(_numpy(ours), _numpy(theirs), 0)  # (keyword arguments are not mapped)
+    with pytest.raises(RuntimeError, match="randomness error mode"):
+        autodiff.func.vmap(lambda x: x + autodiff.randn(2))(x)
+    same = autodiff.func.vmap(lambda x: x * 0 + autodiff.randn(2), randomness="same")(x)
+    assert (same == same[0]).all()
+    with pytest.raises(NotImplementedError, match="randomness='different'"):
+        autodiff.func.vmap(f, randomness="different")
+    with pytest.raises(RuntimeError, match="Only allowed values for randomness"):
+        autodiff.func.vmap(f, randomness="other")
+
+
+def test_stack_module_state_checks():
+    nn = autodiff.nn
+    models = [nn.Linear(3, 2), nn.Linear(3, 2)]
+    params, buffers = autodiff.func.stack_module_state(models)
+    assert params["weight"].requires_grad and params["weight"].is_leaf and buffers == {}
+    np.testing.assert_array_equal(
+        params["bias"][1].detach().numpy(), models[1].bias.detach().numpy()
+    )
+    with pytest.raises(RuntimeError, match="at least one model"):
+        autodiff.func.stack_module_state([])
+    with pytest.raises(RuntimeError, match="same class"):
+        autodiff.func.stack_module_state([nn.Linear(3, 2), nn.Sequential(nn.Linear(3, 2))])
+    models[1].eval()
+    with pytest.raises(RuntimeError, match="training/eval mode"):
+        autodiff.func.stack_module_state(models)
+
+
+def batch_norm_per_sample(torch, data):
+    nn = torch.nn
+    net = _init(torch, nn.Sequential(nn.Linear(3, 4), nn.BatchNorm1d(4), nn.Tanh()).double(), 41)
+    torch.func.replace_all_batch_norm_modules_(net)
+    assert net[1].running_mean is None and not net[1].track_running_stats
+    params = dict(net.named_parameters())
+
+    def loss(params, x):
+        return torch.func.functional_call(net, params, (x,)).pow(2).sum()
+
+    return torch.func.vmap(torch.func.grad(loss), in_dims=(None, 0))(params, torch.tensor(data))
+
+
+def test_replace_all_batch_norm_modules_():
+    _run_both(batch_norm_per_sample, _data(42, 5, 6, 3))
+
+
+# ---- the torch face's gaps (issue 39, item 4) -------------------------------------------------
+
+
+def test_top_level_vmap_takes_in_dims_and_out_dims():
+    (x, tx), (y, ty) = _pair(43, 3, 2), _pair(44, 3)
+    ours = autodiff.vmap(lambda a, b: a * b, in_dims=(1, None), out_dims=1)(x, y)
+    theirs = torch.vmap(lambda a, b: a * b, in_dims=(1, None), out_dims=1)(tx, ty)
+    _assert_same(_numpy(ours), _numpy(theirs), 0)
+    with pytest.raises(TypeError, match="both in_axes and in_dims"):
+        autodiff.vmap(lambda a: a, in_axes=1, in_dims=0)
+
+
+def test_torch_keyword_names():
+    (a, ta), (b, tb), (v, tv) = _pair(45, 2, 3), _pair(46, 3, 2), _pair(47, 3)
+    calls = [
+        lambda t, a, b, v: t.matmul(input=a, other=b),
+        lambda t, a, b, v: t.mm(input=a, mat2=b),
+        lambda t, a, b, v: t.bmm(input=a[None], mat2=b[None]),
+        lambda t, a, b, v: t.mv(input=a, vec=v),
+        lambda t, a, b, v: t.dot(input=v, tensor=v),
+        lambda t, a, b, v: t.add(input=a, other=a, alpha=2),
+        lambda t, a, b, v: t.mul(input=a, other=a),
+        lambda t, a, b, v: t.cat(tensors=[a, a], dim=1),
+        lambda t, a, b, v: t.sum(input=a, dim=1),
+    ]
+    for call in calls:
+        _assert_same(_numpy(call(autodiff, a, b, v)), _numpy(call(torch, ta, tb, tv)), 1e-12)
+
+
+def test_set_default_device():
+    assert autodiff.set_default_device("cpu") is None
+    assert autodiff.set_default_device(None) is None
+    assert autodiff.get_default_device() == autodiff.device("cpu")
+    with pytest.raises(RuntimeError, match="CPU only: device 'cuda'"):
+        autodiff.set_default_device("cuda")
+
+
+def test_autograd_profiler_is_a_no_op_with_torch_api(tmp_path):
+    x = autodiff.ones(3, requires_grad=True)
+    with autodiff.autograd.profiler.profile(record_shapes=True) as prof:
+        with autodiff.autograd.profiler.record_function("forward"):
+            y = (x * 2).sum()
+        y.backward()
+    assert x.grad.tolist() == [2.0, 2.0, 2.0]
+    table = prof.key_averages().table(sort_by="self_cpu_time_total", row_limit=10)
+    assert table == str(prof.key_averages()) == ""
+    prof.export_chrome_trace(str(tmp_path / "trace.json"))
+    assert (tmp_path / "trace.json").read_text() == '{"traceEvents": []}'
+
+    @autodiff.autograd.profiler.record_function("step")
+    def step(v):
+        return v + 1
+
+    assert step(1) == 2
+
+
+def test_reflected_operators_list_operands_as_torch():
+    def names(lib, expression):
+        x = lib.ones(3, requires_grad=True, dtype=lib.float64)
+        b = x.sin()
+        node = expression(b)
+        return node.grad_fn.name(), [
+            (None if n is None else n.name(), i) for n, i in node.grad_fn.next_functions
+        ]
+
+    for expression in (lambda b: 2 * b, lambda b: 2 + b, lambda b: b * 2, lambda b: b - 2):
+        assert names(autodiff, expression) == names(torch, expression)
+
+
+@pytest.mark.parametrize(
+    "nd, groups, stride, padding, output_padding, dilation, batched",
+    [
+        (1, 1, 1, 0, 0, 1, True),
+        (1, 2, 2, 1, 1, 1, True),
+        (2, 1, 2, 1, 1, 1, True),
+        (2, 2, 3, (1, 0), (2, 1), 2, True),
+        (2, 1, (1, 2), 2, 0, (2, 1), True),
+        (2, 1, 2, 4, 0, 1, True),  # (padding beyond the kernel: the spread input is cropped)
+        (2, 1, 2, 1, 1, 1, False),
+    ],
+)
+def test_conv_transpose(nd, groups, stride, padding, output_padding, dilation, batched):
+    rng = np.random.default_rng(48)
+    spatial = (5,) if nd == 1 else (5, 4)
+    x = rng.standard_normal(((2,) if batched else ()) + (4,) + spatial)
+    w = rng.standard_normal((4, 6 // groups) + (3,) * nd)
+    b = rng.standard_normal(6)
+    results = []
+    for lib in (autodiff, torch):
+        conv = getattr(lib.nn.functional, f"conv_transpose{nd}d")
+        args = [lib.tensor(a, requires_grad=True) for a in (x, w, b)]
+        y = conv(*args, stride, padding, output_padding, groups, dilation)
+        (y * lib.tensor(np.arange(y.numel()).reshape(tuple(y.shape)) % 7)).sum().backward()
+        results.append([y.detach().numpy()] + [a.grad.numpy() for a in args])
+    for ours, theirs in zip(*results):
+        assert ours.shape == theirs.shape
+        np.testing.assert_allclose(ours, theirs, rtol=1e-10, atol=1e-10)
+
+
+def test_conv_transpose_under_transforms():
+    x, tx = _pair(49, 3, 2, 4, 4)
+    w, tw = _pair(50, 2, 3, 3, 3)
+
+    def f(lib):
+        def per_sample(w, x):
+            return lib.nn.functional.conv_transpose2d(x, w, stride=2).tanh().sum()
+
+        return lib.func.vmap(lib.func.grad(per_sample), in_dims=(None, 0))
+
+    _assert_same(_numpy(f(autodiff)(w, x)), _numpy(f(torch)(tw, tx)), 1e-10)
+
+
+def test_meta_device():
+    nn = autodiff.nn
+    model = nn.Linear(3, 2)
+    meta = copy.deepcopy(model).to("meta")
+    assert meta.weight.is_meta and meta.weight.device == autodiff.device("meta")
+    assert meta.weight.shape == (2, 3) and meta.bias.dtype == model.bias.dtype
+    assert not model.weight.is_meta and model.weight.device == autodiff.device("cpu")
+    with pytest.raises(RuntimeError, match="device meta"):
+        meta(autodiff.ones(3))
+    out = autodiff.func.functional_call(meta, dict(model.named_parameters()), (autodiff.ones(3),))
+    np.testing.assert_allclose(out.detach().numpy(), model(autodiff.ones(3)).detach().numpy())
+    t = autodiff.ones(2, 2).to("meta")
+    assert t.is_meta and t.shape == (2, 2)
+    with pytest.raises(NotImplementedError, match="Cannot copy out of meta tensor"):
+        t.to("cpu")
