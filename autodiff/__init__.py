@@ -402,12 +402,14 @@ from autodiff.torch.types import (
     cuda,
     device,
     e,
+    get_default_device,
     inf,
     mps,
     nan,
     pi,
     preserve_format,
     return_types,
+    set_default_device,
     strided,
     xpu,
 )
@@ -438,7 +440,7 @@ __version__ = "0.1.0"
 # functions, which `import autodiff` does not load.
 # They live in autodiff/torch/; `autodiff.nn` and its submodules are the same module objects
 # as `autodiff.torch.nn`'s (autodiff/torch/_aliases.py).
-_ON_FIRST_USE = ("nn", "optim", "utils", "_C")  # (_C: torch._C's names autodiff maps)
+_ON_FIRST_USE = ("nn", "optim", "utils", "_C", "func")  # (_C: torch._C's names autodiff maps)
 _aliases.install()
 _node_names.install()  # (torch's node names and view primitives, into core's hooks)
 

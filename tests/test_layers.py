@@ -36,6 +36,7 @@ it may import):
     autograd      the torch.autograd face                   jacobians, torch, ...
     torch.nn      torch.nn, torch.optim, torch.utils, _C    autograd, ...
                   (autodiff/torch/nn, optim, utils, _C.py)
+    func          torch.func's transforms                   torch.nn, jacobians, ...
     autodiff      the public API, Tensor's method table     everything
                   (and autodiff/torch/_tensor_methods.py)
 """
@@ -136,6 +137,9 @@ LAYERS = {
         ],
         ["autograd"],
     ),
+    # torch.func: the core transforms with torch's conventions, over torch.nn's modules
+    # (loaded on first use, as torch.nn)
+    "func": (["autodiff.func"], ["torch.nn"]),
     "autodiff": (
         ["autodiff", "autodiff.torch._tensor_methods", "autodiff.__main__"],
         ["autograd", "custom", "control", "taylor", "implicit"],

@@ -10,6 +10,7 @@ from autodiff.autograd import (
     forward_ad,
     functional,
     graph,
+    profiler,
 )
 from autodiff.autograd._backward import backward, grad
 from autodiff.autograd._nodes import SavedTensor  # (documented in autograd.graph)
@@ -84,6 +85,7 @@ __all__ = [
     "is_view_replay_enabled",
     "no_grad",
     "once_differentiable",
+    "profiler",
     "set_detect_anomaly",
     "set_grad_enabled",
     "set_multithreading_enabled",

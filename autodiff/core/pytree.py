@@ -11,8 +11,10 @@ flat lists. The names and semantics are JAX's (`jax.tree_util`): `is_leaf=`, key
 from __future__ import annotations
 
 import collections
+import contextlib
 import dataclasses
 import functools
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -29,6 +31,11 @@ class _Node:
 
 
 _registry: dict[type, _Node] = {}
+
+# Whether dicts flatten in their insertion order (torch.func's, for the torch face's
+# transforms in autodiff.func) rather than by sorted keys (JAX's): per thread, so that one
+# thread's torch.func call leaves another's JAX-face flattening alone.
+_dict_order = threading.local()
 _BUILTIN = (tuple, list, dict, type(None), collections.OrderedDict, collections.defaultdict)
 
 
@@ -235,7 +242,7 @@ def _children(x):
     if cls is tuple or cls is list:
         return cls, None, list(x)
     if cls is dict:
-        keys = sorted(x, key=_sort_key)
+        keys = tuple(x) if getattr(_dict_order, "insertion", False) else sorted(x, key=_sort_key)
         return dict, tuple(keys), [x[k] for k in keys]
     if x is None:
         return type(None), None, []
@@ -252,6 +259,27 @@ def _children(x):
     if _is_namedtuple(x):
         return cls, None, list(x)
     return None
+
+
+@contextlib.contextmanager
+def dict_insertion_order():
+    """Within the block (on this thread), dicts flatten in their insertion order, as
+    torch's pytrees do, rather than by sorted keys as JAX's: the torch face's transforms
+    (`autodiff.func`) run under it, so that their results keep their dicts' order.
+
+    Example:
+        >>> with dict_insertion_order():
+        ...     tree_leaves({"w": 1.0, "b": 2.0})
+        [1.0, 2.0]
+        >>> tree_leaves({"w": 1.0, "b": 2.0})
+        [2.0, 1.0]
+    """
+    before = getattr(_dict_order, "insertion", False)
+    _dict_order.insertion = True
+    try:
+        yield
+    finally:
+        _dict_order.insertion = before
 
 
 def _child_keys(x, kind, aux, n: int) -> list:

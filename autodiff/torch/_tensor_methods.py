@@ -47,13 +47,14 @@ from autodiff.torch import (
 
 OPERATORS = {
     "__add__": ndarray.binary_operator("add"),
-    "__radd__": ndarray.reflected_operator("add"),
+    # (commutative: `2 * b` records b's node first, as torch's `b.mul(2)` does)
+    "__radd__": ndarray.binary_operator("add"),
     "__iadd__": ndarray.in_place_operator("add", np.add),
     "__sub__": ndarray.binary_operator("subtract"),
     "__rsub__": ndarray.reflected_operator("subtract"),
     "__isub__": ndarray.in_place_operator("subtract", np.subtract),
     "__mul__": ndarray.binary_operator("multiply"),
-    "__rmul__": ndarray.reflected_operator("multiply"),
+    "__rmul__": ndarray.binary_operator("multiply"),
     "__imul__": ndarray.in_place_operator("multiply", np.multiply),
     "__truediv__": ndarray.binary_operator("divide"),
     "__rtruediv__": ndarray.reflected_operator("divide"),
@@ -411,7 +412,7 @@ _OTHER: dict[str, Any] = {
     "is_cuda": property(conversions._false, doc="False: autodiff computes on the CPU."),
     "is_sparse": property(conversions._false, doc="False: tensors are dense."),
     "is_quantized": property(conversions._false, doc="False."),
-    "is_meta": property(conversions._false, doc="False."),
+    "is_meta": property(conversions.is_meta, doc=conversions.is_meta.__doc__),
     "is_mkldnn": property(conversions._false, doc="False."),
     "is_nested": property(conversions._false, doc="False."),
     "volatile": property(conversions.volatile, doc=conversions.volatile.__doc__),

@@ -14,8 +14,18 @@ import numpy as np
 import autodiff.numpy as anp
 from autodiff.core.tensor import Tensor, face_of
 from autodiff.core.trace import EVAL_TRACE
-from autodiff.torch._args import _array, _cast, _concrete, _no_extra, wrap_dim
-from autodiff.torch.types import CPU, TypedStorage, UntypedStorage, check_device, device
+from autodiff.torch._args import _array, _cast, _concrete, _no_extra, _np_dtype, wrap_dim
+from autodiff.torch.types import (
+    CPU,
+    META,
+    MetaArray,
+    TypedStorage,
+    UntypedStorage,
+    check_device,
+    device,
+    is_meta_device,
+    meta_array,
+)
 
 
 def volatile(self: Tensor) -> builtins.bool:
@@ -50,6 +60,10 @@ def to(self: Tensor, *args, **kwargs) -> Tensor:
             where = device(a)
         else:
             dtype = a
+    if is_meta_device(where):
+        return Tensor._from(meta_array(self.shape, _np_dtype(dtype) or self.dtype))
+    if type(self._value) is MetaArray:
+        raise NotImplementedError("Cannot copy out of meta tensor; no data!")
     check_device(where)
     out = _cast(self, dtype)
     if copy and out is self:
@@ -207,8 +221,16 @@ def get_device(self: Tensor) -> int:
 
 
 def device_of(self: Tensor) -> Any:
-    """`x.device`: `device('cpu')` on the torch face; NumPy's `'cpu'` on the NumPy face."""
+    """`x.device`: `device('cpu')` on the torch face (`device('meta')` for a shape-only
+    tensor); NumPy's `'cpu'` on the NumPy face."""
+    if type(self._value) is MetaArray:
+        return META
     return "cpu" if face_of(self) == "numpy" else CPU
+
+
+def is_meta(self: Tensor) -> bool:
+    """`x.is_meta`: whether `x` is on the 'meta' device (a shape and a dtype, no data)."""
+    return type(self._value) is MetaArray
 
 
 def _false(self: Tensor) -> bool:

@@ -12,11 +12,13 @@ from autodiff.torch.reductions import norm
 from autodiff.torch.views import expand
 
 
-def mm(a, b):
-    """`torch.mm`: the product of two matrices."""
-    if np.ndim(a) != 2 or np.ndim(b) != 2:
-        raise RuntimeError(f"self must be a matrix (mm of {np.ndim(a)}-d and {np.ndim(b)}-d)")
-    return anp.matmul(a, b)
+def mm(input, mat2):
+    """`torch.mm(input, mat2)`: the product of two matrices."""
+    if np.ndim(input) != 2 or np.ndim(mat2) != 2:
+        raise RuntimeError(
+            f"self must be a matrix (mm of {np.ndim(input)}-d and {np.ndim(mat2)}-d)"
+        )
+    return anp.matmul(input, mat2)
 
 
 # ---- linear algebra ----
@@ -27,18 +29,22 @@ def _check_ndim(name: str, what: str, x, n: int) -> None:
         raise RuntimeError(f"{name}: Expected {what} to be {n}D, but got {np.ndim(x)}D")
 
 
-def bmm(self: Tensor, mat2) -> Tensor:
-    """`Tensor.bmm(mat2)`: batched matrix products of two 3-d tensors."""
-    if self.ndim != 3 or np.ndim(mat2) != 3:
-        raise RuntimeError(f"batch1 must be a 3D tensor (bmm of {self.ndim}D and {np.ndim(mat2)}D)")
-    return anp.matmul(self, mat2)
+def bmm(input: Tensor, mat2) -> Tensor:
+    """`torch.bmm(input, mat2)`: batched matrix products of two 3-d tensors."""
+    if np.ndim(input) != 3 or np.ndim(mat2) != 3:
+        raise RuntimeError(
+            f"batch1 must be a 3D tensor (bmm of {np.ndim(input)}D and {np.ndim(mat2)}D)"
+        )
+    return anp.matmul(input, mat2)
 
 
-def mv(self: Tensor, vec) -> Tensor:
-    """`Tensor.mv(vec)`: a matrix times a vector."""
-    if self.ndim != 2 or np.ndim(vec) != 1:
-        raise RuntimeError(f"vector + matrix @ vector expected, got {self.ndim}, {np.ndim(vec)}")
-    return anp.matmul(self, vec)
+def mv(input: Tensor, vec) -> Tensor:
+    """`torch.mv(input, vec)`: a matrix times a vector."""
+    if np.ndim(input) != 2 or np.ndim(vec) != 1:
+        raise RuntimeError(
+            f"vector + matrix @ vector expected, got {np.ndim(input)}, {np.ndim(vec)}"
+        )
+    return anp.matmul(input, vec)
 
 
 def torch_dot(self: Tensor, other) -> Tensor:
@@ -162,7 +168,11 @@ def trace(input):
     return anp.trace(input)
 
 
-dot = torch_dot
+def dot(input: Tensor, tensor) -> Tensor:
+    """`torch.dot(input, tensor)`: the inner product of two vectors."""
+    return torch_dot(input, tensor)
+
+
 ger = outer
 
 

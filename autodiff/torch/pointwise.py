@@ -32,9 +32,14 @@ ceil = anp.ceil
 trunc = anp.trunc
 square = anp.square
 reciprocal = anp.reciprocal
-matmul = anp.matmul
 maximum = anp.maximum
 minimum = anp.minimum
+
+
+def matmul(input, other):
+    """`torch.matmul(input, other)`: the matrix product, broadcast over batch dimensions
+    (torch's keyword names: `matmul(input=a, other=b)`)."""
+    return anp.matmul(input, other)
 
 
 def pow(input, exponent):

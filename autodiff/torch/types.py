@@ -56,6 +56,45 @@ class device:
 
 
 CPU = device("cpu")
+META = device("meta")
+
+
+def _no_data() -> RuntimeError:
+    return RuntimeError(
+        "Tensor on device meta is not on the expected device cpu!: a tensor on the 'meta' "
+        "device has a shape and a dtype but no data (give a meta module values with "
+        "torch.func.functional_call)"
+    )
+
+
+class MetaArray(np.ndarray):
+    """The data of a tensor on the 'meta' device: a shape and a dtype, no values. Computing
+    with it raises (NumPy's ufuncs and functions reach it through its overrides), so that a
+    meta module called with its own parameters fails rather than compute with zeros."""
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        raise _no_data()
+
+    def __array_function__(self, func, types, args, kwargs):
+        raise _no_data()
+
+
+def meta_array(shape: tuple, dtype) -> MetaArray:
+    """Shape-only data for a 'meta' tensor (one element of memory, broadcast).
+
+    Example:
+        >>> a = meta_array((2, 3), np.float32)
+        >>> a.shape, a.dtype
+        ((2, 3), dtype('float32'))
+    """
+    return np.broadcast_to(np.zeros((), dtype), shape).view(MetaArray)
+
+
+def is_meta_device(where) -> bool:
+    """Whether `where` (a device, a string or None) names the 'meta' device."""
+    if where is None or isinstance(where, builtins.int):
+        return False
+    return device(where).type == "meta"
 
 
 def check_device(where) -> None:
@@ -68,6 +107,23 @@ def check_device(where) -> None:
             f"autodiff computes on the CPU only: device {str(d)!r} is not available "
             "(use device='cpu' or leave device out)"
         )
+
+
+def set_default_device(device) -> None:
+    """`torch.set_default_device(device)`: autodiff computes on the CPU, so only 'cpu' (or
+    None, torch's way back to the default) is accepted; any other device raises.
+
+    Example:
+        >>> set_default_device("cpu")
+        >>> get_default_device()
+        device(type='cpu')
+    """
+    check_device(device)
+
+
+def get_default_device() -> device:
+    """`torch.get_default_device()`: the CPU."""
+    return CPU
 
 
 class _ReturnType(tuple):

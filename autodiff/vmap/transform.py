@@ -14,6 +14,7 @@ import inspect
 import reprlib
 from collections.abc import Callable
 from functools import partial, wraps
+from typing import Any
 
 import numpy as np
 
@@ -181,6 +182,18 @@ def _check_tuple_length(in_axes, args, kwargs) -> None:
         raise ValueError(msg)
 
 
+_UNSET: Any = object()  # (in_dims/out_dims not given: None is a value of theirs)
+
+
+def _torch_alias(value, alias, name: str, alias_name: str):
+    """`in_axes` given as torch's `in_dims` (or `out_axes` as `out_dims`); not both."""
+    if alias is _UNSET:
+        return value
+    if value != 0:
+        raise TypeError(f"vmap() got both {name} and {alias_name} (torch's name for {name})")
+    return alias
+
+
 def vmap(
     fun: Callable,
     in_axes=0,
@@ -191,6 +204,9 @@ def vmap(
     chunk_size: int | None = None,
     executor=None,
     progress=False,
+    *,
+    in_dims=_UNSET,
+    out_dims=_UNSET,
 ) -> Callable:
     """Vectorise `fun` over an axis of its arguments.
 
@@ -208,6 +224,8 @@ def vmap(
         executor: run each chunk as a task of a `dask.distributed.Client` or a
             `concurrent.futures.Executor` (see the guide "Scaling out with Dask").
         progress: True for a progress bar over the chunks, or a callable `(done, total)`.
+        in_dims, out_dims: torch's names of `in_axes` and `out_axes` (`torch.vmap(f,
+            in_dims=...)`); `autodiff.func.vmap` is torch.func's vmap in full.
 
     Over a `dask.array.Array` mapped along its chunked axis, the result is a Dask array
     built blockwise (nothing is computed until asked).
@@ -220,6 +238,8 @@ def vmap(
     """
     if not callable(fun):
         raise TypeError(f"Expected a callable value, got {reprlib.repr(fun)}: vmap maps one.")
+    in_axes = _torch_alias(in_axes, in_dims, "in_axes", "in_dims")
+    out_axes = _torch_alias(out_axes, out_dims, "out_axes", "out_dims")
     if spmd_axis_name is not None:
         raise ValueError(
             f"vmap(spmd_axis_name={spmd_axis_name!r}) shards the mapped axis over a device mesh; "

@@ -20,7 +20,7 @@ from autodiff.core.trace import EVAL_TRACE
 from autodiff.torch.dtypes import dtype_of_torch, to_numpy_dtype
 from autodiff.torch.nn._hooks import BackwardHook, RemovableHandle, WrappedHook
 from autodiff.torch.nn.parameter import Parameter
-from autodiff.torch.types import check_device, device
+from autodiff.torch.types import check_device, device, is_meta_device, meta_array
 
 _HOOK_DICTS = (
     "_forward_pre_hooks",
@@ -114,7 +114,8 @@ def _device_and_dtype(args: tuple, kwargs: dict) -> tuple:
             where = arg
         elif not isinstance(arg, bool):  # (non_blocking, positionally)
             dtype = arg
-    check_device(where)
+    if not is_meta_device(where):
+        check_device(where)
     dtype = to_numpy_dtype(dtype)
     if dtype is not None and dtype.kind not in "fc":
         raise TypeError(
@@ -788,11 +789,25 @@ class Module:
 
     def to(self, *args, **kwargs) -> Module:
         """Cast floating-point and complex parameters and buffers to a dtype:
-        `to(dtype)`, `to(device, dtype)`, `to(tensor)`; the device must be the CPU."""
-        _, dtype = _device_and_dtype(args, dict(kwargs))
-        if dtype is None:
-            return self
-        return self._apply_dtype(lambda d: dtype if d.kind in "fc" else None)
+        `to(dtype)`, `to(device, dtype)`, `to(tensor)`; the device must be the CPU, or
+        'meta': then every parameter and buffer keeps its shape and dtype but no data (a
+        template for `torch.func.functional_call`, as in `stack_module_state`'s recipe)."""
+        where, dtype = _device_and_dtype(args, dict(kwargs))
+        if dtype is not None:
+            self._apply_dtype(lambda d: dtype if d.kind in "fc" else None)
+        if is_meta_device(where):
+            self._apply_meta()
+        return self
+
+    def _apply_meta(self) -> None:
+        """Every parameter and buffer to the 'meta' device (same objects, their data gone,
+        their gradients dropped)."""
+        for module in self.modules():
+            for registry in (module._parameters, module._buffers):
+                for tensor in registry.values():
+                    if tensor is not None and tensor._trace is EVAL_TRACE:
+                        tensor._value = meta_array(tensor.shape, tensor.dtype)
+                        tensor.grad = None
 
     def double(self) -> Module:
         """Cast floating-point parameters and buffers to float64."""

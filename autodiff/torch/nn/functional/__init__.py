@@ -22,7 +22,13 @@ from autodiff.torch.nn.functional.activations import (
     softplus,
     tanh,
 )
-from autodiff.torch.nn.functional.convolution import conv1d, conv2d, conv3d
+from autodiff.torch.nn.functional.convolution import (
+    conv1d,
+    conv2d,
+    conv3d,
+    conv_transpose1d,
+    conv_transpose2d,
+)
 from autodiff.torch.nn.functional.layers import (
     embedding,
     layer_norm,
@@ -68,6 +74,8 @@ __all__ = [
     "conv1d",
     "conv2d",
     "conv3d",
+    "conv_transpose1d",
+    "conv_transpose2d",
     "cross_entropy",
     "dropout",
     "elu",

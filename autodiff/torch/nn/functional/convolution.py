@@ -1,5 +1,6 @@
 """torch.nn.functional's convolutions: `conv1d`, `conv2d`, `conv3d` (windows of the
-padded input, contracted with the weight)."""
+padded input, contracted with the weight) and the transposed `conv_transpose1d`,
+`conv_transpose2d` (convolutions of the input spread out by the stride)."""
 
 from __future__ import annotations
 
@@ -198,3 +199,115 @@ def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups: in
     """3-D convolution (cross-correlation, as torch): input (N, C_in, D, H, W) or
     (C_in, D, H, W), weight (C_out, C_in / groups, kD, kH, kW)."""
     return _conv("conv3d", 3, input, weight, bias, stride, padding, dilation, groups)
+
+
+# ---- transposed convolutions: a convolution of the input spread out by the stride ----
+
+
+def _spread(x, axis: int, stride: int):
+    """`x` with `stride - 1` zeros between neighbours along dim `axis` (counted from the end)."""
+    if stride == 1:
+        return x
+    x = anp.moveaxis(x, axis, -1)
+    size = _shape(x)[-1]
+    zero = anp.zeros_like(x)
+    spread = anp.reshape(anp.stack([x] + [zero] * (stride - 1), axis=-1), _shape(x)[:-1] + (-1,))
+    return anp.moveaxis(spread[..., : (size - 1) * stride + 1], -1, axis)
+
+
+def _pad_or_crop(x, axis: int, left: int, right: int):
+    """`x` padded with zeros (positive amounts) or cropped (negative) at both ends of dim
+    `axis` (counted from the end)."""
+    if left < 0 or right < 0:
+        size = _shape(x)[axis]
+        index = [slice(None)] * len(_shape(x))
+        index[axis] = slice(max(-left, 0), size - max(-right, 0))
+        x = x[tuple(index)]
+    if left > 0 or right > 0:
+        pads = [(0, 0)] * len(_shape(x))
+        pads[axis] = (max(left, 0), max(right, 0))
+        x = anp.pad(x, pads)
+    return x
+
+
+def _transposed_weight(weight, groups: int, nd: int):
+    """A transposed convolution's weight (C_in, C_out / groups, *k) as the equivalent
+    convolution's (C_out, C_in / groups, *k), its kernel flipped."""
+    wshape = _shape(weight)
+    in_channels, group_out = wshape[:2]
+    kernel = wshape[2:]
+    w = anp.reshape(weight, (groups, in_channels // groups, group_out) + kernel)
+    w = anp.swapaxes(w, 1, 2)
+    w = anp.reshape(w, (groups * group_out, in_channels // groups) + kernel)
+    return anp.flip(w, axis=tuple(range(2, 2 + nd)))
+
+
+def _conv_transpose(
+    name: str, nd: int, input, weight, bias, stride, padding, output_padding, groups, dilation
+):
+    shape, wshape = _shape(input), _shape(weight)
+    _conv_check(name, nd, shape, wshape, input, weight)
+    stride = _ntuple("stride", stride, nd)
+    dilation = _ntuple("dilation", dilation, nd)
+    padding = _ntuple("padding", padding, nd)
+    output_padding = _ntuple("output_padding", output_padding, nd)
+    if any(s <= 0 for s in stride):
+        raise RuntimeError("non-positive stride is not supported")
+    if any(p < 0 for p in padding):
+        raise RuntimeError("negative padding is not supported")
+    if any(o >= s and o >= d for o, s, d in zip(output_padding, stride, dilation)):
+        raise RuntimeError("output padding must be smaller than either stride or dilation")
+    if not isinstance(groups, (int, np.integer)) or groups <= 0:
+        raise RuntimeError("non-positive groups is not supported")
+    channels = shape[-nd - 1]
+    if channels != wshape[0] or wshape[0] % groups:
+        raise RuntimeError(
+            f"Given transposed=1, weight of size {list(wshape)}, expected input{list(shape)} to "
+            f"have {wshape[0]} channels, but got {channels} channels instead"
+        )
+    x = input
+    for i in range(nd):
+        axis = i - nd
+        x = _spread(x, axis, stride[i])
+        edge = dilation[i] * (wshape[2 + i] - 1) - padding[i]
+        x = _pad_or_crop(x, axis, edge, edge + output_padding[i])
+    w = _transposed_weight(weight, groups, nd)
+    return _conv(name, nd, x, w, bias, 1, 0, dilation, groups)
+
+
+def conv_transpose1d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+):
+    """1-D transposed convolution (the gradient of conv1d with respect to its input, as
+    torch): input (N, C_in, L) or (C_in, L), weight (C_in, C_out / groups, K).
+
+    Example:
+        >>> import autodiff as ad
+        >>> conv_transpose1d(ad.tensor([[[1.0, 2.0]]]), ad.tensor([[[1.0, 1.0]]]), stride=2)
+        tensor([[[1., 1., 2., 2.]]])
+    """
+    return _conv_transpose(
+        "conv_transpose1d", 1, input, weight, bias, stride, padding, output_padding, groups,
+        dilation,
+    )  # fmt: skip
+
+
+def conv_transpose2d(
+    input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1
+):
+    """2-D transposed convolution (the gradient of conv2d with respect to its input, as
+    torch): input (N, C_in, H, W) or (C_in, H, W), weight (C_in, C_out / groups, kH, kW);
+    `stride`, `padding`, `output_padding`, `dilation` an int or a pair. A composite of
+    differentiable operations (the input spread by the stride, then a convolution).
+
+    Example:
+        >>> import autodiff as ad
+        >>> conv_transpose2d(ad.ones(1, 1, 2, 2), ad.ones(1, 1, 2, 2))[0, 0]
+        tensor([[1., 2., 1.],
+                [2., 4., 2.],
+                [1., 2., 1.]])
+    """
+    return _conv_transpose(
+        "conv_transpose2d", 2, input, weight, bias, stride, padding, output_padding, groups,
+        dilation,
+    )  # fmt: skip
