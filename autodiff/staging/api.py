@@ -58,6 +58,21 @@ def _leaf_aval(x) -> ShapedArray:
     )
 
 
+def _flat_key(args: tuple) -> tuple | None:
+    """The cache key of positional arguments that are all arrays or Python numbers (their
+    shapes and dtypes, or their types), else None: what `_leaf_aval` reads of them."""
+    key = []
+    for a in args:
+        kind = type(a)
+        if kind is ndarray:
+            key.append((a.shape, a.dtype))
+        elif kind in _PYTHON_SCALARS:
+            key.append(kind)
+        else:
+            return None
+    return tuple(key)
+
+
 def _hashable(value, what: str):
     try:
         hash(value)
@@ -110,17 +125,19 @@ class Jitted:
         return f"<jitted {getattr(self.fun, '__qualname__', self.fun)!r}>"
 
     def __call__(self, *args, **kwargs):
-        if not kwargs and not self._static and all(type(a) is ndarray for a in args):
-            # The commonest call, arrays only: its key is their shapes and dtypes.
-            key = tuple([(a.shape, a.dtype) for a in args])
-            entry = self._cache.get(key)
-            if entry is None:
-                entry = self._compile(key, args, kwargs)
-            if not entry.captured:
-                outs = run_graph(entry.graph, *args)
-                out_tree = entry.graph.out_tree
-                return outs[0] if out_tree is LEAF else tree_unflatten(out_tree, outs)
-            return self._run(entry, list(args))
+        if not kwargs and not self._static:
+            # The commonest calls, arrays and Python numbers only: the key is the arrays'
+            # shapes and dtypes, and the numbers' types (what their weak avals depend on).
+            key = _flat_key(args)
+            if key is not None:
+                entry = self._cache.get(key)
+                if entry is None:
+                    entry = self._compile(key, args, kwargs)
+                if not entry.captured:
+                    outs = run_graph(entry.graph, *args)
+                    out_tree = entry.graph.out_tree
+                    return outs[0] if out_tree is LEAF else tree_unflatten(out_tree, outs)
+                return self._run(entry, list(args))
         static, in_tree, leaves = self._split(args, kwargs)
         key = (in_tree, static, tuple(_leaf_aval(x) for x in leaves))
         entry = self._cache.get(key)
@@ -141,9 +158,8 @@ class Jitted:
                 c:f64[3] = multiply b 2.0
               in (c,) }
         """
-        if not kwargs and not self._static and all(type(a) is ndarray for a in args):
-            key = tuple([(a.shape, a.dtype) for a in args])  # (as `__call__` keys it)
-        else:
+        key = None if kwargs or self._static else _flat_key(args)  # (as `__call__` keys it)
+        if key is None:
             static, in_tree, leaves = self._split(args, kwargs)
             key = (in_tree, static, tuple(_leaf_aval(x) for x in leaves))
         entry = self._cache.get(key) or self._compile(key, args, kwargs)
