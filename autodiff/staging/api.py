@@ -59,14 +59,15 @@ def _leaf_aval(x) -> ShapedArray:
 
 
 def _flat_key(args: tuple) -> tuple | None:
-    """The cache key of positional arguments that are all arrays or Python numbers (their
-    shapes and dtypes, or their types), else None: what `_leaf_aval` reads of them."""
+    """The cache key of positional arguments that are all arrays or numbers (Python's or
+    NumPy's scalars): their shapes and dtypes, or their types; else None. What `_leaf_aval`
+    reads of them."""
     key = []
     for a in args:
         kind = type(a)
         if kind is ndarray:
             key.append((a.shape, a.dtype))
-        elif kind in _PYTHON_SCALARS:
+        elif kind in _PYTHON_SCALARS or isinstance(a, np.generic):  # (the type: the dtype)
             key.append(kind)
         else:
             return None
