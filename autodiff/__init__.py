@@ -32,6 +32,7 @@ from autodiff.core import (
     tree_unflatten,
 )
 from autodiff.core.dtypes import float0
+from autodiff.core.config import checking_leaks, config, disable_jit
 from autodiff.core.errors import ConcretizationError
 from autodiff.core.sizes import Size
 from autodiff.custom import (
@@ -516,6 +517,9 @@ __all__ = [
     "zeros",
     "zeros_like",
     "EscapedTracerError",
+    "checking_leaks",
+    "config",
+    "disable_jit",
     "Tensor",
     "TracerConversionError",
     "autograd",
