@@ -31,8 +31,8 @@ from autodiff.core import (
     tree_structure,
     tree_unflatten,
 )
-from autodiff.core.dtypes import float0
 from autodiff.core.config import checking_leaks, config, disable_jit
+from autodiff.core.dtypes import float0
 from autodiff.core.errors import ConcretizationError
 from autodiff.core.sizes import Size
 from autodiff.custom import (
@@ -54,8 +54,9 @@ from autodiff.ops.index import (
     dynamic_update_slice,
     dynamic_update_slice_in_dim,
 )
-from autodiff.reverse import grad, linear_transpose, linearize, value_and_grad, vjp
-from autodiff.staging.api import jit, make_graph
+from autodiff.reverse import grad, linear_transpose, value_and_grad, vjp
+from autodiff.staging.api import block_until_ready, jit, make_graph
+from autodiff.staging.linearize import linearize
 from autodiff.taylor import derivatives, jet
 from autodiff.torch import (
     _aliases,
@@ -517,6 +518,7 @@ __all__ = [
     "zeros",
     "zeros_like",
     "EscapedTracerError",
+    "block_until_ready",
     "checking_leaks",
     "config",
     "disable_jit",

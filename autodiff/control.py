@@ -27,7 +27,7 @@ import numpy as np
 
 import autodiff.numpy as anp
 from autodiff.core.abstract import ShapedArray, aval_of
-from autodiff.core.errors import TracerConversionError
+from autodiff.core.errors import TracerConversionError, type_str
 from autodiff.core.primitive import Primitive, bind
 from autodiff.core.pytree import tree_flatten, tree_map, tree_unflatten
 from autodiff.core.tensor import TENSOR_TYPES
@@ -84,13 +84,12 @@ def _carry_error(where: str, tree, in_avals, out_tree, out_avals) -> TypeError:
     """JAX's message for a body whose output carry differs from its input carry."""
     if out_tree != tree:
         detail = (
-            f"the input carry has structure {tree} but the output carry has structure "
-            f"{out_tree}"
+            f"the input carry has structure {tree} but the output carry has structure {out_tree}"
         )
     else:
         detail = "; ".join(
-            f"the input carry{name} has type {a.strengthened()} but the corresponding output "
-            f"carry component has type {b.strengthened()}"
+            f"the input carry{name} has type {type_str(a)} but the corresponding output "
+            f"carry component has type {type_str(b)}"
             for name, a, b in zip(_carry_names(len(in_avals)), in_avals, out_avals)
             if a.shape != b.shape or a.dtype != b.dtype
         )

@@ -75,8 +75,8 @@ def conversion_hint(kind: str) -> str:
     """JAX's advice for `float(x)`, `int(x)`, `complex(x)` on a traced value (its phrase kept).
 
     Example:
-        >>> conversion_hint("float")  # doctest: +ELLIPSIS
-        'Abstract tracer value encountered where concrete value is expected: ... `x.astype(float)` ...'
+        >>> "`x.astype(float)`" in conversion_hint("float")
+        True
     """
     return (
         "Abstract tracer value encountered where concrete value is expected: the problem arose "

@@ -423,8 +423,9 @@ class Tensor:
         except TracerConversionError:
             # (a staged or vmapped value below: its own error for this conversion, in its words)
             convert = _CONVERSIONS.get(conversion)
-            if convert is not None:
-                convert(_innermost(self))
+            inner = _innermost(self)
+            if convert is not None and inner is not self:
+                convert(inner)
             raise
         if self._trace is not EVAL_TRACE and np.issubdtype(self.dtype, np.inexact):
             t = self
@@ -432,11 +433,11 @@ class Tensor:
                 if not getattr(t._trace, "dual", False):
                     hint = _HINTS[conversion](self) if conversion in _HINTS else ""
                     raise TracerConversionError(
-                        f"{hint}Cannot convert a {type(self).__name__} to a Python number with "
+                        f"Cannot convert a {type(self).__name__} to a Python number with "
                         f"{conversion}: the result would lose its derivative. Keep it as an "
                         "array (autodiff.numpy functions work on it), use "
                         "autodiff.stop_gradient(x) if a constant is really meant, or call "
-                        ".item() outside the transform."
+                        f".item() outside the transform. {hint}".rstrip()
                     )
                 t = t._value
         return value

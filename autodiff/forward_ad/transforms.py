@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from autodiff.core.dtypes import dtype_of, float0, is_inexact
 from autodiff.core.config import checks_leaks
+from autodiff.core.dtypes import dtype_of, float0, is_inexact
 from autodiff.core.errors import invalid_value_error
 from autodiff.core.pytree import tree_flatten, tree_map, tree_unflatten
 from autodiff.core.tensor import Tensor

@@ -23,8 +23,8 @@ from functools import wraps
 import numpy as np
 
 from autodiff.core import buffers
-from autodiff.core.dtypes import dtype_of, float0, is_inexact
 from autodiff.core.config import checks_leaks
+from autodiff.core.dtypes import dtype_of, float0, is_inexact
 from autodiff.core.errors import invalid_value_error, type_str
 from autodiff.core.pytree import LEAF, tree_flatten, tree_map, tree_unflatten
 from autodiff.core.tensor import TENSOR_TYPES, Tensor

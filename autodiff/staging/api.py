@@ -397,4 +397,18 @@ def make_graph(fun: Callable, static_argnums: int | Sequence[int] = ()):
     return staged
 
 
-__all__ = ["Jitted", "jit", "make_graph"]
+def block_until_ready(x):
+    """`x`, once every array in it is computed (JAX's `jax.block_until_ready`). autodiff
+    computes synchronously: the results of `jit` and of every transform are NumPy arrays (or
+    Tensors) whose values exist when the call returns, so this returns `x` as it is. (NumPy
+    arrays have no `.block_until_ready()` method: call this function instead.)
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> ad.block_until_ready(ad.jit(lambda x: x * 2)(np.ones(2)))
+        array([2., 2.])
+    """
+    return x
+
+
+__all__ = ["Jitted", "block_until_ready", "jit", "make_graph"]
