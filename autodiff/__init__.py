@@ -31,6 +31,7 @@ from autodiff.core import (
     tree_structure,
     tree_unflatten,
 )
+from autodiff.core.config import checking_leaks, config, disable_jit
 from autodiff.core.dtypes import float0
 from autodiff.core.errors import ConcretizationError
 from autodiff.core.sizes import Size
@@ -54,8 +55,9 @@ from autodiff.ops.index import (
     dynamic_update_slice,
     dynamic_update_slice_in_dim,
 )
-from autodiff.reverse import grad, linear_transpose, linearize, value_and_grad, vjp
-from autodiff.staging.api import jit, make_graph
+from autodiff.reverse import grad, linear_transpose, value_and_grad, vjp
+from autodiff.staging.api import block_until_ready, jit, make_graph
+from autodiff.staging.linearize import linearize
 from autodiff.taylor import derivatives, jet
 from autodiff.torch import (
     _aliases,
@@ -522,6 +524,10 @@ __all__ = [
     "zeros",
     "zeros_like",
     "EscapedTracerError",
+    "block_until_ready",
+    "checking_leaks",
+    "config",
+    "disable_jit",
     "Tensor",
     "TracerConversionError",
     "autograd",

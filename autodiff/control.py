@@ -27,6 +27,7 @@ import numpy as np
 
 import autodiff.numpy as anp
 from autodiff.core.abstract import ShapedArray, aval_of
+from autodiff.core.errors import TracerConversionError, type_str
 from autodiff.core.primitive import Primitive, bind
 from autodiff.core.pytree import tree_flatten, tree_map, tree_unflatten
 from autodiff.core.tensor import TENSOR_TYPES
@@ -70,6 +71,64 @@ def _describe(avals) -> str:
 
 def _name(fun: Callable, default: str) -> str:
     return getattr(fun, "__name__", default)
+
+
+def _check_callable(where: str, what: str, *funs) -> None:
+    """JAX's TypeError for a function argument that is not callable (its phrase kept)."""
+    if not all(callable(f) for f in funs):
+        got = ", ".join(type(f).__name__ for f in funs)
+        raise TypeError(f"{where}: {what} should be callable, got {got}.")
+
+
+def _carry_error(where: str, tree, in_avals, out_tree, out_avals) -> TypeError:
+    """JAX's message for a body whose output carry differs from its input carry."""
+    if out_tree != tree:
+        detail = (
+            f"the input carry has structure {tree} but the output carry has structure {out_tree}"
+        )
+    else:
+        detail = "; ".join(
+            f"the input carry{name} has type {type_str(a)} but the corresponding output "
+            f"carry component has type {type_str(b)}"
+            for name, a, b in zip(_carry_names(len(in_avals)), in_avals, out_avals)
+            if a.shape != b.shape or a.dtype != b.dtype
+        )
+    return TypeError(
+        f"{where} body function carry input and carry output must have equal types, but they "
+        f"differ: {detail}. (The body_fun output and input must have identical types: the "
+        f"same structure and types, got output {out_tree} {_describe(out_avals)} for input "
+        f"{tree} {_describe(in_avals)}.)"
+    )
+
+
+def _carry_names(n: int) -> list:
+    return [""] if n == 1 else [f" component {i}" for i in range(n)]
+
+
+def _promoted(flat: list, avals: list, out_avals: list) -> list | None:
+    """The carry with each weakly typed leaf (a Python number) converted to the dtype the
+    body gives it, as JAX does (`init=0.0` with a float32 body); None if none changes."""
+    if len(out_avals) != len(avals):
+        return None
+    changed = False
+    out = list(flat)
+    for i, (a, b) in enumerate(zip(avals, out_avals)):
+        if a.weak_type and a.shape == b.shape and a.dtype != b.dtype:
+            out[i] = anp.asarray(flat[i], dtype=b.dtype)
+            changed = True
+    return out if changed else None
+
+
+def _unroll_value(unroll) -> None:
+    """JAX's checks of `unroll` (a performance hint: no effect on the values)."""
+    if isinstance(unroll, (bool, np.bool_)):
+        return
+    if not isinstance(unroll, (int, np.integer)):
+        raise TypeError(
+            f"`unroll` must be a `bool` or a non-negative `int`, got {type(unroll).__name__}."
+        )
+    if unroll < 0:
+        raise ValueError(f"`unroll` must be a `bool` or a non-negative `int`, got {unroll}.")
 
 
 class _Staged:
@@ -131,6 +190,8 @@ def switch(index, branches: Sequence[Callable], *operands):
     branches = list(branches)
     if not branches:
         raise ValueError("switch needs at least one branch")
+    if not all(callable(b) for b in branches):
+        raise TypeError("switch: branches argument should be a sequence of callables.")
     if _eager() and type(index) not in TENSOR_TYPES:
         return branches[_clamp(int(index), len(branches))](*operands)
     flat, in_tree = tree_flatten(operands)
@@ -141,7 +202,9 @@ def switch(index, branches: Sequence[Callable], *operands):
     for i, graph in enumerate(staged.graphs[1:], 1):
         if graph.out_tree != first.out_tree or not _same_types(graph.out_avals, first.out_avals):
             raise TypeError(
-                "The branches of cond/switch must return the same structure and types: branch "
+                "cond branches must have equal output types (and the same pytree structure), "
+                "but they differ. The branches of cond/switch must return the same structure "
+                "and types: branch "
                 f"0 returns {first.out_tree} {_describe(first.out_avals)}, branch {i} returns "
                 f"{graph.out_tree} {_describe(graph.out_avals)}."
             )
@@ -162,9 +225,14 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands):
         >>> float(ad.grad(f)(3.0)), float(ad.grad(f)(-3.0)), ad.vmap(f)(np.array([-2.0, 2.0]))
         (6.0, -1.0, array([2., 4.]))
     """
-    shape = np.shape(pred) if type(pred) not in TENSOR_TYPES else pred.shape
+    _check_callable("cond", "true_fun and false_fun arguments", true_fun, false_fun)
+    traced = type(pred) in TENSOR_TYPES
+    shape = pred.shape if traced else np.shape(pred)
     if shape != ():
         raise TypeError(f"Pred must be a scalar, got {pred!r} of shape {shape}.")
+    kind = (pred.dtype if traced else np.asarray(pred).dtype).kind
+    if kind not in "biuf":
+        raise TypeError(f"Pred type must be either boolean or number, got {pred!r}.")
     if _eager() and type(pred) not in TENSOR_TYPES:
         return (true_fun if bool(pred) else false_fun)(*operands)
     if type(pred) in TENSOR_TYPES:
@@ -295,25 +363,30 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
         >>> float(ad.jit(f)(2.0)), float(ad.jvp(f, (2.0,), (1.0,))[1])
         (32.0, 80.0)
     """
+    _check_callable("while_loop", "body_fun and cond_fun arguments", cond_fun, body_fun)
     if _eager():
         val = init_val
         while _truth(cond_fun(val)):
             val = body_fun(val)
         return val
     flat, in_tree = tree_flatten(init_val)
+    cond_graph, cond_captured, body_graph, body_captured = _stage_while(
+        cond_fun, body_fun, flat, in_tree
+    )
+    if len(cond_graph.out_avals) != 1:  # (the types' check is after the weak promotion)
+        raise TypeError(f"cond_fun must return a boolean scalar, got {cond_graph.out_avals}.")
+    promoted = _promoted(flat, _avals(flat), body_graph.out_avals)
+    if promoted is not None and body_graph.out_tree == in_tree:
+        flat = promoted
+        cond_graph, cond_captured, body_graph, body_captured = _stage_while(
+            cond_fun, body_fun, flat, in_tree
+        )
     avals = _avals(flat)
-    arg_tree = tree_flatten((init_val,))[1]  # (one argument: the carry)
-    cond_graph, cond_captured = stage(cond_fun, avals, arg_tree, name=_name(cond_fun, "cond_fun"))
-    body_graph, body_captured = stage(body_fun, avals, arg_tree, name=_name(body_fun, "body_fun"))
     out = cond_graph.out_avals
-    if len(out) != 1 or out[0].shape != () or out[0].dtype != np.dtype(bool):
+    if out[0].shape != () or out[0].dtype != np.dtype(bool):
         raise TypeError(f"cond_fun must return a boolean scalar, but got output type(s) {out}.")
     if body_graph.out_tree != in_tree or not _same_types(body_graph.out_avals, avals):
-        raise TypeError(
-            "body_fun output and input must have identical types, got output "
-            f"{body_graph.out_tree} {_describe(body_graph.out_avals)} for input {in_tree} "
-            f"{_describe(avals)}."
-        )
+        raise _carry_error("while_loop", in_tree, avals, body_graph.out_tree, body_graph.out_avals)
     outs = bind(
         while_p,
         *flat,
@@ -325,6 +398,14 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
         n_cond=len(cond_captured),
     )
     return tree_unflatten(in_tree, list(outs))
+
+
+def _stage_while(cond_fun: Callable, body_fun: Callable, flat: list, in_tree) -> tuple:
+    avals = _avals(flat)
+    arg_tree = tree_flatten((tree_unflatten(in_tree, flat),))[1]  # (one argument: the carry)
+    cond_graph, cond_captured = stage(cond_fun, avals, arg_tree, name=_name(cond_fun, "cond_fun"))
+    body_graph, body_captured = stage(body_fun, avals, arg_tree, name=_name(body_fun, "body_fun"))
+    return cond_graph, cond_captured, body_graph, body_captured
 
 
 def _truth(value) -> bool:
@@ -464,9 +545,10 @@ def _while_jvp(primals, tangents, *, cond_graph, body_graph, n_carry, n_cond):
 
 def _while_vjp(cts, *primals, out, cond_graph, body_graph, n_carry, n_cond):
     raise ValueError(
-        "Reverse-mode differentiation does not work for while_loop or fori_loop with dynamic "
-        "start/stop values: the number of iterations is only known at run time. Try scan, or "
-        "fori_loop with static (Python int) start and stop."
+        "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with "
+        "dynamic start/stop values. The number of iterations is only known at run time: try "
+        "autodiff.scan, or fori_loop with static start/stop (Python ints, or values known "
+        "outside jit)."
     )
 
 
@@ -557,12 +639,22 @@ while_p.batch = _while_batch
 # scan and fori_loop
 
 
-def scan(f: Callable, init, xs, length: int | None = None, reverse: bool = False):
+def scan(
+    f: Callable,
+    init,
+    xs=None,
+    length: int | None = None,
+    reverse: bool = False,
+    unroll: int | bool = 1,
+):
     """`carry, y = f(carry, x)` for each `x` of `xs` along its first axis, from `init`; returns
     the last carry and the `y`s stacked (JAX's lax.scan). `xs` may be None with `length`.
 
     Reverse mode saves each iteration's residuals (stacked) and runs the body's backward
-    computation in reverse; wrap the body in `checkpoint` to save only its inputs.
+    computation in reverse; wrap the body in `checkpoint` to save only its inputs. `unroll`
+    (a bool or a non-negative int) is JAX's performance hint, checked as JAX checks it; it
+    changes no value. A Python number in `init` takes the dtype the body gives it (JAX's
+    weak types: `init=0.0` with float32 `xs`).
 
     Example:
         >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
@@ -570,25 +662,23 @@ def scan(f: Callable, init, xs, length: int | None = None, reverse: bool = False
         >>> cumsum(np.arange(4.0)), ad.grad(lambda xs: anp.sum(cumsum(xs)))(np.ones(3))
         (array([0., 1., 3., 6.]), array([3., 2., 1.]))
     """
+    _check_callable("scan", "f argument", f)
+    _unroll_value(unroll)
     xs_flat, xs_tree = tree_flatten(xs)
     length = _scan_length(xs_flat, length)
     if _eager():
         return _scan_python(f, init, xs_flat, xs_tree, length, reverse)
     init_flat, init_tree = tree_flatten(init)
-    carry_avals = _avals(init_flat)
-    x_avals = [ShapedArray(a.shape[1:], a.dtype) for a in _avals(xs_flat)]
-    in_tree = tree_flatten((init, tree_unflatten(xs_tree, x_avals)))[1]
-    body, captured = stage(
-        lambda c, x: _pair(f(c, x)), carry_avals + x_avals, in_tree, name=_name(f, "f")
-    )
-    carry_tree, y_tree = body.out_tree.children
+    body, captured = _stage_scan(f, init_flat, init_tree, xs_flat, xs_tree)
     n = len(init_flat)
+    promoted = _promoted(init_flat, _avals(init_flat), body.out_avals[:n])
+    if promoted is not None and body.out_tree.children[0] == init_tree:
+        init_flat = promoted
+        body, captured = _stage_scan(f, init_flat, init_tree, xs_flat, xs_tree)
+    carry_tree, y_tree = body.out_tree.children
+    carry_avals = _avals(init_flat)
     if carry_tree != init_tree or not _same_types(body.out_avals[:n], carry_avals):
-        raise TypeError(
-            "scan's body must return a carry of the same structure and types as init, got "
-            f"{carry_tree} {_describe(body.out_avals[:n])} for init {init_tree} "
-            f"{_describe(carry_avals)}."
-        )
+        raise _carry_error("scan", init_tree, carry_avals, carry_tree, body.out_avals[:n])
     outs = bind(
         scan_p,
         *init_flat,
@@ -601,6 +691,16 @@ def scan(f: Callable, init, xs, length: int | None = None, reverse: bool = False
         n_xs=len(xs_flat),
     )
     return tree_unflatten(init_tree, list(outs[:n])), tree_unflatten(y_tree, list(outs[n:]))
+
+
+def _stage_scan(f: Callable, init_flat: list, init_tree, xs_flat: list, xs_tree) -> tuple:
+    """The body staged for a carry `init_flat` and one slice of `xs_flat`: graph, captured."""
+    carry_avals = _avals(init_flat)
+    x_avals = [ShapedArray(a.shape[1:], a.dtype) for a in _avals(xs_flat)]
+    in_tree = tree_flatten(
+        (tree_unflatten(init_tree, init_flat), tree_unflatten(xs_tree, x_avals))
+    )[1]
+    return stage(lambda c, x: _pair(f(c, x)), carry_avals + x_avals, in_tree, name=_name(f, "f"))
 
 
 def _pair(out):
@@ -643,38 +743,61 @@ def _scan_python(f, init, xs_flat, xs_tree, length: int, reverse: bool):
     return carry, tree_unflatten(y_tree, [anp.stack(list(col)) for col in zip(*flat)])
 
 
-def fori_loop(lower, upper, body_fun: Callable, init_val):
+def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool | None = None):
     """`val = body_fun(i, val)` for `i` in `range(lower, upper)` (JAX's lax.fori_loop). With
-    Python int bounds it is a `scan` (reverse mode works); with staged bounds a
-    `while_loop` (forward mode only).
+    bounds known at trace time (Python ints, NumPy values, or an enclosing `grad`'s values,
+    never a staged one) it is a `scan` (reverse mode works); with staged bounds a
+    `while_loop` (forward mode only). `unroll` is accepted as JAX accepts it (static bounds
+    only); it changes no value.
 
     Example:
         >>> import autodiff as ad
         >>> f = lambda x: ad.fori_loop(0, 3, lambda i, v: v * x + i, 1.0)
-        >>> float(f(2.0)), float(ad.grad(f)(2.0))
-        (12.0, 13.0)
+        >>> float(f(2.0)), float(ad.grad(f)(2.0)), float(ad.grad(ad.jit(f))(2.0))
+        (12.0, 13.0, 13.0)
     """
-    static = type(lower) not in TENSOR_TYPES and type(upper) not in TENSOR_TYPES
-    if static and _eager():
+    _check_callable("fori_loop", "body_fun argument", body_fun)
+    if unroll is not None:
+        _unroll_value(unroll)
+    bounds = _concrete_bound(lower), _concrete_bound(upper)
+    if None not in bounds and _eager():
         val = init_val
-        for i in range(int(lower), int(upper)):
+        for i in range(*bounds):
             val = body_fun(i, val)
         return val
-    if static:
-        lower, upper = int(lower), int(upper)
+    if None not in bounds:
+        start, stop = bounds
 
         def step(carry, _):
             i, val = carry
             return (i + 1, body_fun(i, val)), None
 
-        (_, val), _ = scan(step, (lower, init_val), None, length=max(upper - lower, 0))
+        (_, val), _ = scan(step, (start, init_val), None, length=max(stop - start, 0))
         return val
+    if unroll is not None and unroll is not False and unroll != 1:
+        raise ValueError(
+            "Can only use `unroll` in `fori_loop` if the loop bounds are statically known."
+        )
     _, _, val = while_loop(
         lambda c: c[0] < c[1],
         lambda c: (c[0] + 1, c[1], body_fun(c[0], c[2])),
         (lower, upper, init_val),
     )
     return val
+
+
+def _concrete_bound(bound) -> int | None:
+    """A loop bound's value if it is known now (as JAX's `core.is_concrete`): a number, an
+    array, or a tracer of `grad`/`jvp` over one; None for a staged or batched value."""
+    if type(bound) in TENSOR_TYPES:
+        try:
+            bound = bound.primal()
+        except TracerConversionError:  # (staged: ConcretizationError; vmapped: no one value)
+            return None
+    value = np.asarray(bound)
+    if value.shape != () or value.dtype.kind not in "iufb":
+        return None
+    return int(value)
 
 
 scan_p = Primitive("scan", multiple_results=True)

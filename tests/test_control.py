@@ -181,7 +181,7 @@ def test_errors():
     with pytest.raises(TypeError, match="Pred must be a scalar"):
         cond(np.array([True, False]), lambda: 1, lambda: 2)
     with pytest.raises(TypeError, match="body_fun output and input must have identical types"):
-        jit(lambda x: while_loop(lambda c: c < 1, lambda c: c * 1.5, 1))(1.0)
+        jit(lambda x: while_loop(lambda c: c < 1, lambda c: c * 1.5, np.int64(1)))(1.0)
     with pytest.raises(TypeError, match="cond_fun must return a boolean scalar"):
         jit(lambda x: while_loop(lambda c: c, lambda c: c, x))(np.ones(2))
     with pytest.raises(ValueError, match="inconsistent lengths"):

@@ -71,6 +71,34 @@ def type_str(x) -> str:
     return f"{name}[{','.join(str(d) for d in shape)}]"
 
 
+def conversion_hint(kind: str) -> str:
+    """JAX's advice for `float(x)`, `int(x)`, `complex(x)` on a traced value (its phrase kept).
+
+    Example:
+        >>> "`x.astype(float)`" in conversion_hint("float")
+        True
+    """
+    return (
+        "Abstract tracer value encountered where concrete value is expected: the problem arose "
+        f"with the `{kind}` function. If trying to convert the data type of a value, try using "
+        f"`x.astype({kind})` or `autodiff.numpy.asarray(x, {kind})` instead. "
+    )
+
+
+def index_hint(tracer) -> str:
+    """JAX's words for `operator.index(x)` (a list index, `range(x)`) on a traced value: an
+    integer one "was called on traced array", any other is no index at all (NumPy's words).
+
+    Example:
+        >>> import numpy as np
+        >>> index_hint(np.zeros((), np.int64))
+        'The __index__() method was called on traced array with shape int64[]. '
+    """
+    if np.dtype(tracer.dtype).kind not in "iub" or tuple(tracer.shape) != ():
+        return "Only integer scalar arrays can be converted to a scalar index. "
+    return f"The __index__() method was called on traced array with shape {type_str(tracer)}. "
+
+
 def invalid_value_error(x, where: str) -> TypeError:
     """The error for a value that is not an array, a scalar or a Tensor (`where` names it:
     "argument 0 of f"), in JAX's words ("... is not a valid JAX type").

@@ -12,6 +12,7 @@ import upward. `tensor.pyi` beside this file shows the whole class.
 from __future__ import annotations
 
 import math
+import operator
 import warnings
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from autodiff.core import views as _views
-from autodiff.core.errors import EscapedTracerError, TracerConversionError
+from autodiff.core.errors import (
+    EscapedTracerError,
+    TracerConversionError,
+    conversion_hint,
+    index_hint,
+)
 from autodiff.core.graph import observed, share_version, version_of
 from autodiff.core.sizes import _COUNTS, ElementCount, _element_count
 from autodiff.core.trace import EVAL_TRACE, TENSOR_TYPES, Trace, state
@@ -412,17 +418,26 @@ class Tensor:
         if not self._trace.alive:  # an escaped tracer: as any use of it (EscapedTracerError)
             lowered = self._trace.lower(self)
             return lowered._python_value(conversion) if isinstance(lowered, Tensor) else lowered
-        value = self.primal()
+        try:
+            value = self.primal()
+        except TracerConversionError:
+            # (a staged or vmapped value below: its own error for this conversion, in its words)
+            convert = _CONVERSIONS.get(conversion)
+            inner = _innermost(self)
+            if convert is not None and inner is not self:
+                convert(inner)
+            raise
         if self._trace is not EVAL_TRACE and np.issubdtype(self.dtype, np.inexact):
             t = self
             while type(t) in TENSOR_TYPES and t._trace is not EVAL_TRACE:
                 if not getattr(t._trace, "dual", False):
+                    hint = _HINTS[conversion](self) if conversion in _HINTS else ""
                     raise TracerConversionError(
                         f"Cannot convert a {type(self).__name__} to a Python number with "
                         f"{conversion}: the result would lose its derivative. Keep it as an "
                         "array (autodiff.numpy functions work on it), use "
                         "autodiff.stop_gradient(x) if a constant is really meant, or call "
-                        ".item() outside the transform."
+                        f".item() outside the transform. {hint}".rstrip()
                     )
                 t = t._value
         return value
@@ -432,7 +447,8 @@ class Tensor:
         # a truth value is piecewise constant, so no derivative is lost.
         if not self._trace.alive:  # an escaped tracer: as any use of it (EscapedTracerError)
             return bool(self._trace.lower(self))
-        return bool(self.primal())
+        inner = _innermost(self)  # (a staged value below raises in its own words)
+        return bool(inner.primal()) if inner is self else bool(inner)
 
     def __float__(self) -> float:
         value = self._python_value("float()")
@@ -515,6 +531,29 @@ class Tensor:
         return f"{type(self).__name__}<level {self._trace.level}>({body})"
 
     __str__ = __repr__
+
+
+# JAX's words (kept as a prefix) for the conversions of a tracer that would lose a derivative.
+_HINTS = {
+    "float()": lambda t: conversion_hint("float"),
+    "int()": lambda t: conversion_hint("int"),
+    "complex()": lambda t: conversion_hint("complex"),
+    "operator.index()": index_hint,
+}
+
+_CONVERSIONS = {
+    "float()": float,
+    "int()": int,
+    "complex()": complex,
+    "operator.index()": operator.index,
+}
+
+
+def _innermost(tensor: Tensor) -> Tensor:
+    """The Tensor at the bottom of a tracer's levels (what its concrete value depends on)."""
+    while type(tensor._value) in TENSOR_TYPES:
+        tensor = tensor._value
+    return tensor
 
 
 # The concrete values NumPy code computes with: a tracer over one of these is NumPy's.

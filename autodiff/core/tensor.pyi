@@ -13,6 +13,8 @@ from autodiff.core.sizes import ElementCount
 from autodiff.core.trace import Trace
 
 SHAPE_OF_VALUE: set[type[Tensor]]
+_HINTS: Any
+_CONVERSIONS: Any
 _NUMPY_VALUES: Any
 _requires_grad_scalar_warned: bool
 
@@ -379,7 +381,16 @@ class Tensor:
     def masked_fill(self, mask, value) -> Tensor: ...
     def masked_scatter(self, mask, source) -> Tensor: ...
     def masked_select(self, mask) -> Tensor: ...
-    def matmul(self, x2, /, out=..., **kwargs) -> Tensor: ...
+    def matmul(
+        self,
+        x2,
+        /,
+        out=...,
+        *,
+        precision=...,
+        preferred_element_type=...,
+        **kwargs,
+    ) -> Tensor: ...
     def matrix_power(self, n: int) -> Tensor: ...
     def median(self, dim=..., keepdim: bool = ..., **kwargs) -> Any: ...
     def mm(self, mat2) -> Tensor: ...

@@ -11,6 +11,7 @@ primal value or raise, as the trace decides in `lower`.
 from __future__ import annotations
 
 import threading
+import weakref
 from contextlib import contextmanager
 
 import numpy as np
@@ -71,6 +72,8 @@ class _ThreadState(threading.local):
         # level 0 record a graph, do dual levels carry tangents?
         self.grad_enabled = True
         self.fw_grad_enabled = True
+        # While leaks are checked (core/config.py): the traces popped since, weakly held.
+        self.popped: list | None = None
 
 
 _NUMBERS = (float, int)
@@ -245,6 +248,8 @@ def pop_trace(trace: Trace) -> None:
         raise RuntimeError(f"Level stack corrupted: expected {trace} on top, found {stack[-1]}")
     stack.pop()
     trace.alive = False
+    if _state.popped is not None:
+        _state.popped.append(weakref.ref(trace))
 
 
 @contextmanager

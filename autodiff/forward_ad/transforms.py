@@ -7,6 +7,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from autodiff.core.config import checks_leaks
 from autodiff.core.dtypes import dtype_of, float0, is_inexact
 from autodiff.core.errors import invalid_value_error
 from autodiff.core.pytree import tree_flatten, tree_map, tree_unflatten
@@ -90,6 +91,7 @@ def _split(out, trace, has_aux):
     return tree_unflatten(treedef, primals), tree_unflatten(treedef, tangents)
 
 
+@checks_leaks("jvp")
 def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     """Evaluate `fun(*primals)` and its directional derivative along `tangents`.
 
@@ -120,8 +122,8 @@ def jvp(fun: Callable, primals, tangents, has_aux: bool = False):
     t_flat, t_def = tree_flatten(tuple(tangents))
     if p_def != t_def:
         raise TypeError(
-            f"primal and tangent arguments to jvp must have the same tree structure; got {p_def} "
-            f"and {t_def}."
+            "primal and tangent arguments to jvp must have the same tree structure; primals "
+            f"have tree structure {p_def} whereas tangents have tree structure {t_def}."
         )
     p_flat = [_as_value(p, f"primal {i}") for i, p in enumerate(p_flat)]
     t_flat = [_as_value(t, f"tangent {i}") for i, t in enumerate(t_flat)]

@@ -5,7 +5,8 @@ composites written from them here (as jax.numpy), in private modules by family: 
 (cumsum, the nan* functions), _sorting (sort, partition, unique, ...), _rearranging (pad,
 roll, insert, select, ...), _matrices (diagonals, kron, cross, grids), _sequences (diff,
 interp, convolve), _mathematical, _statistics, _polynomials, _histograms, _index_tricks
-(r_, c_), and _arguments (how they read their arguments); array creation and dtype names
+(r_, c_), _precision (the products' jax.numpy keywords), and _arguments (how they read their
+arguments); array creation and dtype names
 are NumPy's own (_creation). Plain `numpy` calls on Tensors and tracers land here
 through the protocols installed on `Tensor` (see `_tensor_methods`). The names are
 built at import; `__init__.pyi` lists them for editors and type checkers
@@ -23,6 +24,7 @@ from autodiff.numpy import (
     _mathematical,
     _matrices,
     _polynomials,
+    _precision,
     _rearranging,
     _sequences,
     _shape_composites,
@@ -55,6 +57,8 @@ for _family in (
     _creation,
 ):
     FUNCTIONS.update(_family.FUNCTIONS)
+# (the matrix products again, with jax.numpy's precision= and preferred_element_type=)
+FUNCTIONS.update(_precision.FUNCTIONS)
 # (the elementwise functions again, reading lists of Tensors as arrays; where, clip, aliases)
 FUNCTIONS.update(_elementwise_namespace.FUNCTIONS)
 FUNCTIONS.update(

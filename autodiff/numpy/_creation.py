@@ -16,7 +16,7 @@ from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE
 from autodiff.ops.elementwise import astype, floor, log10, power, sign, where
 from autodiff.ops.reduce import any as any_
-from autodiff.ops.shape import expand_dims, moveaxis, reshape
+from autodiff.ops.shape import broadcast_to, expand_dims, moveaxis, reshape
 from autodiff.ops.structural import shape_of
 
 
@@ -70,15 +70,45 @@ def empty_like(a, dtype=None, shape=None):
 
 
 def full_like(a, fill_value, dtype=None, shape=None):
-    """`numpy.full_like`: a constant.
+    """`numpy.full_like`: a constant, or differentiable in a traced `fill_value` (as in JAX
+    and HIPS autograd).
 
     Example:
-        >>> import numpy as np
+        >>> import numpy as np, autodiff as ad
         >>> full_like(np.zeros(3), 0.5).tolist()
         [0.5, 0.5, 0.5]
+        >>> float(ad.grad(lambda s: full_like(np.zeros(3), s).sum())(2.0))
+        3.0
     """
     s, dt = _shape_dtype(a, dtype)
-    return _like(a, np.full(s if shape is None else shape, fill_value, dt))
+    s = s if shape is None else shape
+    if isinstance(fill_value, Tensor):
+        return _filled(s, fill_value, dt)
+    return _like(a, np.full(s, fill_value, dt))
+
+
+def full(shape, fill_value, dtype=None, order="C", **kwargs):
+    """`numpy.full`: NumPy's constant, or differentiable in a traced `fill_value` (as in JAX
+    and HIPS autograd: the fill broadcast to `shape`).
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> full((2,), 1.5).tolist()
+        [1.5, 1.5]
+        >>> float(ad.grad(lambda s: full((3,), s).sum())(2.0))
+        3.0
+    """
+    if not isinstance(fill_value, Tensor):
+        return np.full(shape, fill_value, dtype, order, **kwargs)
+    if order not in ("C", "F") or set(kwargs) - {"like", "device"}:
+        raise TypeError(f"full() got unexpected arguments: order={order!r}, {sorted(kwargs)}")
+    return _filled(shape, fill_value, fill_value.dtype if dtype is None else np.dtype(dtype))
+
+
+def _filled(shape, fill_value: Tensor, dtype: np.dtype):
+    shape = (operator.index(shape),) if not isinstance(shape, (tuple, list)) else tuple(shape)
+    value = fill_value if fill_value.dtype == dtype else astype(fill_value, dtype)
+    return broadcast_to(value, shape)
 
 
 def shape(a) -> tuple:
@@ -275,6 +305,7 @@ FUNCTIONS = {
         ones_like,
         empty_like,
         full_like,
+        full,
         shape,
         ndim,
         size,
@@ -289,7 +320,6 @@ PASSTHROUGH = (
     "zeros",
     "ones",
     "empty",
-    "full",
     "eye",
     "identity",
     "arange",

@@ -23,6 +23,7 @@ from functools import wraps
 import numpy as np
 
 from autodiff.core import buffers
+from autodiff.core.config import checks_leaks
 from autodiff.core.dtypes import dtype_of, float0, is_inexact
 from autodiff.core.errors import invalid_value_error, type_str
 from autodiff.core.pytree import LEAF, tree_flatten, tree_map, tree_unflatten
@@ -169,7 +170,9 @@ class _Leaves:
         cotangent). `positions` names the trees in errors when `nums` is not given."""
         self.treedefs = []
         self.values = []  # flat input values, per tree
-        self.tracers = []  # flat leaf tracers (or None for integer inputs), per tree
+        # flat leaf tracers' edges (or None for integer inputs), per tree: what the gradients
+        # are read by (no tracer, which a pullback kept after its transform would leak)
+        self.edges = []
         self.wrapped = []  # the trees with tracers in place of inputs
         where_nums = nums if nums is not None else positions
         for k, tree in enumerate(trees):
@@ -192,7 +195,7 @@ class _Leaves:
                     raise integer_input_error("grad", dt, i, fname, treedef is not LEAF, _GRAD_HINT)
             self.treedefs.append(treedef)
             self.values.append(flat)
-            self.tracers.append(tracers)
+            self.edges.append([None if t is None else t._edge for t in tracers])
             wrapped = [t if t is not None else x for t, x in zip(tracers, flat)]
             self.wrapped.append(wrapped[0] if treedef is LEAF else tree_unflatten(treedef, wrapped))
 
@@ -204,10 +207,10 @@ class _Leaves:
         the functional transforms never ask for it.
         """
         out = []
-        for treedef, flat, tracers in zip(self.treedefs, self.values, self.tracers):
+        for treedef, flat, edges in zip(self.treedefs, self.values, self.edges):
             grads = []
-            for x, t in zip(flat, tracers):
-                g = cts.get(t._edge) if t is not None else None
+            for x, edge in zip(flat, edges):
+                g = cts.get(edge) if edge is not None else None
                 if g is not None and conjugate:
                     g = conj_complex(g)
                 grads.append(_zeros_like(x) if g is None else _match_input_type(g, x))
@@ -335,6 +338,7 @@ def _value_and_grad(fun, argnums, has_aux, holomorphic, allow_int, transform="gr
     """`value_and_grad`'s function, unwrapped (grad wraps its own)."""
     fname = _fname(fun)
 
+    @checks_leaks(transform)
     def value_and_grad_f(*args, **kwargs):
         nums = check_argnums(argnums, len(args), fname)
         if holomorphic:
@@ -455,6 +459,7 @@ def _check_cotangent(c, i: int, shape, dtype, fname: str):
     return c
 
 
+@checks_leaks("vjp")
 def pullback(fun: Callable, primals, has_aux: bool, conjugate: bool = False) -> tuple:
     """`vjp` (JAX's convention: the plain transpose of the JVP, which the rules compute).
     With `conjugate=True` the pullback follows PyTorch's convention for complex values
@@ -464,6 +469,7 @@ def pullback(fun: Callable, primals, has_aux: bool, conjugate: bool = False) -> 
         leaves = _Leaves(trace, primals, fname=fname)
         result = fun(*leaves.wrapped)
         out, aux = split_aux(result, has_aux, fname)
+    leaves.wrapped = []  # (the pullback below keeps `leaves`: its edges, not its tracers)
     out_flat, out_def = tree_flatten(out)
     for i, o in enumerate(out_flat):
         if not is_valid_value(o):

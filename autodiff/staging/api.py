@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import reprlib
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
@@ -19,6 +20,7 @@ import numpy as np
 from numpy import ndarray
 
 from autodiff.core.abstract import ShapedArray
+from autodiff.core.config import jit_disabled
 from autodiff.core.primitive import bind
 from autodiff.core.pytree import LEAF, TreeDef, tree_flatten, tree_unflatten
 from autodiff.core.tensor import TENSOR_TYPES
@@ -52,9 +54,9 @@ def _leaf_aval(x) -> ShapedArray:
         if a.dtype != object:
             return ShapedArray(a.shape, a.dtype)
     raise TypeError(
-        f"Argument {x!r} of type {type(x).__name__} is not a valid array type for jit: pass "
-        "arrays, Tensors or Python numbers (in tuples, lists, dicts or registered pytrees), "
-        "or mark the argument static (static_argnums / static_argnames)."
+        f"Argument {reprlib.repr(x)} of type {type(x)} is not a valid JAX type (not a valid "
+        "array type for jit): pass arrays, Tensors or Python numbers (in tuples, lists, dicts "
+        "or registered pytrees), or mark the argument static (static_argnums / static_argnames)."
     )
 
 
@@ -72,6 +74,14 @@ def _flat_key(args: tuple) -> tuple | None:
         else:
             return None
     return tuple(key)
+
+
+def _is_array_like(x) -> bool:
+    try:
+        _leaf_aval(x)
+    except TypeError:
+        return False
+    return True
 
 
 def _hashable(value, what: str):
@@ -112,8 +122,9 @@ class Jitted:
         self.backend = backend
         self.fastmath = fastmath
         self.fun = fun
-        self.static_argnums = tuple(static_argnums)
-        self.static_argnames = tuple(static_argnames)
+        self.static_argnums, self.static_argnames = _static_arguments(
+            fun, tuple(static_argnums), tuple(static_argnames)
+        )
         self._static = bool(self.static_argnums or self.static_argnames)
         self._cache: OrderedDict = OrderedDict()
         self._names = _parameter_names(fun)
@@ -126,6 +137,8 @@ class Jitted:
         return f"<jitted {getattr(self.fun, '__qualname__', self.fun)!r}>"
 
     def __call__(self, *args, **kwargs):
+        if jit_disabled():  # (disable_jit(): the function as plain Python, every call)
+            return self.fun(*args, **kwargs)
         if not kwargs and not self._static:
             # The commonest calls, arrays and Python numbers only: the key is the arrays'
             # shapes and dtypes, and the numbers' types (what their weak avals depend on).
@@ -140,7 +153,7 @@ class Jitted:
                     return outs[0] if out_tree is LEAF else tree_unflatten(out_tree, outs)
                 return self._run(entry, list(args))
         static, in_tree, leaves = self._split(args, kwargs)
-        key = (in_tree, static, tuple(_leaf_aval(x) for x in leaves))
+        key = (in_tree, static, self._avals(in_tree, leaves, static))
         entry = self._cache.get(key)
         if entry is None:
             entry = self._compile(key, args, kwargs)
@@ -162,7 +175,7 @@ class Jitted:
         key = None if kwargs or self._static else _flat_key(args)  # (as `__call__` keys it)
         if key is None:
             static, in_tree, leaves = self._split(args, kwargs)
-            key = (in_tree, static, tuple(_leaf_aval(x) for x in leaves))
+            key = (in_tree, static, self._avals(in_tree, leaves, static))
         entry = self._cache.get(key) or self._compile(key, args, kwargs)
         return entry.graph
 
@@ -171,6 +184,23 @@ class Jitted:
         self._cache.clear()
 
     # ---- staging ----
+    def _avals(self, in_tree: TreeDef, leaves: list, static: tuple) -> tuple:
+        """The dynamic leaves' types; a leaf that is no array raises JAX's TypeError, naming
+        where the function received it."""
+        try:
+            return tuple([_leaf_aval(x) for x in leaves])
+        except TypeError as error:
+            names = _leaf_names(in_tree, leaves, self._names, static)
+            at = next(n for n, x in zip(names, leaves) if not _is_array_like(x))
+            fname = getattr(self.fun, "__qualname__", self.fun)
+            raise TypeError(
+                f"Error interpreting argument to {fname} as an abstract array. The problematic "
+                f"value is of type {type(leaves[names.index(at)])} and was passed to the "
+                f"function at path {at}. This typically means that a jit-wrapped function was "
+                "called with a non-array argument, and this argument was not marked as static "
+                f"using the static_argnums or static_argnames parameters of jit. {error}"
+            ) from None
+
     def _split(self, args: tuple, kwargs: dict) -> tuple:
         """The static values (hashable, in order), the dynamic arguments' structure and
         leaves. The dynamic pytree is `(positional arguments, keyword arguments)`."""
@@ -231,6 +261,24 @@ class Jitted:
         else:
             outs = run_graph(entry.graph, *leaves)
         return tree_unflatten(entry.graph.out_tree, list(outs))
+
+
+def _static_arguments(fun: Callable, nums: tuple, names: tuple) -> tuple:
+    """JAX's reading of static_argnums/static_argnames: given only one of them, the other is
+    inferred through `fun`'s signature, so that a static argument is static whether it is
+    passed by position or by keyword."""
+    try:
+        parameters = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return nums, names
+    either = [(i, p.name) for i, p in enumerate(parameters) if p.kind is p.POSITIONAL_OR_KEYWORD]
+    if names and not nums:
+        nums = tuple(i for i, name in either if name in names)
+    elif nums and not names:
+        n = len(parameters)
+        wanted = {i % n if -n <= i < 0 else i for i in nums}
+        names = tuple(name for i, name in either if i in wanted)
+    return nums, names
 
 
 def _parameter_names(fun: Callable) -> list:
@@ -366,4 +414,18 @@ def make_graph(fun: Callable, static_argnums: int | Sequence[int] = ()):
     return staged
 
 
-__all__ = ["Jitted", "jit", "make_graph"]
+def block_until_ready(x):
+    """`x`, once every array in it is computed (JAX's `jax.block_until_ready`). autodiff
+    computes synchronously: the results of `jit` and of every transform are NumPy arrays (or
+    Tensors) whose values exist when the call returns, so this returns `x` as it is. (NumPy
+    arrays have no `.block_until_ready()` method: call this function instead.)
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> ad.block_until_ready(ad.jit(lambda x: x * 2)(np.ones(2)))
+        array([2., 2.])
+    """
+    return x
+
+
+__all__ = ["Jitted", "block_until_ready", "jit", "make_graph"]

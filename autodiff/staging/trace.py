@@ -21,7 +21,8 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from autodiff.core.abstract import ShapedArray, aval_of
-from autodiff.core.errors import ConcretizationError
+from autodiff.core.config import checks_leaks
+from autodiff.core.errors import ConcretizationError, conversion_hint, index_hint, type_str
 from autodiff.core.pytree import TreeDef, tree_flatten, tree_unflatten
 from autodiff.core.tensor import TENSOR_TYPES, Tensor
 from autodiff.core.trace import EVAL_TRACE, Trace, new_trace
@@ -41,19 +42,23 @@ class StagingTracer(Tensor):
         raise self._trace.concretization_error(self, "its value")
 
     def __bool__(self):
-        raise self._trace.concretization_error(self, "bool() (Python control flow, `if`)")
+        raise self._trace.concretization_error(
+            self,
+            "bool() (Python control flow, `if`)",
+            f"Attempted boolean conversion of traced array with shape {type_str(self)}. ",
+        )
 
     def __float__(self):
-        raise self._trace.concretization_error(self, "float()")
+        raise self._trace.concretization_error(self, "float()", conversion_hint("float"))
 
     def __int__(self):
-        raise self._trace.concretization_error(self, "int()")
+        raise self._trace.concretization_error(self, "int()", conversion_hint("int"))
 
     def __index__(self):
-        raise self._trace.concretization_error(self, "an index (__index__)")
+        raise self._trace.concretization_error(self, "an index (__index__)", index_hint(self))
 
     def __complex__(self):
-        raise self._trace.concretization_error(self, "complex()")
+        raise self._trace.concretization_error(self, "complex()", conversion_hint("complex"))
 
     def item(self):
         raise self._trace.concretization_error(self, ".item()")
@@ -65,7 +70,10 @@ class StagingTracer(Tensor):
         raise self._trace.concretization_error(self, "a NumPy array (np.asarray)")
 
     def __repr__(self):
-        return f"StagingTracer<{self._value}>"
+        # (as JAX: `print(x)` inside jit shows the abstract value and goes on)
+        return f"Traced<{self._value}>with<{type(self._trace).__name__}>"
+
+    __str__ = __repr__
 
 
 class GraphBuilder:
@@ -147,7 +155,11 @@ class StagingTrace(Trace):
             return tuple(_tracer(self, v) for v in outputs)
         return _tracer(self, outputs[0])
 
-    def concretization_error(self, tracer: StagingTracer, what: str) -> ConcretizationError:
+    def concretization_error(
+        self, tracer: StagingTracer, what: str, hint: str = ""
+    ) -> ConcretizationError:
+        """The error for `what` asked of a staged value; `hint`, JAX's words for the case,
+        goes first."""
         origin = sorted(tracer._var.origin)
         source = (
             f"It depends on {', '.join(origin)}."
@@ -155,7 +167,7 @@ class StagingTrace(Trace):
             else "It is computed from constants only."
         )
         return ConcretizationError(
-            f"Cannot use a staged value (an abstract {tracer._value}) as {what} in "
+            f"{hint}Cannot use a staged value (an abstract {tracer._value}) as {what} in "
             f"'{self.builder.name}': under jit, values have a shape and a dtype but no value "
             f"yet. {source} Ways out: mark the argument static (jit's static_argnums or "
             "static_argnames) if it is a Python value that selects what to compute; use "
@@ -174,6 +186,7 @@ def _tracer(trace: StagingTrace, var: Var) -> StagingTracer:
     return tracer
 
 
+@checks_leaks("staging (jit, or a control-flow body)")
 def stage(
     fun: Callable,
     avals: Sequence[ShapedArray],

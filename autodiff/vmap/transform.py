@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from autodiff.core.config import checks_leaks
 from autodiff.core.errors import invalid_value_error, type_str
 from autodiff.core.pytree import (
     keystr,
@@ -295,6 +296,7 @@ def _check_some_argument(leaves: list, axis_size, args, kwargs) -> None:
         )
 
 
+@checks_leaks("vmap")
 def _map_once(fun, fname, axis_name, out_axes, treedef, norm_axes, leaves, size):
     """`fun` run once under a BatchTrace of `size` on the flat `leaves` (mapped along
     `norm_axes`), its outputs' mapped axes moved to `out_axes`."""
