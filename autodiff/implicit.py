@@ -211,7 +211,10 @@ class _RootSpec:
       run of `solve` (with `has_aux`).
     """
 
-    __slots__ = ("solve", "tangent", "n_x", "has_aux", "inexact", "aux_tree", "name")
+    __slots__ = (
+        "solve", "tangent", "n_x", "has_aux", "inexact", "aux_tree", "name",
+        "solve_tangent", "tangent_graph", "tangent_start",
+    )  # fmt: skip
 
     def __init__(self, solve, tangent, n_x, has_aux, inexact, name):
         self.solve = solve
@@ -221,6 +224,11 @@ class _RootSpec:
         self.inexact = inexact
         self.aux_tree = None
         self.name = name
+        # tangent_solve staged, when it closes over traced values (`_tangent_closure`): its
+        # graph, and where those values start among the operands.
+        self.solve_tangent = None
+        self.tangent_graph = None
+        self.tangent_start = 0
 
     def batched(self, axes: tuple) -> _RootSpec:
         """This spec for operands batched along `axes` (0 or None each; solutions at 0)."""
@@ -235,7 +243,7 @@ class _RootSpec:
             f"vmap({self.name})",
         )
         spec.aux_tree = self.aux_tree
-        return spec
+        return spec  # (its tangent: this one's, batched, staged tangent_solve included)
 
 
 def _root_impl(*operands, spec):
@@ -323,32 +331,64 @@ def _root_spec(graph, x_tree, n_x, solve, tangent_solve, has_aux, avals, consts)
             )
         return [anp.astype(v, a.dtype) for v, a in zip(x, avals)] + aux
 
-    def tangent(sol, const_values, dots):
-        const_values = const_values[:n_f]
-
-        def f_of_inexact(*cs):
-            full = list(const_values)
-            for i, c in zip(inexact, cs):
-                full[i] = c
-            return tuple(eval_graph(graph, *sol, *full))
-
-        rhs = jvp(f_of_inexact, [const_values[i] for i in inexact], list(dots))[1]
-
+    def linearized_at(sol, const_values):
         def linearized(v):
             v_leaves = tree_flatten(v)[0]
             t = jvp(lambda *x: tuple(eval_graph(graph, *x, *const_values)), list(sol), v_leaves)
             return tree_unflatten(x_tree, list(t[1]))
 
-        x_dot = tangent_solve(linearized, tree_unflatten(x_tree, list(rhs)))
+        return linearized
+
+    def solve_tangent(*flat):  # (solution, f's consts, right-hand side: flat leaves)
+        sol, const_values, rhs = flat[:n_x], flat[n_x : n_x + n_f], flat[n_x + n_f :]
+        x_dot = tangent_solve(linearized_at(sol, const_values), tree_unflatten(x_tree, rhs))
         leaves, got = tree_flatten(x_dot)
         if got != x_tree:
             raise TypeError(
                 f"tangent_solve() output pytree structure must match x, got {got} and {x_tree}."
             )
+        return leaves
+
+    def tangent(sol, const_values, dots):
+        f_consts = const_values[:n_f]
+
+        def f_of_inexact(*cs):
+            full = list(f_consts)
+            for i, c in zip(inexact, cs):
+                full[i] = c
+            return tuple(eval_graph(graph, *sol, *full))
+
+        rhs = jvp(f_of_inexact, [f_consts[i] for i in inexact], list(dots))[1]
+        if spec.tangent_graph is None:
+            leaves = solve_tangent(*sol, *f_consts, *rhs)
+        else:  # (tangent_solve staged: the traced values it closes over are operands)
+            captured = const_values[spec.tangent_start - n_x :]
+            leaves = eval_graph(spec.tangent_graph, *sol, *f_consts, *rhs, *captured)
         return [-v for v in leaves]
 
     spec = _RootSpec(run, tangent, n_x, has_aux, inexact, f"solve({fname})")
+    spec.solve_tangent = solve_tangent
     return spec
+
+
+def _tangent_closure(spec, tangent_solve, avals: tuple, consts: list, start: int) -> list:
+    """The traced values `tangent_solve` closes over (a parameter-dependent preconditioner,
+    a derivative at the parameters), which become operands of root_p from position `start`
+    on: it is staged with the linearized map (as jit stages a function) and runs as its graph.
+    A tangent_solve that holds none, or that cannot be staged (Python control flow on
+    values), runs as it is."""
+    if current_level() == 0 or not _reaches_tensor(tangent_solve):
+        return []
+    in_avals = [*avals, *(aval_of(c) for c in consts), *avals]
+    try:
+        graph, captured = stage(
+            spec.solve_tangent, in_avals, tree_flatten(tuple(in_avals))[1], name="tangent_solve"
+        )
+    except TracerConversionError:
+        return []
+    if captured:
+        spec.tangent_graph, spec.tangent_start = graph, start
+    return list(captured)
 
 
 def custom_root(
@@ -405,6 +445,8 @@ def custom_root(
     avals = tuple(aval_of(x).strengthened() for x in leaves)
     spec = _root_spec(graph, x_tree, len(leaves), solve, tangent_solve, has_aux, avals, consts)
     spec.solve, captured = _solver_closure(spec.solve, solve, leaves + consts, spec.name)
+    start = len(leaves) + len(consts) + len(captured)
+    captured += _tangent_closure(spec, tangent_solve, avals, consts, start)
     outs = bind(root_p, *leaves, *consts, *captured, spec=spec)
     x = tree_unflatten(x_tree, list(outs[: len(leaves)]))
     if not has_aux:

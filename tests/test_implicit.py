@@ -233,6 +233,33 @@ def test_solvers_closing_over_traced_values():
     np.testing.assert_allclose(got, [want, want / 4.0], rtol=1e-14)
 
 
+def test_tangent_solve_closing_over_traced_values():
+    """tangent_solve may divide by a derivative at the parameters (the common scalar form):
+    it is staged, and the values it closes over are operands of the root, so every order
+    of every transform is exact (sqrt(a) as the root of x^2 - a)."""
+
+    def newton(g, x):
+        for _ in range(40):
+            x = x - g(x) / (2.0 * x)
+        return x
+
+    def root(a):
+        return ad.custom_root(
+            lambda x: x * x - a, 1.0 + 0.0 * a, newton, lambda g, y: y / (2.0 * anp.sqrt(a))
+        )
+
+    a = np.array([2.0, 3.0, 5.0])
+    first, second, third = 0.5 / np.sqrt(a), -0.25 * a**-1.5, 0.375 * a**-2.5
+    assert float(ad.jvp(root, (2.0,), (1.0,))[1]) == pytest.approx(first[0], rel=1e-13)
+    assert float(ad.grad(root)(3.0)) == pytest.approx(first[1], rel=1e-13)
+    assert float(ad.grad(ad.grad(root))(5.0)) == pytest.approx(second[2], rel=1e-12)
+    assert float(ad.jit(ad.grad(root))(3.0)) == pytest.approx(first[1], rel=1e-13)
+    np.testing.assert_allclose(ad.vmap(ad.grad(root))(a), first, rtol=1e-13)
+    np.testing.assert_allclose(ad.jacrev(ad.vmap(root))(a), np.diag(first), rtol=1e-13)
+    _, series = ad.jet(root, (2.0,), ([1.0, 0.0, 0.0],))
+    np.testing.assert_allclose(series, [first[0], second[0], third[0]], rtol=1e-12)
+
+
 def test_custom_root_errors():
     with pytest.raises(TypeError, match="f\\(\\) output pytree structure must match"):
         ad.custom_root(lambda x: (x, x), 1.0, newton, scalar_solve)

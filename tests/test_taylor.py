@@ -325,7 +325,7 @@ FALLBACK_PRIMITIVES = {
     "remat", "remat_saved", "logit", "entr", "erfinv", "ndtri", "log_ndtr", "gammaln",
     "gamma", "digamma", "xlogy", "xlog1py", "polygamma", "logsumexp", "rgamma", "i0e", "i1e",
     "riemann_zeta", "gammainc", "gammaincc", "betainc", "zeta", "gammainc_da",
-    "delayed_error",
+    "delayed_error", "custom_root", "custom_linear_solve",
 }  # fmt: skip
 
 
