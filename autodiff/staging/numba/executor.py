@@ -156,6 +156,30 @@ gather_known_p.impl = lambda x, positions: x[positions]
 gather_known_p.abstract_eval = lambda x, positions: ShapedArray(positions.shape, x.dtype)
 
 
+def scalar_consts_inlined(graph: Graph) -> Graph:
+    """`graph` with its shape-() constants written into the equations that read them (as
+    literals of their dtype): compiled code then holds them as numbers, where each would
+    be one more argument of every call (a Taylor series' scaled coefficients are hundreds
+    of them). Constants that are also outputs stay."""
+    outputs = {v for v in graph.out_vars if type(v) is Var}
+    inline = {
+        var: Literal(np.asarray(value)[()])
+        for var, value in graph.consts
+        if isinstance(value, (ndarray, np.generic))
+        and np.shape(value) == ()
+        and np.asarray(value).dtype.kind in "biuf"
+        and var not in outputs
+    }
+    if not inline:
+        return graph
+    equations = [
+        Equation(eqn.prim, [inline.get(x, x) for x in eqn.inputs], eqn.outputs, eqn.params)
+        for eqn in graph.equations
+    ]
+    consts = [(var, value) for var, value in graph.consts if var not in inline]
+    return _replace(graph, equations, consts=consts)
+
+
 def known_gathers(graph: Graph) -> Graph:
     """`graph` with each gather of a vector by a constant integer array (an index of the
     equation, or a constant of the graph) whose positions are all in bounds (none negative)
@@ -272,7 +296,7 @@ def compile_numba(graph: Graph, fastmath: bool = False):
         [array([0., 2.])]
     """
     _ready()
-    original, graph = graph, known_gathers(split_as_slices(graph))  # (same inputs, outputs)
+    original, graph = graph, known_gathers(scalar_consts_inlined(split_as_slices(graph)))
     steps = _steps(graph)
     live = _live(graph, steps)
     written, buffers, uniform = {}, {}, {}
