@@ -129,6 +129,12 @@ LAYERS = {
         ],
         ["autograd"],
     ),
+    # torch.compile: a module's forward staged by jit through functional_call (loaded on first
+    # use, as torch.nn).
+    "torch.compile": (
+        ["autodiff.torch.compile", "autodiff.torch.compiler"],
+        ["torch.nn", "staging"],
+    ),
     "autodiff": (
         ["autodiff", "autodiff.torch._tensor_methods", "autodiff.__main__"],
         ["autograd", "custom", "control", "taylor"],

@@ -1,0 +1,454 @@
+"""`compile` (torch.compile on the torch face): a function or module staged by `jit` once per
+guard set and recorded as one autograd node; `OptimizedModule`; the `compiler` counters.
+
+A module's forward is staged through `functional_call` with its parameters and buffers as
+staged inputs: the staged call binds jit's call primitive, whose reverse rule runs the staged
+pullback, so `loss.backward()` and `optimizer.step()` work unchanged around it. Buffers a
+forward writes in place (BatchNorm's running statistics) are staged as values the forward
+may rebind; their final values are extra outputs written back after each call.
+
+Where staging cannot go on (Python needs a value: `if` on a tensor, `.item()`, `float()`;
+a random draw, whose value would be frozen into the graph; any other error while staging),
+the call is a *graph break*: with `fullgraph=False` that signature runs eagerly from then
+on (the whole call: regions around a break are not compiled separately); with
+`fullgraph=True` it raises, naming the line.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+import traceback
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import autodiff.numpy as anp
+from autodiff.autograd.grad_mode import no_grad
+from autodiff.core.abstract import ShapedArray
+from autodiff.core.primitive import bind
+from autodiff.core.pytree import tree_flatten, tree_unflatten
+from autodiff.core.tensor import Tensor
+from autodiff.core.trace import TENSOR_TYPES
+from autodiff.staging.api import _backend
+from autodiff.staging.call import call_p, run_graph
+from autodiff.staging.passes import optimize
+from autodiff.staging.trace import StagingTracer, stage
+from autodiff.torch.generator import default_generator
+from autodiff.torch.nn.module import Module
+from autodiff.torch.nn.utils.stateless import functional_call
+from autodiff.torch.optim.optimizer import Optimizer
+
+# torch's backend names -> jit's executors ("inductor": jit's default, NumPy then Numba).
+_BACKENDS = {None: None, "inductor": None, "eager": "numpy", "aot_eager": "numpy"}
+_BACKENDS |= {"numpy": "numpy", "numba": "numba"}
+_MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+_HOOK_DICTS = (
+    "_forward_pre_hooks",
+    "_forward_hooks",
+    "_backward_hooks",
+    "_backward_pre_hooks",
+)
+_EAGER = "eager"  # (a signature that broke the graph: it runs eagerly)
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+_lock = threading.Lock()
+_compiled: weakref.WeakSet = weakref.WeakSet()  # (every compiled callable: `reset` clears them)
+_local = threading.local()
+
+
+class _BufferTracer(StagingTracer):
+    """A module buffer staged as an input of a compiled forward: an in-place write rebinds
+    it to the new staged value (the forward's later reads see it; its final value is an
+    output written back into the buffer)."""
+
+    __slots__ = ()
+    _mutable_when_staged = True
+
+    def _inplace_method(self, result, since=None) -> Tensor:
+        new = anp.astype(anp.broadcast_to(result, self.shape), self.dtype)
+        if not isinstance(new, StagingTracer) or new._trace is not self._trace:
+            new = anp.where(np.True_, new, self)  # (a constant written: make it staged)
+        self._var = new._var
+        self._value = new._value
+        return self
+
+    def _assign_inplace(self, result, since=None) -> Tensor:
+        return self._inplace_method(result, since)
+
+
+class GraphBreakError(RuntimeError):
+    """`compile(..., fullgraph=True)` met code that cannot be staged (a graph break)."""
+
+
+def is_compiling() -> bool:
+    """Whether the current thread is staging a compiled function (torch.compiler's).
+
+    Example:
+        >>> import autodiff as torch
+        >>> torch.compiler.is_compiling()
+        False
+    """
+    return getattr(_local, "depth", 0) > 0
+
+
+def reset() -> None:
+    """Forget every compiled signature of every compiled function and module
+    (torch.compiler.reset / torch._dynamo.reset); the next calls stage again.
+
+    Example:
+        >>> import autodiff as torch
+        >>> torch.compiler.reset()
+    """
+    with _lock:
+        compiled = list(_compiled)
+    for c in compiled:
+        c.clear_cache()
+
+
+class _Entry:
+    """One staged signature: its optimized graph, captured Tensors, the module's parameters
+    and buffers (staged inputs after the arguments), the positions among them of the
+    buffers it writes, and the guard (whose identities the references here keep valid)."""
+
+    __slots__ = ("graph", "captured", "written", "state", "guard")
+
+    def __init__(self, graph, captured: list, written: list, state: list, guard):
+        self.graph = graph
+        self.captured = captured
+        self.written = written
+        self.state = state
+        self.guard = guard
+
+
+class _Compiled:
+    """The engine behind `compile`: guards, staging, the compiled call, graph breaks."""
+
+    def __init__(self, fun: Callable, module: Module | None, fullgraph: bool, backend):
+        self.fun = fun
+        self.module = module
+        self.fullgraph = fullgraph
+        self.backend = backend
+        self._cache: dict = {}
+        self._cache_lock = threading.Lock()
+        self.counts = {"staged": 0, "graph_breaks": 0, "compiled_calls": 0, "eager_calls": 0}
+        self.always_eager = isinstance(getattr(fun, "__self__", None), Optimizer)
+        with _lock:
+            _compiled.add(self)
+
+    def clear_cache(self) -> None:
+        with self._cache_lock:
+            self._cache.clear()
+            for k in self.counts:
+                self.counts[k] = 0
+
+    # ---- the call ----
+    def __call__(self, args: tuple, kwargs: dict):
+        if self.always_eager:
+            return self._eager(args, kwargs)
+        if not kwargs and all(type(a) in TENSOR_TYPES for a in args):
+            # (the commonest call, tensors only: their shapes, dtypes and requires_grad)
+            tree: Any = len(args)
+            leaves: list = list(args)
+            dynamic = list(range(len(args)))
+            leaf_key: tuple | None = tuple([(a.shape, a.dtype, a.requires_grad) for a in args])
+        else:
+            leaves, tree = tree_flatten((args, kwargs))
+            dynamic, leaf_key = _split_leaves(leaves)
+            if leaf_key is None:  # (an unhashable non-array argument: nothing to guard on)
+                return self._eager(args, kwargs)
+        module_key: tuple | None = ()
+        if self.module is not None:
+            module_key = _module_key(self.module)
+            if module_key is None:  # (hooks: they run eagerly, with the forward)
+                return self._eager(args, kwargs)
+        key = (tree, leaf_key, module_key)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._stage(key, args, kwargs, leaves, dynamic)
+        if entry is _EAGER:
+            return self._eager(args, kwargs)
+        self.counts["compiled_calls"] += 1
+        return self._run(entry, [leaves[i] for i in dynamic])
+
+    def _eager(self, args: tuple, kwargs: dict):
+        self.counts["eager_calls"] += 1
+        return self.fun(*args, **kwargs)
+
+    def _run(self, entry: _Entry, dynamic: list):
+        state = entry.state
+        operands = dynamic + state + entry.captured
+        for i in entry.written:
+            # (a copy of a buffer the call writes: the node saves its operands, and writing
+            # into one would bump the version a backward pass checks)
+            operands[len(dynamic) + i] = Tensor._from(np.array(state[i]._value))
+        if any(type(x) in TENSOR_TYPES for x in operands):
+            outs = bind(call_p, *operands, graph=entry.graph)
+        else:
+            outs = run_graph(entry.graph, *operands)
+        out, written = tree_unflatten(entry.graph.out_tree, list(outs))
+        if written:
+            with no_grad():
+                for i, value in zip(entry.written, written):
+                    state[i].copy_(value.detach() if isinstance(value, Tensor) else value)
+        return out
+
+    # ---- staging ----
+    def _stage(self, key, args: tuple, kwargs: dict, leaves: list, dynamic: list):
+        written: list = []
+        n_dyn = len(dynamic)
+        names: list = []
+        state: list = []
+        n_params = 0
+        if self.module is not None:
+            names, state, n_params = _named_state(self.module)
+        tree = tree_flatten((args, kwargs))[1]
+
+        def staged(dyn: list, values: list):
+            flat = list(leaves)
+            for i, v in zip(dynamic, dyn):
+                flat[i] = v
+            args, kwargs = tree_unflatten(tree, flat)
+            if self.module is None:
+                return self.fun(*args, **kwargs), []
+            before = [t._var for t in values]
+            for t in values[n_params:]:
+                t.__class__ = _BufferTracer
+            out = functional_call(self.module, dict(zip(names, values)), args, kwargs)
+            written.extend(
+                j for j in range(n_params, len(values)) if values[j]._var is not before[j]
+            )
+            return out, [values[j] for j in written]
+
+        avals = [_aval(leaves[i]) for i in dynamic] + [_aval(t) for t in state]
+        in_tree = tree_flatten(([0] * n_dyn, [0] * len(state)))[1]
+        rng_state = default_generator.get_state()
+        _local.depth = getattr(_local, "depth", 0) + 1
+        try:
+            graph, captured = stage(staged, avals, in_tree, None, _name(self.fun))
+            if default_generator.get_state() != rng_state:
+                raise _RandomDraw()
+        except Exception as error:
+            return self._graph_break(key, error)
+        finally:
+            _local.depth -= 1
+            default_generator.set_state(rng_state)
+        entry = _Entry(optimize(graph, call_p), captured, written, state, key[2])
+        entry.graph.backend = _backend(self.backend)
+        with self._cache_lock:
+            self.counts["staged"] += 1
+            self._cache[key] = entry
+        return entry
+
+    def _graph_break(self, key, error: Exception) -> str:
+        if self.fullgraph:
+            raise GraphBreakError(_break_message(self.fun, error)) from error
+        with self._cache_lock:
+            self.counts["graph_breaks"] += 1
+            self._cache[key] = _EAGER
+        return _EAGER
+
+
+class _RandomDraw(Exception):
+    """Staging drew from the default random generator (the draw would be frozen into the
+    graph as a constant)."""
+
+    def __str__(self) -> str:
+        return (
+            "a random draw (dropout in training mode, rand, randn, ...): its value would be "
+            "frozen into the compiled graph"
+        )
+
+
+def _module_key(root: Module) -> tuple | None:
+    """The module's guard: each submodule's identity and training flag, each parameter's and
+    buffer's identity, shape, dtype and requires_grad, in a walk of the module tree; None when
+    a hook is registered (the call then runs eagerly)."""
+    key: list = []
+    stack = [root]
+    while stack:
+        m = stack.pop()
+        d = m.__dict__
+        if d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_hooks"]:
+            return None
+        if d["_backward_pre_hooks"]:
+            return None
+        key.append((id(m), d["training"]))
+        for t in d["_parameters"].values():
+            if t is not None:
+                key.append((id(t), t.shape, t.dtype, t.requires_grad))
+        key.append(None)
+        for t in d["_buffers"].values():
+            if t is not None:
+                key.append((id(t), t.shape, t.dtype, t.requires_grad))
+        stack.extend(d["_modules"].values())
+    return tuple(key)
+
+
+def _named_state(module: Module) -> tuple:
+    """The module's parameters then buffers: their dotted names, the tensors, how many are
+    parameters."""
+    names, state = [], []
+    for name, t in module.named_parameters():
+        names.append(name)
+        state.append(t)
+    n_params = len(state)
+    for name, t in module.named_buffers():
+        names.append(name)
+        state.append(t)
+    return names, state, n_params
+
+
+def _split_leaves(leaves: list) -> tuple:
+    """The positions of the array leaves (the others are static: part of the guard, constants
+    in the graph), and the guard of all leaves (None if one is unhashable)."""
+    dynamic = []
+    key = []
+    for i, x in enumerate(leaves):
+        kind = type(x)
+        if kind in TENSOR_TYPES:
+            dynamic.append(i)
+            key.append((x.shape, x.dtype, x.requires_grad))
+        elif kind is np.ndarray:
+            dynamic.append(i)
+            key.append((x.shape, x.dtype))
+        else:
+            try:
+                hash(x)
+            except TypeError:
+                return dynamic, None
+            key.append((kind, x))
+    return dynamic, tuple(key)
+
+
+def _aval(x) -> ShapedArray:
+    return ShapedArray(tuple(x.shape), np.dtype(x.dtype))
+
+
+def _name(fun: Callable) -> str:
+    return getattr(fun, "__name__", type(fun).__name__)
+
+
+def _break_message(fun: Callable, error: Exception) -> str:
+    """The graph break's cause and the user's line it happened at."""
+    where = ""
+    for frame in reversed(traceback.extract_tb(error.__traceback__)):
+        if not os.path.abspath(frame.filename).startswith(_PACKAGE):
+            where = f' at File "{frame.filename}", line {frame.lineno}: {frame.line}'
+            break
+    return (
+        f"autodiff.compile(fullgraph=True): graph break in {_name(fun)!r}{where}: "
+        f"{type(error).__name__}: {error}. Remove the break (use autodiff's control flow, "
+        "keep values as tensors) or compile with fullgraph=False, where the call runs eagerly."
+    )
+
+
+class OptimizedModule(Module):
+    """A compiled module (torch's OptimizedModule): calling it runs the original module's
+    forward compiled; the original is its submodule `_orig_mod`, so its parameters, buffers,
+    `state_dict` (keys prefixed `_orig_mod.`, as torch's), `train()` and `eval()` are the
+    original's; other attributes read through to it."""
+
+    def __init__(self, mod: Module, compiled: _Compiled) -> None:
+        super().__init__()
+        self._orig_mod = mod
+        object.__setattr__(self, "_compiled", compiled)
+
+    def __call__(self, *args, **kwargs) -> Any:
+        if any(self.__dict__.get(h) for h in _HOOK_DICTS):
+            return super().__call__(*args, **kwargs)  # (hooks on the wrapper: eagerly)
+        return self._compiled(args, kwargs)
+
+    def forward(self, *args, **kwargs) -> Any:
+        return self._compiled(args, kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self.__dict__["_modules"]["_orig_mod"], name)
+
+    @property
+    def _compile_counts(self) -> dict:
+        return self._compiled.counts
+
+
+def compile(
+    model: Callable | None = None,
+    *,
+    fullgraph: bool = False,
+    dynamic: bool | None = False,
+    backend: str | None = None,
+    mode: str | None = None,
+    options: dict | None = None,
+    disable: bool = False,
+) -> Any:
+    """`model` (a function or an `nn.Module`) compiled, as torch.compile: its forward staged
+    by `jit` once per guard set — the arguments' shapes, dtypes and requires_grad, the other
+    arguments' values, each submodule's training mode, the parameters' and buffers' identities,
+    shapes and dtypes — and recorded on the autograd graph as one node whose backward runs
+    the compiled pullback. A module gives an `OptimizedModule` sharing the original's
+    parameters. Usable as a decorator, with or without arguments.
+
+    Arguments:
+        model: a function or module (None: returns a decorator).
+        fullgraph: raise `GraphBreakError`, naming the line, where the forward cannot be
+            staged (Python reading a tensor's value, a random draw, a staging error); with
+            False (the default) such a signature runs eagerly instead.
+        dynamic: accepted; staging is per shape either way (a new shape stages again).
+        backend: None or "inductor" (jit's default executor: NumPy, then Numba compiled in
+            the background), "eager" / "aot_eager" / "numpy" (the NumPy executor), "numba".
+        mode: None, "default", "reduce-overhead", "max-autotune",
+            "max-autotune-no-cudagraphs" (accepted; one mode here).
+        options: None or an empty dict.
+        disable: return `model` unchanged.
+
+    Forward hooks, optimizer steps (`compile(opt.step)`), random draws and graph breaks run
+    eagerly; `compiled._compile_counts` counts stagings, graph breaks and calls.
+
+    Example:
+        >>> import autodiff as torch
+        >>> model = torch.compile(torch.nn.Linear(3, 1))
+        >>> loss = model(torch.ones(2, 3)).sum()
+        >>> loss.backward()
+        >>> model.weight.grad
+        tensor([[2., 2., 2.]])
+        >>> model._compile_counts["staged"]
+        1
+    """
+    if backend not in _BACKENDS:
+        raise ValueError(
+            f"compile: unknown backend {backend!r}: use None, 'inductor', 'eager', 'aot_eager', "
+            "'numpy' or 'numba' (jit's executors)"
+        )
+    if mode not in _MODES:
+        raise ValueError(f"compile: unknown mode {mode!r}: use one of {_MODES}")
+    if options:
+        raise ValueError(f"compile: options are not supported, got {options!r}")
+    if dynamic not in (None, False, True):
+        raise TypeError(f"compile: dynamic must be a bool or None, got {dynamic!r}")
+    if model is None:
+        return functools.partial(
+            compile, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode
+        )
+    if not callable(model):
+        raise TypeError(f"compile: expected a function or a Module, got {type(model).__name__}")
+    if disable:
+        return model
+    if isinstance(model, Module):
+        return OptimizedModule(model, _Compiled(model, model, fullgraph, _BACKENDS[backend]))
+    engine = _Compiled(model, None, fullgraph, _BACKENDS[backend])
+
+    @functools.wraps(model)
+    def compiled(*args, **kwargs):
+        return engine(args, kwargs)
+
+    compiled._compile_counts = engine.counts  # type: ignore[attr-defined]
+    compiled._torchdynamo_orig_callable = model  # type: ignore[attr-defined]
+    return compiled
+
+
+__all__ = ["GraphBreakError", "OptimizedModule", "compile", "is_compiling", "reset"]
