@@ -10,9 +10,10 @@ Workloads (float64, one thread):
 - `mlp_sgd`: MLP 64-256-256-10 (ReLU), batch 128, cross-entropy, SGD (lr 0.01);
 - `small_adam`: MLP 16-32-32-1 (tanh), batch 64, MSE, Adam (lr 1e-3).
 
-Columns: autodiff eager; autodiff.compile (the model compiled; the optimizer step eager), its
-first call (staging and the first run) and steady state; torch eager; torch.compile (inductor,
-the model compiled) first call and steady state. Steady state is the minimum over several
+Columns: autodiff eager; autodiff.compile (the model and `optimizer.step` compiled), its first
+call (staging and the first run; the optimizer's first step, which creates its state, runs
+eagerly) and steady state; torch eager; torch.compile (inductor, the model compiled; the
+optimizer step eager) first call and steady state. Steady state is the minimum over several
 loops of the time per step, after the first calls (autodiff's default executor compiles with
 Numba in the background: the loops run until it has swapped in). Times on a shared machine
 are noisy; nothing is asserted.
@@ -47,7 +48,7 @@ def _model(lib, sizes, activation):
     return lib.nn.Sequential(*layers).double()
 
 
-def _step_fn(lib, model, optimizer_name, batch, sizes):
+def _step_fn(lib, model, optimizer_name, batch, sizes, compile_step=False):
     rng = np.random.default_rng(0)
     x = lib.tensor(rng.standard_normal((batch, sizes[0])))
     if optimizer_name == "sgd":
@@ -59,11 +60,13 @@ def _step_fn(lib, model, optimizer_name, batch, sizes):
         loss_fn = lib.nn.MSELoss()
         opt = lib.optim.Adam(model.parameters(), lr=1e-3)
 
+    update = lib.compile(opt.step) if compile_step else opt.step
+
     def step():
         opt.zero_grad()
         loss = loss_fn(model(x), y)
         loss.backward()
-        opt.step()
+        update()
         return loss
 
     return step
@@ -103,7 +106,7 @@ def _autodiff_rows(name: str, seconds: float) -> dict:
 
     def make():
         model = autodiff.compile(_model(autodiff, sizes, activation))
-        return _step_fn(autodiff, model, opt, batch, sizes)
+        return _step_fn(autodiff, model, opt, batch, sizes, compile_step=True)
 
     out["autodiff.compile first"], step = _first(make)
     deadline = time.perf_counter() + 3.0  # (let the background Numba compile swap in)

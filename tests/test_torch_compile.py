@@ -378,21 +378,71 @@ def test_dropout_stream_matches_eager():
     assert not np.array_equal(np.asarray(got[0]), np.asarray(got[1]))  # (fresh masks)
 
 
-def test_optimizer_step_compiled():
+OPTIMIZERS = [
+    ("SGD", {"lr": 0.1}),
+    ("SGD", {"lr": 0.1, "momentum": 0.9, "nesterov": True, "weight_decay": 0.01}),
+    ("SGD", {"lr": 0.1, "momentum": 0.9, "dampening": 0.1, "maximize": True}),
+    ("Adam", {"lr": 0.01}),
+    ("Adam", {"lr": 0.01, "weight_decay": 0.1}),
+    ("Adam", {"lr": 0.01, "betas": (0.3, 0.9), "maximize": True}),
+    ("AdamW", {"lr": 0.01}),
+    ("Adam", {"lr": 0.01, "amsgrad": True}),  # (eager)
+    ("RMSprop", {"lr": 0.01}),  # (eager)
+]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+@pytest.mark.parametrize("name,options", OPTIMIZERS, ids=lambda v: str(v))
+def test_optimizer_step_compiled(name, options, dtype):
     torch.manual_seed(0)
-    model = nn.Linear(3, 1)
+    dtype = getattr(torch, dtype)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1)).to(dtype)
     ref = copy.deepcopy(model)
-    opt = torch.optim.Adam(model.parameters(), lr=0.1)
-    ref_opt = torch.optim.Adam(ref.parameters(), lr=0.1)
+    opt = getattr(torch.optim, name)(model.parameters(), **options)
+    ref_opt = getattr(torch.optim, name)(ref.parameters(), **options)
+    ref_opt.add_param_group({"params": []})  # (an empty group: no parameter, skipped)
+    opt.add_param_group({"params": []})
     step = torch.compile(opt.step)
-    x = _randn(8, 3)
-    for _ in range(3):
+    x = torch.randn(8, 3, dtype=dtype)
+    for _ in range(30):
         for m, o, s in ((model, opt, step), (ref, ref_opt, ref_opt.step)):
             o.zero_grad()
             (m(x) ** 2).mean().backward()
             s()
-    for p, q in zip(model.parameters(), ref.parameters()):
-        _assert_close(p, q)
+        for p, q in zip(model.parameters(), ref.parameters()):
+            np.testing.assert_allclose(
+                np.asarray(p.detach()),
+                np.asarray(q.detach()),
+                rtol=1e-13 if dtype == torch.float64 else 1e-6,
+                atol=0,
+            )
+    for key in ref_opt.state[next(ref.parameters())]:
+        mine = opt.state[next(model.parameters())][key]
+        _assert_close(mine, ref_opt.state[next(ref.parameters())][key])
+    counts = step._compile_counts
+    fused = name in ("SGD", "Adam", "AdamW") and not options.get("amsgrad")
+    first_eager = name != "SGD" or bool(options.get("momentum"))  # (the state's creation)
+    assert counts["compiled_calls"] == (30 - first_eager if fused else 0), counts
+    assert counts["staged"] == (1 if fused else 0), counts
+
+
+def test_optimizer_step_with_closure_and_other_methods_run_eagerly():
+    model = nn.Linear(3, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    step = torch.compile(opt.step)
+    zero_grad = torch.compile(opt.zero_grad)
+
+    def closure():
+        zero_grad()
+        loss = (model(torch.ones(2, 3)) ** 2).sum()
+        loss.backward()
+        return loss
+
+    loss = step(closure)
+    assert float(loss.detach()) > 0 and step._compile_counts["eager_calls"] == 1
+    assert zero_grad._compile_counts["eager_calls"] == 1
+    zero_grad()
+    assert model.weight.grad is None
 
 
 def test_bad_arguments():

@@ -37,6 +37,7 @@ from autodiff.staging.api import _backend
 from autodiff.staging.call import call_p, run_graph
 from autodiff.staging.passes import optimize
 from autodiff.staging.trace import StagingTracer, stage
+from autodiff.torch.compile_optim import FusedStep
 from autodiff.torch.generator import default_generator
 from autodiff.torch.nn.module import Module
 from autodiff.torch.nn.utils.stateless import functional_call
@@ -135,7 +136,11 @@ class _Compiled:
         self._cache: dict = {}
         self._cache_lock = threading.Lock()
         self.counts = {"staged": 0, "graph_breaks": 0, "compiled_calls": 0, "eager_calls": 0}
-        self.always_eager = isinstance(getattr(fun, "__self__", None), Optimizer)
+        # (an optimizer's methods update Python state: its step is `fused_step` or eager)
+        self.optimizer = getattr(fun, "__self__", None)
+        if not isinstance(self.optimizer, Optimizer):
+            self.optimizer = None
+        self.fused_step = FusedStep() if self.optimizer is not None else None
         with _lock:
             _compiled.add(self)
 
@@ -144,11 +149,12 @@ class _Compiled:
             self._cache.clear()
             for k in self.counts:
                 self.counts[k] = 0
+            self.fused_step = FusedStep() if self.optimizer is not None else None
 
     # ---- the call ----
     def __call__(self, args: tuple, kwargs: dict):
-        if self.always_eager:
-            return self._eager(args, kwargs)
+        if self.optimizer is not None:
+            return self._optimizer_call(args, kwargs)
         if not kwargs and all(type(a) in TENSOR_TYPES for a in args):
             # (the commonest call, tensors only: their shapes, dtypes and requires_grad)
             tree: Any = len(args)
@@ -173,6 +179,17 @@ class _Compiled:
             return self._eager(args, kwargs)
         self.counts["compiled_calls"] += 1
         return self._run(entry, [leaves[i] for i in dynamic])
+
+    def _optimizer_call(self, args: tuple, kwargs: dict):
+        """An optimizer's method: its step compiled (`fused_step`) where it can be, else
+        the method eagerly."""
+        opt = self.optimizer
+        is_step = getattr(self.fun, "__func__", None) is type(opt).step
+        if is_step and not args and not kwargs and self.fused_step(opt):
+            self.counts["compiled_calls"] += 1
+            self.counts["staged"] = self.fused_step.traces
+            return None
+        return self._eager(args, kwargs)
 
     def _eager(self, args: tuple, kwargs: dict):
         self.counts["eager_calls"] += 1
@@ -406,8 +423,10 @@ def compile(
         options: None or an empty dict.
         disable: return `model` unchanged.
 
-    Forward hooks, optimizer steps (`compile(opt.step)`), random draws and graph breaks run
-    eagerly; `compiled._compile_counts` counts stagings, graph breaks and calls.
+    `compile(opt.step)` of SGD, Adam or AdamW updates every parameter of a group by one
+    compiled function (the first step, creating the state, and other optimizers run
+    eagerly). Hooks, random draws and graph breaks run eagerly; `compiled._compile_counts`
+    counts stagings, graph breaks and calls.
 
     Example:
         >>> import autodiff as torch
