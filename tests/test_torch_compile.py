@@ -104,8 +104,6 @@ LAYERS = [
         lambda: [F.log_softmax(_randn(4, 5), dim=1).detach(), torch.tensor([0, 3, 4, 1])],
     ),
 ]
-# Modules whose training-mode forward draws random numbers: a graph break (run eagerly).
-RANDOM_IN_TRAINING = {"Dropout"}
 # Reading a buffer's value in Python (the cumulative average's 1 / num_batches_tracked).
 BREAKS_IN_TRAINING = {"BatchNorm1d-cma"}
 
@@ -169,7 +167,7 @@ def test_layer_compiled_matches_eager(name, make, inputs, training):
         eager.zero_grad()
         mine.zero_grad()
     counts = compiled._compile_counts
-    breaks = training and name in RANDOM_IN_TRAINING | BREAKS_IN_TRAINING
+    breaks = training and name in BREAKS_IN_TRAINING
     assert counts["staged"] == (0 if breaks else 1), counts
     assert counts["graph_breaks"] == (1 if breaks else 0), counts
     assert counts["compiled_calls"] == (0 if breaks else 2), counts
@@ -359,23 +357,64 @@ def test_fullgraph_raises_naming_the_line(fun, cause, line):
     assert cause in message, message
 
 
-def test_fullgraph_random_draw_raises():
-    compiled = torch.compile(nn.Dropout(0.5), fullgraph=True)
+def _noisy(x):
+    return x + torch.randn(*x.shape)
+
+
+def test_random_draw_other_than_dropout_breaks():
     with pytest.raises(GraphBreakError, match="random draw"):
-        compiled(torch.ones(3))
-
-
-def test_dropout_stream_matches_eager():
-    model = nn.Sequential(nn.Linear(6, 6), nn.Dropout(0.5))
-    compiled = torch.compile(model)
-    x = _randn(5, 6)
-    torch.manual_seed(3)
-    got = [compiled(x).detach() for _ in range(3)]
-    torch.manual_seed(3)
-    want = [model(x).detach() for _ in range(3)]
+        torch.compile(_noisy, fullgraph=True)(torch.ones(3))
+    compiled = torch.compile(_noisy)
+    torch.manual_seed(5)
+    got = [compiled(torch.ones(3)) for _ in range(2)]
+    torch.manual_seed(5)
+    want = [_noisy(torch.ones(3)) for _ in range(2)]
     for g, w in zip(got, want):
         _assert_close(g, w)
-    assert not np.array_equal(np.asarray(got[0]), np.asarray(got[1]))  # (fresh masks)
+    assert compiled._compile_counts["graph_breaks"] == 1
+
+
+class _TwoDropouts(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(6, 6), nn.Linear(6, 3)
+        self.drop = nn.Dropout(0.3)
+
+    def forward(self, x):
+        h = F.dropout(torch.tanh(self.a(x)), p=0.5, training=self.training)
+        return self.drop(self.b(h))
+
+
+def test_dropout_compiled_with_eager_random_stream():
+    torch.manual_seed(0)
+    model = _TwoDropouts().double()
+    ref = copy.deepcopy(model)
+    compiled = torch.compile(model, fullgraph=True)
+    x = _randn(5, 6)
+    masks = []
+    for step in range(4):
+        got = _run(compiled, [x.detach().requires_grad_()], seed=step // 2)
+        after_got = float(torch.rand(()))  # (the stream moved on as eager's did)
+        want = _run(ref, [x.detach().requires_grad_()], seed=step // 2)
+        assert after_got == float(torch.rand(()))
+        _assert_close(got[0], want[0])
+        for g, w in zip(got[1] + got[2], want[1] + want[2]):
+            _assert_close(g, w)
+        model.zero_grad()
+        ref.zero_grad()
+        masks.append(np.asarray(got[0]) != 0)
+    assert (masks[0] == masks[1]).all() and not (masks[1] == masks[2]).all()
+    assert compiled._compile_counts == {
+        "staged": 1,
+        "graph_breaks": 0,
+        "compiled_calls": 4,
+        "eager_calls": 0,
+    }
+    fractions = []
+    big = torch.compile(nn.Dropout(0.3))
+    for _ in range(20):
+        fractions.append(float((big(torch.ones(1000)) == 0).float().mean()))
+    assert abs(np.mean(fractions) - 0.3) < 0.01
 
 
 OPTIMIZERS = [

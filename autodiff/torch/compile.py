@@ -7,8 +7,10 @@ pullback, so `loss.backward()` and `optimizer.step()` work unchanged around it. 
 forward writes in place (BatchNorm's running statistics) are staged as values the forward
 may rebind; their final values are extra outputs written back after each call.
 
-Where staging cannot go on (Python needs a value: `if` on a tensor, `.item()`, `float()`;
-a random draw, whose value would be frozen into the graph; any other error while staging),
+Dropout's uniform draws are staged inputs, drawn before each call from the default
+generator in eager's order (the same masks as eager for a seed). Where staging cannot go on
+(Python needs a value: `if` on a tensor, `.item()`, `float()`; another random draw, whose
+value would be frozen into the graph; any other error while staging),
 the call is a *graph break*: with `fullgraph=False` that signature runs eagerly from then
 on (the whole call: regions around a break are not compiled separately); with
 `fullgraph=True` it raises, naming the line.
@@ -32,13 +34,14 @@ from autodiff.core.abstract import ShapedArray
 from autodiff.core.primitive import bind
 from autodiff.core.pytree import tree_flatten, tree_unflatten
 from autodiff.core.tensor import Tensor
-from autodiff.core.trace import TENSOR_TYPES
+from autodiff.core.trace import EVAL_TRACE, TENSOR_TYPES
 from autodiff.staging.api import _backend
 from autodiff.staging.call import call_p, run_graph
 from autodiff.staging.passes import optimize
 from autodiff.staging.trace import StagingTracer, stage
 from autodiff.torch.compile_optim import FusedStep
-from autodiff.torch.generator import default_generator
+from autodiff.torch.dtypes import default_float
+from autodiff.torch.generator import _staged_draws, default_generator
 from autodiff.torch.nn.module import Module
 from autodiff.torch.nn.utils.stateless import functional_call
 from autodiff.torch.optim.optimizer import Optimizer
@@ -115,7 +118,7 @@ class _Entry:
     and buffers (staged inputs after the arguments), the positions among them of the
     buffers it writes, and the guard (whose identities the references here keep valid)."""
 
-    __slots__ = ("graph", "captured", "written", "state", "guard")
+    __slots__ = ("graph", "captured", "written", "state", "guard", "draws", "draw_dtype")
 
     def __init__(self, graph, captured: list, written: list, state: list, guard):
         self.graph = graph
@@ -123,6 +126,8 @@ class _Entry:
         self.written = written
         self.state = state
         self.guard = guard
+        self.draws: list = []  # (the shapes of the uniform draws it takes, in order)
+        self.draw_dtype = None
 
 
 class _Compiled:
@@ -175,7 +180,7 @@ class _Compiled:
         entry = self._cache.get(key)
         if entry is None:
             entry = self._stage(key, args, kwargs, leaves, dynamic)
-        if entry is _EAGER:
+        if entry is _EAGER or (entry.draws and default_float() != entry.draw_dtype):
             return self._eager(args, kwargs)
         self.counts["compiled_calls"] += 1
         return self._run(entry, [leaves[i] for i in dynamic])
@@ -197,7 +202,11 @@ class _Compiled:
 
     def _run(self, entry: _Entry, dynamic: list):
         state = entry.state
-        operands = dynamic + state + entry.captured
+        operands = dynamic + state
+        if entry.draws:  # (dropout's draws, from the stream eager draws them from, in order)
+            dtype = entry.draw_dtype
+            operands += [default_generator.random(shape).astype(dtype) for shape in entry.draws]
+        operands += entry.captured
         for i in entry.written:
             # (a copy of a buffer the call writes: the node saves its operands, and writing
             # into one would bump the version a backward pass checks)
@@ -215,16 +224,17 @@ class _Compiled:
 
     # ---- staging ----
     def _stage(self, key, args: tuple, kwargs: dict, leaves: list, dynamic: list):
-        written: list = []
-        n_dyn = len(dynamic)
         names: list = []
         state: list = []
         n_params = 0
         if self.module is not None:
             names, state, n_params = _named_state(self.module)
         tree = tree_flatten((args, kwargs))[1]
+        written: list = []
+        draws = _Draws()
 
-        def staged(dyn: list, values: list):
+        def staged(dyn: list, values: list, drawn: list):
+            draws.start(drawn)
             flat = list(leaves)
             for i, v in zip(dynamic, dyn):
                 flat[i] = v
@@ -235,30 +245,51 @@ class _Compiled:
             for t in values[n_params:]:
                 t.__class__ = _BufferTracer
             out = functional_call(self.module, dict(zip(names, values)), args, kwargs)
-            written.extend(
+            written[:] = [
                 j for j in range(n_params, len(values)) if values[j]._var is not before[j]
-            )
+            ]
             return out, [values[j] for j in written]
 
         avals = [_aval(leaves[i]) for i in dynamic] + [_aval(t) for t in state]
-        in_tree = tree_flatten(([0] * n_dyn, [0] * len(state)))[1]
-        rng_state = default_generator.get_state()
-        _local.depth = getattr(_local, "depth", 0) + 1
         try:
-            graph, captured = stage(staged, avals, in_tree, None, _name(self.fun))
-            if default_generator.get_state() != rng_state:
-                raise _RandomDraw()
+            graph, captured = self._staged_graph(staged, avals, (len(dynamic), len(state)), draws)
         except Exception as error:
             return self._graph_break(key, error)
-        finally:
-            _local.depth -= 1
-            default_generator.set_state(rng_state)
         entry = _Entry(optimize(graph, call_p), captured, written, state, key[2])
         entry.graph.backend = _backend(self.backend)
+        entry.draws = draws.shapes
+        entry.draw_dtype = draws.dtype
         with self._cache_lock:
             self.counts["staged"] += 1
-            self._cache[key] = entry
+            if all(t._trace is EVAL_TRACE for t in captured):
+                # (a graph that captured an enclosing transform's tracers is that call's only)
+                self._cache[key] = entry
         return entry
+
+    def _staged_graph(self, staged: Callable, avals: list, counts: tuple, draws: _Draws) -> tuple:
+        """`staged`'s graph and captured values. Random draws of dropout are staged inputs:
+        a first staging finds their shapes, a second takes them as inputs. Any other draw
+        from the default generator raises `_RandomDraw` (its value would be a constant)."""
+        rng_state = default_generator.get_state()
+        previous = getattr(_staged_draws, "feed", None)
+        _local.depth = getattr(_local, "depth", 0) + 1
+        _staged_draws.feed = draws
+        try:
+            n_dyn, n_state = counts
+            in_tree = tree_flatten(([0] * n_dyn, [0] * n_state, []))[1]
+            graph, captured = stage(staged, avals, in_tree, None, _name(self.fun))
+            if draws.shapes:
+                draw_avals = [ShapedArray(s, draws.dtype) for s in draws.shapes]
+                in_tree = tree_flatten(([0] * n_dyn, [0] * n_state, [0] * len(draw_avals)))[1]
+                graph, captured = stage(staged, avals + draw_avals, in_tree, None, _name(self.fun))
+                draws.check_all_used()
+            if default_generator.get_state() != rng_state:
+                raise _RandomDraw()
+        finally:
+            _staged_draws.feed = previous
+            _local.depth -= 1
+            default_generator.set_state(rng_state)
+        return graph, captured
 
     def _graph_break(self, key, error: Exception) -> str:
         if self.fullgraph:
@@ -267,6 +298,37 @@ class _Compiled:
             self.counts["graph_breaks"] += 1
             self._cache[key] = _EAGER
         return _EAGER
+
+
+class _Draws:
+    """The uniform draws of a compiled forward's dropout, as `generator.staged_uniform` asks
+    for them: while finding them, their shapes (and concrete zeros, the graph being thrown
+    away); then the staged inputs, in the same order."""
+
+    def __init__(self) -> None:
+        self.shapes: list = []
+        self.dtype = default_float()  # (rand's dtype: the default float dtype)
+        self.tracers: list | None = None
+        self.used = 0
+
+    def start(self, drawn: list) -> None:
+        self.used = 0
+        self.tracers = drawn if drawn else None
+        if not drawn:
+            self.shapes = []
+
+    def __call__(self, shape: tuple):
+        if self.tracers is None:
+            self.shapes.append(shape)
+            return np.zeros(shape, self.dtype)
+        if self.used >= len(self.tracers) or self.shapes[self.used] != shape:
+            raise _RandomDraw()
+        self.used += 1
+        return self.tracers[self.used - 1]
+
+    def check_all_used(self) -> None:
+        if self.tracers is None or self.used != len(self.tracers):
+            raise _RandomDraw()
 
 
 class _RandomDraw(Exception):
@@ -425,7 +487,8 @@ def compile(
 
     `compile(opt.step)` of SGD, Adam or AdamW updates every parameter of a group by one
     compiled function (the first step, creating the state, and other optimizers run
-    eagerly). Hooks, random draws and graph breaks run eagerly; `compiled._compile_counts`
+    eagerly). Dropout draws its masks from eager's stream, as staged inputs. Hooks, other
+    random draws and graph breaks run eagerly; `compiled._compile_counts`
     counts stagings, graph breaks and calls.
 
     Example:
