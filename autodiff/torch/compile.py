@@ -127,7 +127,7 @@ class _Entry:
         self.state = state
         self.guard = guard
         self.draws: list = []  # (the shapes of the uniform draws it takes, in order)
-        self.draw_dtype = None
+        self.draw_dtype: Any = None
 
 
 class _Compiled:
@@ -188,11 +188,12 @@ class _Compiled:
     def _optimizer_call(self, args: tuple, kwargs: dict):
         """An optimizer's method: its step compiled (`fused_step`) where it can be, else
         the method eagerly."""
-        opt = self.optimizer
+        opt: Any = self.optimizer
+        fused: Any = self.fused_step
         is_step = getattr(self.fun, "__func__", None) is type(opt).step
-        if is_step and not args and not kwargs and self.fused_step(opt):
+        if is_step and not args and not kwargs and fused(opt):
             self.counts["compiled_calls"] += 1
-            self.counts["staged"] = self.fused_step.traces
+            self.counts["staged"] = fused.traces
             return None
         return self._eager(args, kwargs)
 
@@ -370,14 +371,15 @@ def _module_key(root: Module) -> tuple | None:
 def _named_state(module: Module) -> tuple:
     """The module's parameters then buffers: their dotted names, the tensors, how many are
     parameters."""
-    names, state = [], []
+    names: list = []
+    state: list = []
     for name, t in module.named_parameters():
         names.append(name)
         state.append(t)
     n_params = len(state)
-    for name, t in module.named_buffers():
+    for name, b in module.named_buffers():
         names.append(name)
-        state.append(t)
+        state.append(b)
     return names, state, n_params
 
 
@@ -385,7 +387,7 @@ def _split_leaves(leaves: list) -> tuple:
     """The positions of the array leaves (the others are static: part of the guard, constants
     in the graph), and the guard of all leaves (None if one is unhashable)."""
     dynamic = []
-    key = []
+    key: list = []
     for i, x in enumerate(leaves):
         kind = type(x)
         if kind in TENSOR_TYPES:

@@ -99,7 +99,7 @@ def _ready(params: list, state: dict, keys: tuple) -> bool:
     return True
 
 
-def _sgd_group(staged, opt: SGD, group: dict, params: list) -> None:
+def _sgd_group(staged, opt: Any, group: dict, params: list) -> None:
     momentum = group["momentum"]
     weight_decay = scalar(group["weight_decay"])
     flags = (bool(group["maximize"]), weight_decay != 0, momentum != 0, bool(group["nesterov"]))
@@ -113,7 +113,7 @@ def _sgd_group(staged, opt: SGD, group: dict, params: list) -> None:
         _write(t, new)
 
 
-def _adam_group(staged, opt: Adam, group: dict, params: list) -> None:
+def _adam_group(staged, opt: Any, group: dict, params: list) -> None:
     lr, eps = scalar(group["lr"]), group["eps"]
     beta1, beta2 = group["betas"]
     weight_decay = scalar(group["weight_decay"])
@@ -174,8 +174,8 @@ class FusedStep:
                     flat.extend(b) if type(b) is list else flat.append(b)
             else:
                 flat.extend(a)
-        key = tuple([(x.shape, x.dtype) if type(x) is np.ndarray else type(x) for x in flat])
-        key = (kind, flags, tuple([len(a) for a in args]), key)
+        avals = tuple([(x.shape, x.dtype) if type(x) is np.ndarray else type(x) for x in flat])
+        key = (kind, flags, tuple([len(a) for a in args]), avals)
         graph = self._graphs.get(key)
         if graph is None:
             graph = self._graphs[key] = self.staged[kind].graph(flags, *args)
