@@ -212,6 +212,59 @@ def test_function_closure_parameters_get_grads():
         _assert_close(g, p.grad)
 
 
+class _Tied(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(7, 4)
+        self.out = nn.Linear(4, 7, bias=False)
+        self.out.weight = self.emb.weight
+
+    def forward(self, idx, scale=1.0, tag="x"):
+        h = self.emb(idx) * scale
+        return self.out(h), {"h": h, "n": 3, "tag": tag}
+
+
+def test_tied_weights_keywords_and_other_outputs():
+    torch.manual_seed(0)
+    model = _Tied().double()
+    ref = copy.deepcopy(model)
+    compiled = torch.compile(model)
+    idx = torch.tensor([1, 2, 6, 2])
+    for scale in (2.0, 2.0, 3.0):
+        out, aux = compiled(idx, scale=scale, tag="y")
+        want, want_aux = ref(idx, scale=scale, tag="y")
+        assert aux["n"] == 3 and type(aux["n"]) is int and aux["tag"] == "y"
+        _assert_close(aux["h"].detach(), want_aux["h"].detach())
+        (out.sum() + aux["h"].sum()).backward()
+        (want.sum() + want_aux["h"].sum()).backward()
+        _assert_close(out.detach(), want.detach())
+        _assert_close(model.emb.weight.grad, ref.emb.weight.grad)
+    assert compiled._compile_counts["staged"] == 2  # (scale 2.0, then 3.0)
+
+
+class _InPlace(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+        self.act = nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        return self.act(self.lin(x))
+
+
+def test_in_place_on_a_staged_value_breaks_the_graph():
+    model = _InPlace().double()
+    compiled = torch.compile(model)
+    x = _randn(4, 3, requires_grad=True)
+    out = compiled(x)
+    out.sum().backward()
+    got = x.grad.clone()
+    x.grad = None
+    model(x).sum().backward()
+    _assert_close(got, x.grad)
+    assert compiled._compile_counts["graph_breaks"] == 1
+
+
 def test_wrapper_shares_parameters_and_state_dict():
     model = nn.Linear(3, 2)
     compiled = torch.compile(model)

@@ -56,6 +56,7 @@ _HOOK_DICTS = (
     "_backward_hooks",
     "_backward_pre_hooks",
 )
+CACHE_SIZE = 256  # (guard sets kept per compiled function, the oldest forgotten first)
 _EAGER = "eager"  # (a signature that broke the graph: it runs eagerly)
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -118,7 +119,9 @@ class _Entry:
     and buffers (staged inputs after the arguments), the positions among them of the
     buffers it writes, and the guard (whose identities the references here keep valid)."""
 
-    __slots__ = ("graph", "captured", "written", "state", "guard", "draws", "draw_dtype")
+    __slots__ = (
+        "graph", "captured", "written", "state", "guard", "draws", "draw_dtype", "outputs"
+    )  # fmt: skip
 
     def __init__(self, graph, captured: list, written: list, state: list, guard):
         self.graph = graph
@@ -128,6 +131,7 @@ class _Entry:
         self.guard = guard
         self.draws: list = []  # (the shapes of the uniform draws it takes, in order)
         self.draw_dtype: Any = None
+        self.outputs: Any = None  # (the output's structure and its values other than tensors)
 
 
 class _Compiled:
@@ -216,7 +220,8 @@ class _Compiled:
             outs = bind(call_p, *operands, graph=entry.graph)
         else:
             outs = run_graph(entry.graph, *operands)
-        out, written = tree_unflatten(entry.graph.out_tree, list(outs))
+        tensors, written = tree_unflatten(entry.graph.out_tree, list(outs))
+        out = entry.outputs.rebuild(tensors)
         if written:
             with no_grad():
                 for i, value in zip(entry.written, written):
@@ -233,6 +238,7 @@ class _Compiled:
         tree = tree_flatten((args, kwargs))[1]
         written: list = []
         draws = _Draws()
+        outputs = _Outputs()
 
         def staged(dyn: list, values: list, drawn: list):
             draws.start(drawn)
@@ -241,7 +247,7 @@ class _Compiled:
                 flat[i] = v
             args, kwargs = tree_unflatten(tree, flat)
             if self.module is None:
-                return self.fun(*args, **kwargs), []
+                return outputs.split(self.fun(*args, **kwargs)), []
             before = [t._var for t in values]
             for t in values[n_params:]:
                 t.__class__ = _BufferTracer
@@ -249,7 +255,7 @@ class _Compiled:
             written[:] = [
                 j for j in range(n_params, len(values)) if values[j]._var is not before[j]
             ]
-            return out, [values[j] for j in written]
+            return outputs.split(out), [values[j] for j in written]
 
         avals = [_aval(leaves[i]) for i in dynamic] + [_aval(t) for t in state]
         try:
@@ -260,11 +266,12 @@ class _Compiled:
         entry.graph.backend = _backend(self.backend)
         entry.draws = draws.shapes
         entry.draw_dtype = draws.dtype
+        entry.outputs = outputs
         with self._cache_lock:
             self.counts["staged"] += 1
             if all(t._trace is EVAL_TRACE for t in captured):
                 # (a graph that captured an enclosing transform's tracers is that call's only)
-                self._cache[key] = entry
+                self._remember(key, entry)
         return entry
 
     def _staged_graph(self, staged: Callable, avals: list, counts: tuple, draws: _Draws) -> tuple:
@@ -292,13 +299,43 @@ class _Compiled:
             default_generator.set_state(rng_state)
         return graph, captured
 
+    def _remember(self, key, entry) -> None:
+        """Cache `entry` for `key` (under the lock), forgetting the oldest past CACHE_SIZE."""
+        self._cache[key] = entry
+        if len(self._cache) > CACHE_SIZE:
+            del self._cache[next(iter(self._cache))]
+
     def _graph_break(self, key, error: Exception) -> str:
         if self.fullgraph:
             raise GraphBreakError(_break_message(self.fun, error)) from error
         with self._cache_lock:
             self.counts["graph_breaks"] += 1
-            self._cache[key] = _EAGER
+            self._remember(key, _EAGER)
         return _EAGER
+
+
+class _Outputs:
+    """A compiled call's output: its tensors come from the graph; its other leaves (Python
+    numbers, strings, arrays: constants of the guard set) are returned as eager returns
+    them."""
+
+    def __init__(self) -> None:
+        self.tree: Any = None
+        self.others: dict = {}
+
+    def split(self, out) -> list:
+        """The tensors of `out` (remembering its structure and its other leaves)."""
+        leaves, self.tree = tree_flatten(out)
+        self.others = {i: x for i, x in enumerate(leaves) if type(x) not in TENSOR_TYPES}
+        return [x for x in leaves if type(x) in TENSOR_TYPES]
+
+    def rebuild(self, tensors: list):
+        if not self.others:
+            return tree_unflatten(self.tree, tensors)
+        it = iter(tensors)
+        n = len(tensors) + len(self.others)
+        leaves = [self.others[i] if i in self.others else next(it) for i in range(n)]
+        return tree_unflatten(self.tree, leaves)
 
 
 class _Draws:
