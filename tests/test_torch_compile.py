@@ -394,6 +394,43 @@ def test_graph_break_runs_eagerly(fun):
     assert counts["graph_breaks"] == 1 and counts["eager_calls"] == 3
 
 
+class _Branchy(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(4, 8), nn.Tanh(), nn.Linear(8, 8))
+        self.bn = nn.BatchNorm1d(8)
+        self.head = nn.Linear(8, 2)
+
+    def forward(self, x):
+        h = self.bn(self.body(x))
+        if h[0, 0] > 0:  # (a graph break: the submodules around it compile)
+            h = h * 2
+        return self.head(h)
+
+
+def test_graph_break_in_a_module_compiles_its_submodules():
+    torch.manual_seed(0)
+    model = _Branchy().double()
+    ref = copy.deepcopy(model)
+    compiled = torch.compile(model)
+    for step in range(6):
+        x = _randn(5, 4) * (1 if step % 2 else -1)
+        got = _run(compiled, [x.detach().requires_grad_()], seed=0)
+        want = _run(ref, [x.detach().requires_grad_()], seed=0)
+        got_all = [got[0]] + got[1] + got[2] + got[3]
+        for g, w in zip(got_all, [want[0]] + want[1] + want[2] + want[3]):
+            _assert_close(g, w)
+        model.zero_grad()
+        ref.zero_grad()
+    counts = compiled._compile_counts
+    assert counts["graph_breaks"] == 1 and counts["split_calls"] == 6, counts
+    children = {type(e.module).__name__: e.counts for e in compiled._compiled._children.values()}
+    assert set(children) == {"Sequential", "BatchNorm1d", "Linear"}
+    for child in children.values():
+        assert child["staged"] == 1 and child["compiled_calls"] == 6, children
+    assert "forward" not in model.body.__dict__  # (set for the calls only)
+
+
 @pytest.mark.parametrize(
     "fun,cause,line",
     [
@@ -462,6 +499,7 @@ def test_dropout_compiled_with_eager_random_stream():
         "graph_breaks": 0,
         "compiled_calls": 4,
         "eager_calls": 0,
+        "split_calls": 0,
     }
     fractions = []
     big = torch.compile(nn.Dropout(0.3))

@@ -12,8 +12,9 @@ generator in eager's order (the same masks as eager for a seed). Where staging c
 (Python needs a value: `if` on a tensor, `.item()`, `float()`; another random draw, whose
 value would be frozen into the graph; any other error while staging),
 the call is a *graph break*: with `fullgraph=False` that signature runs eagerly from then
-on (the whole call: regions around a break are not compiled separately); with
-`fullgraph=True` it raises, naming the line.
+on — a module's forward with its direct submodules' forwards compiled, each by its own
+engine (the regions around the break, as far as submodules cut them); with `fullgraph=True`
+it raises, naming the line.
 """
 
 from __future__ import annotations
@@ -58,6 +59,7 @@ _HOOK_DICTS = (
 )
 CACHE_SIZE = 256  # (guard sets kept per compiled function, the oldest forgotten first)
 _EAGER = "eager"  # (a signature that broke the graph: it runs eagerly)
+_SPLIT = "split"  # (a module's signature that broke the graph: its submodules compiled)
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 _lock = threading.Lock()
@@ -144,7 +146,10 @@ class _Compiled:
         self.backend = backend
         self._cache: dict = {}
         self._cache_lock = threading.Lock()
-        self.counts = {"staged": 0, "graph_breaks": 0, "compiled_calls": 0, "eager_calls": 0}
+        self.counts = dict.fromkeys(
+            ("staged", "graph_breaks", "compiled_calls", "eager_calls", "split_calls"), 0
+        )
+        self._children: dict = {}  # id(submodule) -> its engine, for split calls
         # (an optimizer's methods update Python state: its step is `fused_step` or eager)
         self.optimizer = getattr(fun, "__self__", None)
         if not isinstance(self.optimizer, Optimizer):
@@ -158,6 +163,7 @@ class _Compiled:
             self._cache.clear()
             for k in self.counts:
                 self.counts[k] = 0
+            self._children = {}
             self.fused_step = FusedStep() if self.optimizer is not None else None
 
     # ---- the call ----
@@ -184,10 +190,42 @@ class _Compiled:
         entry = self._cache.get(key)
         if entry is None:
             entry = self._stage(key, args, kwargs, leaves, dynamic)
+        if entry is _SPLIT:
+            return self._split_call(args, kwargs)
         if entry is _EAGER or (entry.draws and default_float() != entry.draw_dtype):
             return self._eager(args, kwargs)
         self.counts["compiled_calls"] += 1
         return self._run(entry, [leaves[i] for i in dynamic])
+
+    def _split_call(self, args: tuple, kwargs: dict):
+        """A module call whose forward broke the graph: the forward runs eagerly, each direct
+        submodule's forward compiled (the regions around the break, as far as submodules
+        cut them). The submodules' `forward` are set on them for the call's duration."""
+        self.counts["split_calls"] += 1
+        swapped = []
+        try:
+            for child in self.module.__dict__["_modules"].values():
+                if child is not None and "forward" not in child.__dict__:
+                    child.__dict__["forward"] = self._child_forward(child)
+                    swapped.append(child)
+            return self.fun(*args, **kwargs)
+        finally:
+            for child in swapped:
+                del child.__dict__["forward"]
+
+    def _child_forward(self, child: Module) -> Callable:
+        """`child.forward` compiled: its engine's, except while that engine stages it."""
+        engine = self._children.get(id(child))
+        if engine is None or engine.module is not child:
+            engine = _Compiled(type(child).forward.__get__(child), child, False, self.backend)
+            self._children[id(child)] = engine
+
+        def forward(*args, **kwargs):
+            if getattr(_local, "engine", None) is engine:  # (staging it: its own forward)
+                return engine.fun(*args, **kwargs)
+            return engine(args, kwargs)
+
+        return forward
 
     def _optimizer_call(self, args: tuple, kwargs: dict):
         """An optimizer's method: its step compiled (`fused_step`) where it can be, else
@@ -279,9 +317,9 @@ class _Compiled:
         a first staging finds their shapes, a second takes them as inputs. Any other draw
         from the default generator raises `_RandomDraw` (its value would be a constant)."""
         rng_state = default_generator.get_state()
-        previous = getattr(_staged_draws, "feed", None)
+        previous = getattr(_staged_draws, "feed", None), getattr(_local, "engine", None)
         _local.depth = getattr(_local, "depth", 0) + 1
-        _staged_draws.feed = draws
+        _staged_draws.feed, _local.engine = draws, self
         try:
             n_dyn, n_state = counts
             in_tree = tree_flatten(([0] * n_dyn, [0] * n_state, []))[1]
@@ -294,7 +332,7 @@ class _Compiled:
             if default_generator.get_state() != rng_state:
                 raise _RandomDraw()
         finally:
-            _staged_draws.feed = previous
+            _staged_draws.feed, _local.engine = previous
             _local.depth -= 1
             default_generator.set_state(rng_state)
         return graph, captured
@@ -308,10 +346,11 @@ class _Compiled:
     def _graph_break(self, key, error: Exception) -> str:
         if self.fullgraph:
             raise GraphBreakError(_break_message(self.fun, error)) from error
+        split = self.module is not None and bool(self.module.__dict__["_modules"])
         with self._cache_lock:
             self.counts["graph_breaks"] += 1
-            self._remember(key, _EAGER)
-        return _EAGER
+            self._remember(key, _SPLIT if split else _EAGER)
+        return _SPLIT if split else _EAGER
 
 
 class _Outputs:
