@@ -215,7 +215,7 @@ class _Compiled:
 
     def _child_forward(self, child: Module) -> Callable:
         """`child.forward` compiled: its engine's, except while that engine stages it."""
-        engine = self._children.get(id(child))
+        engine: Any = self._children.get(id(child))
         if engine is None or engine.module is not child:
             engine = _Compiled(type(child).forward.__get__(child), child, False, self.backend)
             self._children[id(child)] = engine
