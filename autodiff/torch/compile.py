@@ -215,10 +215,11 @@ class _Compiled:
 
     def _child_forward(self, child: Module) -> Callable:
         """`child.forward` compiled: its engine's, except while that engine stages it."""
-        engine: Any = self._children.get(id(child))
-        if engine is None or engine.module is not child:
-            engine = _Compiled(type(child).forward.__get__(child), child, False, self.backend)
-            self._children[id(child)] = engine
+        found = self._children.get(id(child))
+        if found is None or found.module is not child:
+            found = _Compiled(type(child).forward.__get__(child), child, False, self.backend)
+            self._children[id(child)] = found
+        engine: _Compiled = found
 
         def forward(*args, **kwargs):
             if getattr(_local, "engine", None) is engine:  # (staging it: its own forward)
