@@ -305,6 +305,12 @@ def test_recompiles_on_shape_dtype_requires_grad_and_mode():
     assert counts["staged"] == 6
     compiled(_randn(4, 3))
     assert counts["staged"] == 6 and counts["compiled_calls"] == 8
+    model[2].eps = 0.5  # (a module's plain attribute: part of the guard)
+    x = _randn(4, 3)
+    _assert_close(compiled(x).detach(), model(x).detach())
+    assert counts["staged"] == 7
+    compiled(x)
+    assert counts["staged"] == 7
     torch.compiler.reset()
     assert counts["staged"] == 0
     compiled(_randn(4, 3))

@@ -58,6 +58,7 @@ _HOOK_DICTS = (
     "_backward_pre_hooks",
 )
 CACHE_SIZE = 256  # (guard sets kept per compiled function, the oldest forgotten first)
+_GUARDED = frozenset((bool, int, float, str, type(None), tuple))  # (module attributes guarded)
 _EAGER = "eager"  # (a signature that broke the graph: it runs eagerly)
 _SPLIT = "split"  # (a module's signature that broke the graph: its submodules compiled)
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -119,7 +120,8 @@ def reset() -> None:
 class _Entry:
     """One staged signature: its optimized graph, captured Tensors, the module's parameters
     and buffers (staged inputs after the arguments), the positions among them of the
-    buffers it writes, and the guard (whose identities the references here keep valid)."""
+    buffers it writes, and the modules of its guard (the references here keep the guard's
+    identities valid)."""
 
     __slots__ = (
         "graph", "captured", "written", "state", "guard", "draws", "draw_dtype", "outputs"
@@ -301,7 +303,8 @@ class _Compiled:
             graph, captured = self._staged_graph(staged, avals, (len(dynamic), len(state)), draws)
         except Exception as error:
             return self._graph_break(key, error)
-        entry = _Entry(optimize(graph, call_p), captured, written, state, key[2])
+        modules = list(self.module.modules()) if self.module is not None else []
+        entry = _Entry(optimize(graph, call_p), captured, written, state, modules)
         entry.graph.backend = _backend(self.backend)
         entry.draws = draws.shapes
         entry.draw_dtype = draws.dtype
@@ -421,9 +424,10 @@ class _RandomDraw(Exception):
 
 
 def _module_key(root: Module) -> tuple | None:
-    """The module's guard: each submodule's identity and training flag, each parameter's and
-    buffer's identity, shape, dtype and requires_grad, in a walk of the module tree; None when
-    a hook is registered (the call then runs eagerly)."""
+    """The module's guard: each submodule's identity, class and plain attributes (numbers,
+    strings, tuples, None: `training`, `p`, `eps`, ...), each parameter's and buffer's
+    identity, shape, dtype and requires_grad, in a walk of the module tree; None when a hook
+    is registered (the call then runs eagerly)."""
     key: list = []
     stack = [root]
     while stack:
@@ -433,7 +437,8 @@ def _module_key(root: Module) -> tuple | None:
             return None
         if d["_backward_pre_hooks"]:
             return None
-        key.append((id(m), d["training"]))
+        key.append((id(m), type(m)))
+        key.extend([(k, v) for k, v in d.items() if type(v) in _GUARDED and _hashable(v)])
         for t in d["_parameters"].values():
             if t is not None:
                 key.append((id(t), t.shape, t.dtype, t.requires_grad))
@@ -441,8 +446,18 @@ def _module_key(root: Module) -> tuple | None:
         for t in d["_buffers"].values():
             if t is not None:
                 key.append((id(t), t.shape, t.dtype, t.requires_grad))
-        stack.extend(d["_modules"].values())
+        stack.extend([c for c in d["_modules"].values() if c is not None])
     return tuple(key)
+
+
+def _hashable(value) -> bool:
+    if type(value) is not tuple:
+        return True
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
 
 
 def _named_state(module: Module) -> tuple:
