@@ -464,6 +464,10 @@ def __getattr__(name: str):
         return importlib.import_module(f"autodiff.{name}")  # (the alias: set on autodiff)
     if name == "sparse":
         return importlib.import_module("autodiff.sparse")
+    if name == "compile":  # (torch.compile: it needs autodiff.nn, loaded on first use)
+        return importlib.import_module("autodiff.torch.compile").compile
+    if name == "compiler":
+        return importlib.import_module("autodiff.torch.compiler")
     if name in _SPARSE:
         return getattr(importlib.import_module("autodiff.sparse"), name)
     raise AttributeError(f"module 'autodiff' has no attribute '{name}'")

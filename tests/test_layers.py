@@ -140,6 +140,12 @@ LAYERS = {
     # torch.func: the core transforms with torch's conventions, over torch.nn's modules
     # (loaded on first use, as torch.nn)
     "func": (["autodiff.func"], ["torch.nn"]),
+    # torch.compile: a module's forward staged by jit through functional_call (loaded on first
+    # use, as torch.nn).
+    "torch.compile": (
+        ["autodiff.torch.compile", "autodiff.torch.compile_optim", "autodiff.torch.compiler"],
+        ["torch.nn", "staging"],
+    ),
     "autodiff": (
         ["autodiff", "autodiff.torch._tensor_methods", "autodiff.__main__"],
         ["autograd", "custom", "control", "taylor", "implicit"],

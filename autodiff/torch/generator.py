@@ -96,6 +96,15 @@ class Generator:
 
 
 default_generator = Generator()
+_staged_draws = threading.local()  # (autodiff.compile's source of staged draws: `feed`)
+
+
+def staged_uniform(shape: tuple) -> Any:
+    """Uniform [0, 1) samples of the default generator's stream as `autodiff.compile` stages
+    them (a staged value, drawn before each compiled call in the order eager draws), or None
+    when not staging a compiled call: then draw as usual."""
+    feed = getattr(_staged_draws, "feed", None)
+    return None if feed is None else feed(tuple(shape))
 
 
 def rng(generator) -> Any:

@@ -13,6 +13,7 @@ from autodiff.ops.special import erf, expit
 from autodiff.ops.special import log_softmax as _log_softmax
 from autodiff.ops.special import softmax as _softmax
 from autodiff.torch.creation import rand
+from autodiff.torch.generator import staged_uniform
 from autodiff.torch.nn.functional._helpers import _in_place, _shape
 
 
@@ -119,5 +120,9 @@ def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False)
     dtype = dtype_of(input) if is_inexact(dtype_of(input)) else np.dtype(np.float64)
     if p == 1.0:
         return _in_place(input, input * np.zeros((), dtype), inplace)
+    staged = staged_uniform(_shape(input))  # (autodiff.compile: the draw is an input)
+    if staged is not None:
+        keep = anp.astype(staged < 1.0 - p, dtype)
+        return _in_place(input, input * (keep / dtype.type(1.0 - p)), inplace)
     keep = np.asarray(rand(*_shape(input)) < 1.0 - p)
     return _in_place(input, input * (keep.astype(dtype) / dtype.type(1.0 - p)), inplace)

@@ -9,12 +9,18 @@ import autodiff.numpy as anp
 from autodiff.autograd.grad_mode import no_grad
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE
+from autodiff.ops.elementwise import stop_gradient
 from autodiff.torch.nn.functional._helpers import _shape, _size_text
 
 
 def _update_running(running, new_value, momentum: float) -> None:
     """running <- (1 - momentum) running + momentum new_value, in place and untracked, as
-    torch updates running statistics; `new_value` must have a concrete value."""
+    torch updates running statistics; `new_value` must have a concrete value, unless
+    `running` is a buffer staged by `autodiff.compile` (then the update is staged)."""
+    if getattr(running, "_mutable_when_staged", False):
+        new = anp.reshape(new_value, running.shape)
+        running.copy_(stop_gradient((1.0 - momentum) * running + momentum * new))
+        return
     try:
         value = np.asarray(new_value.primal() if isinstance(new_value, Tensor) else new_value)
     except TypeError:

@@ -1,0 +1,630 @@
+"""`compile` (torch.compile on the torch face): a function or module staged by `jit` once per
+guard set and recorded as one autograd node; `OptimizedModule`; the `compiler` counters.
+
+A module's forward is staged through `functional_call` with its parameters and buffers as
+staged inputs: the staged call binds jit's call primitive, whose reverse rule runs the staged
+pullback, so `loss.backward()` and `optimizer.step()` work unchanged around it. Buffers a
+forward writes in place (BatchNorm's running statistics) are staged as values the forward
+may rebind; their final values are extra outputs written back after each call.
+
+Dropout's uniform draws are staged inputs, drawn before each call from the default
+generator in eager's order (the same masks as eager for a seed). Where staging cannot go on
+(Python needs a value: `if` on a tensor, `.item()`, `float()`; another random draw, whose
+value would be frozen into the graph; any other error while staging),
+the call is a *graph break*: with `fullgraph=False` that signature runs eagerly from then
+on — a module's forward with its direct submodules' forwards compiled, each by its own
+engine (the regions around the break, as far as submodules cut them); with `fullgraph=True`
+it raises, naming the line.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import threading
+import traceback
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+import autodiff.numpy as anp
+from autodiff.autograd.grad_mode import no_grad
+from autodiff.core.abstract import ShapedArray
+from autodiff.core.primitive import bind
+from autodiff.core.pytree import tree_flatten, tree_unflatten
+from autodiff.core.tensor import Tensor
+from autodiff.core.trace import EVAL_TRACE, TENSOR_TYPES
+from autodiff.staging.api import _backend
+from autodiff.staging.call import call_p, run_graph
+from autodiff.staging.passes import optimize
+from autodiff.staging.trace import StagingTracer, stage
+from autodiff.torch.compile_optim import FusedStep
+from autodiff.torch.dtypes import default_float
+from autodiff.torch.generator import _staged_draws, default_generator
+from autodiff.torch.nn.module import Module
+from autodiff.torch.nn.utils.stateless import functional_call
+from autodiff.torch.optim.optimizer import Optimizer
+
+# torch's backend names -> jit's executors ("inductor": jit's default, NumPy then Numba).
+_BACKENDS = {None: None, "inductor": None, "eager": "numpy", "aot_eager": "numpy"}
+_BACKENDS |= {"numpy": "numpy", "numba": "numba"}
+_MODES = (None, "default", "reduce-overhead", "max-autotune", "max-autotune-no-cudagraphs")
+_HOOK_DICTS = (
+    "_forward_pre_hooks",
+    "_forward_hooks",
+    "_backward_hooks",
+    "_backward_pre_hooks",
+)
+CACHE_SIZE = 256  # (guard sets kept per compiled function, the oldest forgotten first)
+_GUARDED = frozenset((bool, int, float, str, type(None), tuple))  # (module attributes guarded)
+_EAGER = "eager"  # (a signature that broke the graph: it runs eagerly)
+_SPLIT = "split"  # (a module's signature that broke the graph: its submodules compiled)
+_PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+_lock = threading.Lock()
+_compiled: weakref.WeakSet = weakref.WeakSet()  # (every compiled callable: `reset` clears them)
+_local = threading.local()
+
+
+class _BufferTracer(StagingTracer):
+    """A module buffer staged as an input of a compiled forward: an in-place write rebinds
+    it to the new staged value (the forward's later reads see it; its final value is an
+    output written back into the buffer)."""
+
+    __slots__ = ()
+    _mutable_when_staged = True
+
+    def _inplace_method(self, result, since=None) -> Tensor:
+        new = anp.astype(anp.broadcast_to(result, self.shape), self.dtype)
+        if not isinstance(new, StagingTracer) or new._trace is not self._trace:
+            new = anp.where(np.True_, new, self)  # (a constant written: make it staged)
+        self._var = new._var
+        self._value = new._value
+        return self
+
+    def _assign_inplace(self, result, since=None) -> Tensor:
+        return self._inplace_method(result, since)
+
+
+class GraphBreakError(RuntimeError):
+    """`compile(..., fullgraph=True)` met code that cannot be staged (a graph break)."""
+
+
+def is_compiling() -> bool:
+    """Whether the current thread is staging a compiled function (torch.compiler's).
+
+    Example:
+        >>> import autodiff as torch
+        >>> torch.compiler.is_compiling()
+        False
+    """
+    return getattr(_local, "depth", 0) > 0
+
+
+def reset() -> None:
+    """Forget every compiled signature of every compiled function and module
+    (torch.compiler.reset / torch._dynamo.reset); the next calls stage again.
+
+    Example:
+        >>> import autodiff as torch
+        >>> torch.compiler.reset()
+    """
+    with _lock:
+        compiled = list(_compiled)
+    for c in compiled:
+        c.clear_cache()
+
+
+class _Entry:
+    """One staged signature: its optimized graph, captured Tensors, the module's parameters
+    and buffers (staged inputs after the arguments), the positions among them of the
+    buffers it writes, and the modules of its guard (the references here keep the guard's
+    identities valid)."""
+
+    __slots__ = (
+        "graph", "captured", "written", "state", "guard", "draws", "draw_dtype", "outputs"
+    )  # fmt: skip
+
+    def __init__(self, graph, captured: list, written: list, state: list, guard):
+        self.graph = graph
+        self.captured = captured
+        self.written = written
+        self.state = state
+        self.guard = guard
+        self.draws: list = []  # (the shapes of the uniform draws it takes, in order)
+        self.draw_dtype: Any = None
+        self.outputs: Any = None  # (the output's structure and its values other than tensors)
+
+
+class _Compiled:
+    """The engine behind `compile`: guards, staging, the compiled call, graph breaks."""
+
+    def __init__(self, fun: Callable, module: Module | None, fullgraph: bool, backend):
+        self.fun = fun
+        self.module = module
+        self.fullgraph = fullgraph
+        self.backend = backend
+        self._cache: dict = {}
+        self._cache_lock = threading.Lock()
+        self.counts = dict.fromkeys(
+            ("staged", "graph_breaks", "compiled_calls", "eager_calls", "split_calls"), 0
+        )
+        self._children: dict = {}  # id(submodule) -> its engine, for split calls
+        # (an optimizer's methods update Python state: its step is `fused_step` or eager)
+        self.optimizer = getattr(fun, "__self__", None)
+        if not isinstance(self.optimizer, Optimizer):
+            self.optimizer = None
+        self.fused_step = FusedStep() if self.optimizer is not None else None
+        with _lock:
+            _compiled.add(self)
+
+    def clear_cache(self) -> None:
+        with self._cache_lock:
+            self._cache.clear()
+            for k in self.counts:
+                self.counts[k] = 0
+            self._children = {}
+            self.fused_step = FusedStep() if self.optimizer is not None else None
+
+    # ---- the call ----
+    def __call__(self, args: tuple, kwargs: dict):
+        if self.optimizer is not None:
+            return self._optimizer_call(args, kwargs)
+        if not kwargs and all(type(a) in TENSOR_TYPES for a in args):
+            # (the commonest call, tensors only: their shapes, dtypes and requires_grad)
+            tree: Any = len(args)
+            leaves: list = list(args)
+            dynamic = list(range(len(args)))
+            leaf_key: tuple | None = tuple([(a.shape, a.dtype, a.requires_grad) for a in args])
+        else:
+            leaves, tree = tree_flatten((args, kwargs))
+            dynamic, leaf_key = _split_leaves(leaves)
+            if leaf_key is None:  # (an unhashable non-array argument: nothing to guard on)
+                return self._eager(args, kwargs)
+        module_key: tuple | None = ()
+        if self.module is not None:
+            module_key = _module_key(self.module)
+            if module_key is None:  # (hooks: they run eagerly, with the forward)
+                return self._eager(args, kwargs)
+        key = (tree, leaf_key, module_key)
+        entry = self._cache.get(key)
+        if entry is None:
+            entry = self._stage(key, args, kwargs, leaves, dynamic)
+        if entry is _SPLIT:
+            return self._split_call(args, kwargs)
+        if entry is _EAGER or (entry.draws and default_float() != entry.draw_dtype):
+            return self._eager(args, kwargs)
+        self.counts["compiled_calls"] += 1
+        return self._run(entry, [leaves[i] for i in dynamic])
+
+    def _split_call(self, args: tuple, kwargs: dict):
+        """A module call whose forward broke the graph: the forward runs eagerly, each direct
+        submodule's forward compiled (the regions around the break, as far as submodules
+        cut them). The submodules' `forward` are set on them for the call's duration."""
+        self.counts["split_calls"] += 1
+        swapped = []
+        try:
+            for child in self.module.__dict__["_modules"].values():
+                if child is not None and "forward" not in child.__dict__:
+                    child.__dict__["forward"] = self._child_forward(child)
+                    swapped.append(child)
+            return self.fun(*args, **kwargs)
+        finally:
+            for child in swapped:
+                del child.__dict__["forward"]
+
+    def _child_forward(self, child: Module) -> Callable:
+        """`child.forward` compiled: its engine's, except while that engine stages it."""
+        found = self._children.get(id(child))
+        if found is None or found.module is not child:
+            found = _Compiled(type(child).forward.__get__(child), child, False, self.backend)
+            self._children[id(child)] = found
+        engine: _Compiled = found
+
+        def forward(*args, **kwargs):
+            if getattr(_local, "engine", None) is engine:  # (staging it: its own forward)
+                return engine.fun(*args, **kwargs)
+            return engine(args, kwargs)
+
+        return forward
+
+    def _optimizer_call(self, args: tuple, kwargs: dict):
+        """An optimizer's method: its step compiled (`fused_step`) where it can be, else
+        the method eagerly."""
+        opt: Any = self.optimizer
+        fused: Any = self.fused_step
+        is_step = getattr(self.fun, "__func__", None) is type(opt).step
+        if is_step and not args and not kwargs and fused(opt):
+            self.counts["compiled_calls"] += 1
+            self.counts["staged"] = fused.traces
+            return None
+        return self._eager(args, kwargs)
+
+    def _eager(self, args: tuple, kwargs: dict):
+        self.counts["eager_calls"] += 1
+        return self.fun(*args, **kwargs)
+
+    def _run(self, entry: _Entry, dynamic: list):
+        state = entry.state
+        operands = dynamic + state
+        if entry.draws:  # (dropout's draws, from the stream eager draws them from, in order)
+            dtype = entry.draw_dtype
+            operands += [default_generator.random(shape).astype(dtype) for shape in entry.draws]
+        operands += entry.captured
+        for i in entry.written:
+            # (a copy of a buffer the call writes: the node saves its operands, and writing
+            # into one would bump the version a backward pass checks)
+            operands[len(dynamic) + i] = Tensor._from(np.array(state[i]._value))
+        if any(type(x) in TENSOR_TYPES for x in operands):
+            outs = bind(call_p, *operands, graph=entry.graph)
+        else:
+            outs = run_graph(entry.graph, *operands)
+        tensors, written = tree_unflatten(entry.graph.out_tree, list(outs))
+        out = entry.outputs.rebuild(tensors)
+        if written:
+            with no_grad():
+                for i, value in zip(entry.written, written):
+                    state[i].copy_(value.detach() if isinstance(value, Tensor) else value)
+        return out
+
+    # ---- staging ----
+    def _stage(self, key, args: tuple, kwargs: dict, leaves: list, dynamic: list):
+        names: list = []
+        state: list = []
+        n_params = 0
+        if self.module is not None:
+            names, state, n_params = _named_state(self.module)
+        tree = tree_flatten((args, kwargs))[1]
+        written: list = []
+        draws = _Draws()
+        outputs = _Outputs()
+
+        def staged(dyn: list, values: list, drawn: list):
+            draws.start(drawn)
+            flat = list(leaves)
+            for i, v in zip(dynamic, dyn):
+                flat[i] = v
+            args, kwargs = tree_unflatten(tree, flat)
+            if self.module is None:
+                return outputs.split(self.fun(*args, **kwargs)), []
+            before = [t._var for t in values]
+            for t in values[n_params:]:
+                t.__class__ = _BufferTracer
+            out = functional_call(self.module, dict(zip(names, values)), args, kwargs)
+            written[:] = [
+                j for j in range(n_params, len(values)) if values[j]._var is not before[j]
+            ]
+            return outputs.split(out), [values[j] for j in written]
+
+        avals = [_aval(leaves[i]) for i in dynamic] + [_aval(t) for t in state]
+        try:
+            graph, captured = self._staged_graph(staged, avals, (len(dynamic), len(state)), draws)
+        except Exception as error:
+            return self._graph_break(key, error)
+        modules = list(self.module.modules()) if self.module is not None else []
+        entry = _Entry(optimize(graph, call_p), captured, written, state, modules)
+        entry.graph.backend = _backend(self.backend)
+        entry.draws = draws.shapes
+        entry.draw_dtype = draws.dtype
+        entry.outputs = outputs
+        with self._cache_lock:
+            self.counts["staged"] += 1
+            if all(t._trace is EVAL_TRACE for t in captured):
+                # (a graph that captured an enclosing transform's tracers is that call's only)
+                self._remember(key, entry)
+        return entry
+
+    def _staged_graph(self, staged: Callable, avals: list, counts: tuple, draws: _Draws) -> tuple:
+        """`staged`'s graph and captured values. Random draws of dropout are staged inputs:
+        a first staging finds their shapes, a second takes them as inputs. Any other draw
+        from the default generator raises `_RandomDraw` (its value would be a constant)."""
+        rng_state = default_generator.get_state()
+        previous = getattr(_staged_draws, "feed", None), getattr(_local, "engine", None)
+        _local.depth = getattr(_local, "depth", 0) + 1
+        _staged_draws.feed, _local.engine = draws, self
+        try:
+            n_dyn, n_state = counts
+            in_tree = tree_flatten(([0] * n_dyn, [0] * n_state, []))[1]
+            graph, captured = stage(staged, avals, in_tree, None, _name(self.fun))
+            if draws.shapes:
+                draw_avals = [ShapedArray(s, draws.dtype) for s in draws.shapes]
+                in_tree = tree_flatten(([0] * n_dyn, [0] * n_state, [0] * len(draw_avals)))[1]
+                graph, captured = stage(staged, avals + draw_avals, in_tree, None, _name(self.fun))
+                draws.check_all_used()
+            if default_generator.get_state() != rng_state:
+                raise _RandomDraw()
+        finally:
+            _staged_draws.feed, _local.engine = previous
+            _local.depth -= 1
+            default_generator.set_state(rng_state)
+        return graph, captured
+
+    def _remember(self, key, entry) -> None:
+        """Cache `entry` for `key` (under the lock), forgetting the oldest past CACHE_SIZE."""
+        self._cache[key] = entry
+        if len(self._cache) > CACHE_SIZE:
+            del self._cache[next(iter(self._cache))]
+
+    def _graph_break(self, key, error: Exception) -> str:
+        if self.fullgraph:
+            raise GraphBreakError(_break_message(self.fun, error)) from error
+        split = self.module is not None and bool(self.module.__dict__["_modules"])
+        with self._cache_lock:
+            self.counts["graph_breaks"] += 1
+            self._remember(key, _SPLIT if split else _EAGER)
+        return _SPLIT if split else _EAGER
+
+
+class _Outputs:
+    """A compiled call's output: its tensors come from the graph; its other leaves (Python
+    numbers, strings, arrays: constants of the guard set) are returned as eager returns
+    them."""
+
+    def __init__(self) -> None:
+        self.tree: Any = None
+        self.others: dict = {}
+
+    def split(self, out) -> list:
+        """The tensors of `out` (remembering its structure and its other leaves)."""
+        leaves, self.tree = tree_flatten(out)
+        self.others = {i: x for i, x in enumerate(leaves) if type(x) not in TENSOR_TYPES}
+        return [x for x in leaves if type(x) in TENSOR_TYPES]
+
+    def rebuild(self, tensors: list):
+        if not self.others:
+            return tree_unflatten(self.tree, tensors)
+        it = iter(tensors)
+        n = len(tensors) + len(self.others)
+        leaves = [self.others[i] if i in self.others else next(it) for i in range(n)]
+        return tree_unflatten(self.tree, leaves)
+
+
+class _Draws:
+    """The uniform draws of a compiled forward's dropout, as `generator.staged_uniform` asks
+    for them: while finding them, their shapes (and concrete zeros, the graph being thrown
+    away); then the staged inputs, in the same order."""
+
+    def __init__(self) -> None:
+        self.shapes: list = []
+        self.dtype = default_float()  # (rand's dtype: the default float dtype)
+        self.tracers: list | None = None
+        self.used = 0
+
+    def start(self, drawn: list) -> None:
+        self.used = 0
+        self.tracers = drawn if drawn else None
+        if not drawn:
+            self.shapes = []
+
+    def __call__(self, shape: tuple):
+        if self.tracers is None:
+            self.shapes.append(shape)
+            return np.zeros(shape, self.dtype)
+        if self.used >= len(self.tracers) or self.shapes[self.used] != shape:
+            raise _RandomDraw()
+        self.used += 1
+        return self.tracers[self.used - 1]
+
+    def check_all_used(self) -> None:
+        if self.tracers is None or self.used != len(self.tracers):
+            raise _RandomDraw()
+
+
+class _RandomDraw(Exception):
+    """Staging drew from the default random generator (the draw would be frozen into the
+    graph as a constant)."""
+
+    def __str__(self) -> str:
+        return (
+            "a random draw (dropout in training mode, rand, randn, ...): its value would be "
+            "frozen into the compiled graph"
+        )
+
+
+def _module_key(root: Module) -> tuple | None:
+    """The module's guard: each submodule's identity, class and plain attributes (numbers,
+    strings, tuples, None: `training`, `p`, `eps`, ...), each parameter's and buffer's
+    identity, shape, dtype and requires_grad, in a walk of the module tree; None when a hook
+    is registered (the call then runs eagerly)."""
+    key: list = []
+    stack = [root]
+    while stack:
+        m = stack.pop()
+        d = m.__dict__
+        if d["_forward_pre_hooks"] or d["_forward_hooks"] or d["_backward_hooks"]:
+            return None
+        if d["_backward_pre_hooks"]:
+            return None
+        key.append((id(m), type(m)))
+        key.extend([(k, v) for k, v in d.items() if type(v) in _GUARDED and _hashable(v)])
+        for t in d["_parameters"].values():
+            if t is not None:
+                key.append((id(t), t.shape, t.dtype, t.requires_grad))
+        key.append(None)
+        for t in d["_buffers"].values():
+            if t is not None:
+                key.append((id(t), t.shape, t.dtype, t.requires_grad))
+        stack.extend([c for c in d["_modules"].values() if c is not None])
+    return tuple(key)
+
+
+def _hashable(value) -> bool:
+    if type(value) is not tuple:
+        return True
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+def _named_state(module: Module) -> tuple:
+    """The module's parameters then buffers: their dotted names, the tensors, how many are
+    parameters."""
+    names: list = []
+    state: list = []
+    for name, t in module.named_parameters():
+        names.append(name)
+        state.append(t)
+    n_params = len(state)
+    for name, b in module.named_buffers():
+        names.append(name)
+        state.append(b)
+    return names, state, n_params
+
+
+def _split_leaves(leaves: list) -> tuple:
+    """The positions of the array leaves (the others are static: part of the guard, constants
+    in the graph), and the guard of all leaves (None if one is unhashable)."""
+    dynamic = []
+    key: list = []
+    for i, x in enumerate(leaves):
+        kind = type(x)
+        if kind in TENSOR_TYPES:
+            dynamic.append(i)
+            key.append((x.shape, x.dtype, x.requires_grad))
+        elif kind is np.ndarray:
+            dynamic.append(i)
+            key.append((x.shape, x.dtype))
+        else:
+            try:
+                hash(x)
+            except TypeError:
+                return dynamic, None
+            key.append((kind, x))
+    return dynamic, tuple(key)
+
+
+def _aval(x) -> ShapedArray:
+    return ShapedArray(tuple(x.shape), np.dtype(x.dtype))
+
+
+def _name(fun: Callable) -> str:
+    return getattr(fun, "__name__", type(fun).__name__)
+
+
+def _break_message(fun: Callable, error: Exception) -> str:
+    """The graph break's cause and the user's line it happened at."""
+    where = ""
+    for frame in reversed(traceback.extract_tb(error.__traceback__)):
+        if not os.path.abspath(frame.filename).startswith(_PACKAGE):
+            where = f' at File "{frame.filename}", line {frame.lineno}: {frame.line}'
+            break
+    return (
+        f"autodiff.compile(fullgraph=True): graph break in {_name(fun)!r}{where}: "
+        f"{type(error).__name__}: {error}. Remove the break (use autodiff's control flow, "
+        "keep values as tensors) or compile with fullgraph=False, where the call runs eagerly."
+    )
+
+
+class OptimizedModule(Module):
+    """A compiled module (torch's OptimizedModule): calling it runs the original module's
+    forward compiled; the original is its submodule `_orig_mod`, so its parameters, buffers,
+    `state_dict` (keys prefixed `_orig_mod.`, as torch's), `train()` and `eval()` are the
+    original's; other attributes read through to it."""
+
+    def __init__(self, mod: Module, compiled: _Compiled) -> None:
+        super().__init__()
+        self._orig_mod = mod
+        object.__setattr__(self, "_compiled", compiled)
+
+    def __call__(self, *args, **kwargs) -> Any:
+        if any(self.__dict__.get(h) for h in _HOOK_DICTS):
+            return super().__call__(*args, **kwargs)  # (hooks on the wrapper: eagerly)
+        return self._compiled(args, kwargs)
+
+    def forward(self, *args, **kwargs) -> Any:
+        return self._compiled(args, kwargs)
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self.__dict__["_modules"]["_orig_mod"], name)
+
+    @property
+    def _compile_counts(self) -> dict:
+        return self._compiled.counts
+
+
+def compile(
+    model: Callable | None = None,
+    *,
+    fullgraph: bool = False,
+    dynamic: bool | None = False,
+    backend: str | None = None,
+    mode: str | None = None,
+    options: dict | None = None,
+    disable: bool = False,
+) -> Any:
+    """`model` (a function or an `nn.Module`) compiled, as torch.compile: its forward staged
+    by `jit` once per guard set — the arguments' shapes, dtypes and requires_grad, the other
+    arguments' values, each submodule's training mode, the parameters' and buffers' identities,
+    shapes and dtypes — and recorded on the autograd graph as one node whose backward runs
+    the compiled pullback. A module gives an `OptimizedModule` sharing the original's
+    parameters. Usable as a decorator, with or without arguments.
+
+    Arguments:
+        model: a function or module (None: returns a decorator).
+        fullgraph: raise `GraphBreakError`, naming the line, where the forward cannot be
+            staged (Python reading a tensor's value, a random draw, a staging error); with
+            False (the default) such a signature runs eagerly instead.
+        dynamic: accepted; staging is per shape either way (a new shape stages again).
+        backend: None or "inductor" (jit's default executor: NumPy, then Numba compiled in
+            the background), "eager" / "aot_eager" / "numpy" (the NumPy executor), "numba".
+        mode: None, "default", "reduce-overhead", "max-autotune",
+            "max-autotune-no-cudagraphs" (accepted; one mode here).
+        options: None or an empty dict.
+        disable: return `model` unchanged.
+
+    `compile(opt.step)` of SGD, Adam or AdamW updates every parameter of a group by one
+    compiled function (the first step, creating the state, and other optimizers run
+    eagerly). Dropout draws its masks from eager's stream, as staged inputs. Hooks, other
+    random draws and graph breaks run eagerly; `compiled._compile_counts`
+    counts stagings, graph breaks and calls.
+
+    Example:
+        >>> import autodiff as torch
+        >>> model = torch.compile(torch.nn.Linear(3, 1))
+        >>> loss = model(torch.ones(2, 3)).sum()
+        >>> loss.backward()
+        >>> model.weight.grad
+        tensor([[2., 2., 2.]])
+        >>> model._compile_counts["staged"]
+        1
+    """
+    if backend not in _BACKENDS:
+        raise ValueError(
+            f"compile: unknown backend {backend!r}: use None, 'inductor', 'eager', 'aot_eager', "
+            "'numpy' or 'numba' (jit's executors)"
+        )
+    if mode not in _MODES:
+        raise ValueError(f"compile: unknown mode {mode!r}: use one of {_MODES}")
+    if options:
+        raise ValueError(f"compile: options are not supported, got {options!r}")
+    if dynamic not in (None, False, True):
+        raise TypeError(f"compile: dynamic must be a bool or None, got {dynamic!r}")
+    if model is None:
+        return functools.partial(
+            compile, fullgraph=fullgraph, dynamic=dynamic, backend=backend, mode=mode
+        )
+    if not callable(model):
+        raise TypeError(f"compile: expected a function or a Module, got {type(model).__name__}")
+    if disable:
+        return model
+    if isinstance(model, Module):
+        return OptimizedModule(model, _Compiled(model, model, fullgraph, _BACKENDS[backend]))
+    engine = _Compiled(model, None, fullgraph, _BACKENDS[backend])
+
+    @functools.wraps(model)
+    def compiled(*args, **kwargs):
+        return engine(args, kwargs)
+
+    compiled._compile_counts = engine.counts  # type: ignore[attr-defined]
+    compiled._torchdynamo_orig_callable = model  # type: ignore[attr-defined]
+    return compiled
+
+
+__all__ = ["GraphBreakError", "OptimizedModule", "compile", "is_compiling", "reset"]

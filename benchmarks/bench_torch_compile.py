@@ -1,0 +1,163 @@
+"""`autodiff.compile` on torch-style training steps (issue 37), beside torch eager and
+torch.compile: first call and steady state of one step.
+
+Run (from the repository's root):
+
+    python -m benchmarks.bench_torch_compile            # both workloads
+    python -m benchmarks.bench_torch_compile --quick    # shorter loops, no torch.compile
+
+Workloads (float64, one thread):
+- `mlp_sgd`: MLP 64-256-256-10 (ReLU), batch 128, cross-entropy, SGD (lr 0.01);
+- `small_adam`: MLP 16-32-32-1 (tanh), batch 64, MSE, Adam (lr 1e-3).
+
+Columns: autodiff eager; autodiff.compile (the model and `optimizer.step` compiled), its first
+call (staging and the first run; the optimizer's first step, which creates its state, runs
+eagerly) and steady state; torch eager; torch.compile (inductor, the model compiled; the
+optimizer step eager) first call and steady state. Steady state is the minimum over several
+loops of the time per step, after the first calls (autodiff's default executor compiles with
+Numba in the background: the loops run until it has swapped in). Times on a shared machine
+are noisy; nothing is asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import time
+
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+
+import numpy as np
+
+from benchmarks.tables import format_table, format_time
+
+WORKLOADS = {
+    "mlp_sgd": ((64, 256, 256, 10), 128, "relu", "sgd"),
+    "small_adam": ((16, 32, 32, 1), 64, "tanh", "adam"),
+}
+
+
+def _model(lib, sizes, activation):
+    layers = []
+    for i, (a, b) in enumerate(zip(sizes, sizes[1:])):
+        layers.append(lib.nn.Linear(a, b))
+        if i < len(sizes) - 2:
+            layers.append(lib.nn.ReLU() if activation == "relu" else lib.nn.Tanh())
+    return lib.nn.Sequential(*layers).double()
+
+
+def _step_fn(lib, model, optimizer_name, batch, sizes, compile_step=False):
+    rng = np.random.default_rng(0)
+    x = lib.tensor(rng.standard_normal((batch, sizes[0])))
+    if optimizer_name == "sgd":
+        y = lib.tensor(rng.integers(0, sizes[-1], batch))
+        loss_fn = lib.nn.CrossEntropyLoss()
+        opt = lib.optim.SGD(model.parameters(), lr=0.01)
+    else:
+        y = lib.tensor(rng.standard_normal((batch, sizes[-1])))
+        loss_fn = lib.nn.MSELoss()
+        opt = lib.optim.Adam(model.parameters(), lr=1e-3)
+
+    update = lib.compile(opt.step) if compile_step else opt.step
+
+    def step():
+        opt.zero_grad()
+        loss = loss_fn(model(x), y)
+        loss.backward()
+        update()
+        return loss
+
+    return step
+
+
+def _steady(step, seconds: float, loops: int = 7) -> float:
+    """The minimum over `loops` loops of the time per step (each loop ~seconds / loops)."""
+    n = 1
+    start = time.perf_counter()
+    step()
+    once = max(time.perf_counter() - start, 1e-6)
+    n = max(1, int(seconds / loops / once))
+    best = float("inf")
+    for _ in range(loops):
+        start = time.perf_counter()
+        for _ in range(n):
+            step()
+        best = min(best, (time.perf_counter() - start) / n)
+    return best
+
+
+def _first(make_step) -> tuple:
+    step = make_step()
+    start = time.perf_counter()
+    step()
+    return time.perf_counter() - start, step
+
+
+def _autodiff_rows(name: str, seconds: float) -> dict:
+    import autodiff
+
+    sizes, batch, activation, opt = WORKLOADS[name]
+    out = {}
+    autodiff.manual_seed(0)
+    eager = _step_fn(autodiff, _model(autodiff, sizes, activation), opt, batch, sizes)
+    out["autodiff eager"] = _steady(eager, seconds)
+
+    def make():
+        model = autodiff.compile(_model(autodiff, sizes, activation))
+        return _step_fn(autodiff, model, opt, batch, sizes, compile_step=True)
+
+    out["autodiff.compile first"], step = _first(make)
+    deadline = time.perf_counter() + 3.0  # (let the background Numba compile swap in)
+    while time.perf_counter() < deadline:
+        step()
+    out["autodiff.compile steady"] = _steady(step, seconds)
+    return out
+
+
+def _torch_rows(name: str, seconds: float, with_compile: bool) -> dict:
+    import torch
+
+    torch.set_num_threads(1)
+    sizes, batch, activation, opt = WORKLOADS[name]
+    out = {}
+    torch.manual_seed(0)
+    eager = _step_fn(torch, _model(torch, sizes, activation), opt, batch, sizes)
+    out["torch eager"] = _steady(eager, seconds)
+    if with_compile:
+
+        def make():
+            model = torch.compile(_model(torch, sizes, activation))
+            return _step_fn(torch, model, opt, batch, sizes)
+
+        out["torch.compile first"], step = _first(make)
+        out["torch.compile steady"] = _steady(step, seconds)
+    return out
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="short loops, no torch.compile")
+    args = parser.parse_args(argv)
+    seconds = 0.5 if args.quick else 2.0
+    columns = [
+        "autodiff eager",
+        "autodiff.compile first",
+        "autodiff.compile steady",
+        "torch eager",
+        "torch.compile first",
+        "torch.compile steady",
+    ]
+    rows = []
+    for name in WORKLOADS:
+        result = _autodiff_rows(name, seconds)
+        result |= _torch_rows(name, seconds, not args.quick)
+        rows.append([name] + [format_time(result[c]) if c in result else "-" for c in columns])
+        ratio = result["autodiff.compile steady"] / result["torch eager"]
+        rows[-1].append(f"{ratio:.2f}x")
+    print(format_table(["workload"] + columns + ["compiled / torch eager"], rows))
+
+
+if __name__ == "__main__":
+    main()
