@@ -26,6 +26,8 @@ it may import):
     staging       jit, the Graph IR, passes, executors      reverse, forward_ad, vmap, ...
     sparse.detect sparsity detection on staged graphs      staging
     control       cond, switch, loops, scan                 staging, namespaces, ...
+    scipy.integrate
+                  odeint and its adjoint                    control, custom
     sparse.jacobians
                   compressed Jacobians and Hessians         sparse, staging, namespaces
     testing       check_grads                               reverse, forward_ad, ...
@@ -108,6 +110,9 @@ LAYERS = {
     "custom": (["autodiff.custom"], ["reverse", "vmap", "graphs"]),
     "staging": (["autodiff.staging"], ["graphs", "reverse", "vmap"]),
     "control": (["autodiff.control"], ["staging", "namespaces"]),
+    # odeint: a custom_vjp (the adjoint method) around structured loops; autodiff.scipy loads
+    # it on first use.
+    "scipy.integrate": (["autodiff.scipy.integrate", "autodiff.scipy._ode"], ["control", "custom"]),
     # Compressed Jacobians and Hessians: colorings evaluated as vmaps of jvp/vjp under jit.
     "sparse.jacobians": (
         ["autodiff.sparse.jacobians"],
