@@ -25,6 +25,7 @@ from autodiff.core.trace import current_level
 from autodiff.custom import custom_vjp
 from autodiff.reverse import vjp
 from autodiff.scipy._ode import PYTHON, STRUCTURED, Options, integrate
+from autodiff.staging.api import jit
 from autodiff.staging.ir import eval_graph
 from autodiff.staging.trace import stage
 from autodiff.vmap import vmap
@@ -146,7 +147,14 @@ def _closure_converted(rhs, y, t, params: list):
     if current_level() == 0:
         return rhs, params
     avals = [ShapedArray(np.shape(x), x.dtype) for x in (y, t, *params)]
-    graph, captured = stage(rhs, avals, tree_flatten(tuple(avals))[1], name="odeint's func")
+    try:
+        graph, captured = stage(rhs, avals, tree_flatten(tuple(avals))[1], name="odeint's func")
+    except TracerConversionError as error:
+        raise TypeError(
+            "odeint with adjoint=True traces func under a transform (to find the values it "
+            "closes over), and func uses Python control flow on values: use autodiff.numpy."
+            "where or autodiff.cond instead, or pass adjoint=False"
+        ) from error
     if not captured:
         return rhs, params
 
@@ -160,9 +168,22 @@ def _adjoint_solve(rhs, opts: Options):
     """(ys, statistics) of (y0, ts, params), a custom_vjp whose backward pass integrates the
     adjoint system."""
 
+    def run(y0, ts, params):
+        return integrate(lambda y, t: rhs(y, t, *params), y0, ts, opts)
+
+    # Staged once for every call of this solve (the intervals of a backward pass; each run of
+    # an enclosing jit), so that func and its derivatives in the adjoint system are traced
+    # once; a func with Python control flow on values runs as Python does (`eager`).
+    compiled, eager = jit(run), []
+
     @custom_vjp
     def solve(y0, ts, params):
-        return integrate(lambda y, t: rhs(y, t, *params), y0, ts, opts)
+        if not eager:
+            try:
+                return compiled(y0, ts, params)
+            except TracerConversionError:
+                eager.append(True)
+        return run(y0, ts, params)
 
     def fwd(y0, ts, params):  # (through `solve`, so that a higher order uses the adjoint too)
         ys, stats = solve(y0, ts, params)
