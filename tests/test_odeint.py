@@ -116,6 +116,10 @@ def test_float32_stays_float32(dtype, tol):
     np.testing.assert_allclose(got, want, atol=tol)
     g = ad.grad(lambda k: anp.sum(odeint(forced, y0, ts, (k,), rtol=tol / 10, atol=tol / 10)))
     assert g(dtype(0.5)).dtype == dtype
+    np.testing.assert_allclose(ad.jit(g)(dtype(0.5)), g(dtype(0.5)), rtol=10 * tol)
+    batched = ad.vmap(g)(np.array([0.5, 0.6], dtype))
+    assert batched.dtype == dtype
+    np.testing.assert_allclose(batched[1], g(dtype(0.6)), rtol=10 * tol)
 
 
 # ------------------------------------------------------------------- adjoint derivatives
