@@ -185,6 +185,30 @@ def test_matches_jax_values_and_gradients(jax):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)
 
 
+def test_checkpoints_make_a_dissipative_systems_adjoint_accurate():
+    """Lorenz's system contracts strongly forward, so y recomputed backwards over a long
+    interval drifts (as in JAX's adjoint); checkpoints bound the drift to a sub-interval."""
+
+    def lorenz(y, t, p):
+        s, r, b = p[0], p[1], p[2]
+        return anp.stack([s * (y[1] - y[0]), y[0] * (r - y[2]) - y[1], y[0] * y[1] - b * y[2]])
+
+    y0, p, ts = np.ones(3), np.array([10.0, 28.0, 8 / 3]), np.array([0.0, 1.0, 2.0])
+
+    def loss(adjoint, checkpoints=1):
+        return lambda y0, ts, p: anp.sum(
+            odeint(lorenz, y0, ts, (p,), adjoint=adjoint, checkpoints=checkpoints)[-1]
+        )
+
+    want = ad.grad(loss(False), argnums=(0, 1, 2))(y0, ts, p)
+    got = ad.grad(loss(True, 10), argnums=(0, 1, 2))(y0, ts, p)
+    for a, b in zip(got, want):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+    ys, info = odeint(lorenz, y0, ts, (p,), checkpoints=4, full_output=True)
+    np.testing.assert_allclose(ys, odeint(lorenz, y0, ts, (p,)), rtol=1e-6, atol=1e-6)
+    assert info["nst"].shape == (2,) and np.all(info["tcur"] >= ts[1:])
+
+
 def test_closed_over_values_get_derivatives():
     ts = np.linspace(0.0, 2.0, 5)
 
@@ -294,6 +318,8 @@ def test_forward_mode_of_the_adjoint_raises():
     [
         ({"adjiont": True}, TypeError, "unexpected keyword argument 'adjiont'"),
         ({"adjoint": 1}, TypeError, "adjoint must be True or False"),
+        ({"checkpoints": 2.0}, TypeError, "checkpoints must be an int"),
+        ({"checkpoints": 0}, ValueError, "checkpoints must be at least 1"),
         ({"Dfun": lambda y, t, k: -k}, ValueError, "Dfun=.*LSODA"),
         ({"col_deriv": 1}, ValueError, "col_deriv"),
         ({"ml": 1, "mu": 1}, ValueError, "ml=1"),

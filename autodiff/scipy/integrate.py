@@ -311,11 +311,24 @@ def _all_reached(ys):
     return bool(np.all(np.isfinite(values)))
 
 
-def _check_keywords(func, tcrit, adjoint, lsoda: dict) -> None:
+def _refined(ts, m: int):
+    """The times with each interval cut into `m` equal ones (as functions of the times)."""
+    if m == 1 or ts.shape[0] == 1:
+        return ts
+    fractions = np.arange(m) / m
+    starts = ts[:-1, None] + anp.astype(fractions, ts.dtype) * (ts[1:] - ts[:-1])[:, None]
+    return anp.concatenate([anp.ravel(starts), ts[-1:]])
+
+
+def _check_keywords(func, tcrit, adjoint, checkpoints, lsoda: dict) -> None:
     if not callable(func):
         raise TypeError(f"odeint's func must be callable, got {type(func).__name__}")
     if not isinstance(adjoint, bool):
         raise TypeError(f"odeint's adjoint must be True or False, got {adjoint!r}")
+    if isinstance(checkpoints, bool) or not isinstance(checkpoints, (int, np.integer)):
+        raise TypeError(f"odeint's checkpoints must be an int, got {checkpoints!r}")
+    if checkpoints < 1:
+        raise ValueError(f"odeint's checkpoints must be at least 1, got {checkpoints}")
     if tcrit is not None:
         raise ValueError(
             "odeint does not support tcrit: integrate up to each critical time and restart "
@@ -349,6 +362,7 @@ def odeint(
     tfirst=False,
     *,
     adjoint: bool = True,
+    checkpoints: int = 1,
 ):
     """`scipy.integrate.odeint`: the solution of dy/dt = func(y, t, *args) at the times `t`
     (monotonic; the first is y0's), differentiable in `y0`, `t` and `args` (and in what
@@ -367,7 +381,11 @@ def odeint(
     jax.experimental.ode.odeint; its memory does not grow with the steps, forward mode
     raises, and under a transform `func` is traced as `jit` traces it); with
     `adjoint=False`, the derivative of the computed steps (memory per step; forward mode
-    works, and reverse mode under `jit` does not).
+    works, and reverse mode under `jit` does not). The adjoint's backward pass integrates y
+    backwards from the values kept at the times of `t`, which is unstable for systems that
+    contract strongly (dissipative ones, such as Lorenz's): `checkpoints=m` keeps y at `m`
+    equal sub-intervals of each interval of `t` too, and recomputes it backwards only
+    between them (memory `m` times the outputs', whatever the steps).
 
     Example:
         >>> import numpy as np, autodiff as ad
@@ -381,7 +399,8 @@ def odeint(
     """
     del ixpr, mxhnil, printmessg  # (message controls: odeint prints no messages)
     lsoda = {"Dfun": Dfun, "col_deriv": col_deriv, "ml": ml, "mu": mu}
-    _check_keywords(func, tcrit, adjoint, {**lsoda, "mxordn": mxordn, "mxords": mxords})
+    lsoda.update(mxordn=mxordn, mxords=mxords)
+    _check_keywords(func, tcrit, adjoint, checkpoints, lsoda)
     args = args if isinstance(args, tuple) else (args,)
     y0, ts = _float_operand(y0, "y0"), _times(t)
     opts = _options(y0.shape, y0.dtype, rtol, atol, h0, hmax, hmin, mxstep)
@@ -393,7 +412,9 @@ def odeint(
     y_flat = anp.ravel(y0)
     if adjoint:
         rhs, params = _closure_converted(rhs, y_flat, ts[0], params)
-        ys, stats = _solve_adjoint(rhs, y_flat, ts, params, opts)
+        fine = _refined(ts, checkpoints)
+        ys, stats = _solve_adjoint(rhs, y_flat, fine, params, opts)
+        ys, stats = ys[::checkpoints], tuple(x[checkpoints - 1 :: checkpoints] for x in stats)
     else:  # (reverse mode records the steps, closed-over values included)
         ys, stats = _discretised(rhs, y_flat, ts, params, opts)
     ys = anp.reshape(ys, (ts.shape[0], *y0.shape))
