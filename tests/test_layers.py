@@ -30,6 +30,8 @@ it may import):
     implicit      custom_root, custom_linear_solve          control, ...
     scipy.optimize
                   SciPy's solvers, differentiated implicitly implicit
+    scipy.integrate
+                  odeint and its adjoint                    control, custom
     sparse.jacobians
                   compressed Jacobians and Hessians         sparse, staging, namespaces
     testing       check_grads                               reverse, forward_ad, ...
@@ -120,6 +122,9 @@ LAYERS = {
     # solvers made differentiable with it (autodiff.scipy.optimize, loaded on first use).
     "implicit": (["autodiff.implicit"], ["control"]),
     "scipy.optimize": (["autodiff.scipy.optimize"], ["implicit"]),
+    # odeint: a custom_vjp (the adjoint method) around structured loops; autodiff.scipy loads
+    # it on first use.
+    "scipy.integrate": (["autodiff.scipy.integrate", "autodiff.scipy._ode"], ["control", "custom"]),
     # Compressed Jacobians and Hessians: colorings evaluated as vmaps of jvp/vjp under jit.
     "sparse.jacobians": (
         ["autodiff.sparse.jacobians"],
