@@ -49,9 +49,6 @@ FALLBACK = {
     ),
     "logsumexp": "a stable reduction (max, then a sum of exponentials): its own impl",
     "tie_weights": "the weights of max's ties (a mask over a reduction): NumPy",
-    **dict.fromkeys(
-        ("any", "all"), "no accumulator rule for boolean reductions yet: NumPy's is as fast"
-    ),
     "argmax": "an index reduction (the first of ties; in eig's rules): NumPy's argmax",
     **dict.fromkeys(("argsort", "searchsorted"), "sorting and searching: NumPy"),
     **dict.fromkeys(

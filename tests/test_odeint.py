@@ -12,6 +12,7 @@ import pytest
 import autodiff as ad
 import autodiff.numpy as anp
 from autodiff.scipy.integrate import odeint
+from autodiff.staging.call import wait_for_tier_up
 from autodiff.testing import check_grads
 
 si = pytest.importorskip("scipy.integrate")
@@ -384,7 +385,9 @@ def _peak_bytes(adjoint: bool, hmax: float) -> int:
     def loss(k):
         return anp.sum(odeint(forced, y0, [0.0, 1.0], (k,), hmax=hmax, adjoint=adjoint)[-1])
 
-    ad.grad(loss)(0.5)  # (once untraced: what the first call sets up once is not counted)
+    for _ in range(3):  # (untraced: what the first calls set up once is not counted, nor a
+        ad.grad(loss)(0.5)  # compile in the background, which tracemalloc would see)
+    wait_for_tier_up(60)
     tracemalloc.start()
     try:
         ad.grad(loss)(0.5)
@@ -398,5 +401,6 @@ def test_adjoint_memory_does_not_grow_with_the_steps():
     adjoint_few, adjoint_many = _peak_bytes(True, few), _peak_bytes(True, many)
     discrete_few, discrete_many = _peak_bytes(False, few), _peak_bytes(False, many)
     assert adjoint_many < 1.5 * adjoint_few, (adjoint_few, adjoint_many)
-    assert discrete_many > 5 * discrete_few, (discrete_few, discrete_many)  # (the contrast)
-    assert discrete_many > 5 * adjoint_many
+    # (the contrast, in what ten times the steps add: fixed costs cancel)
+    grown = discrete_many - discrete_few, adjoint_many - adjoint_few
+    assert grown[0] > 5 * max(grown[1], 100_000), (discrete_few, discrete_many, grown)

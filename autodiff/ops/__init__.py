@@ -3,5 +3,6 @@ elementwise (derivatives as formulas), reduce, shape, index, at, products, linal
 cumulative (cumsum, cumprod, linear_recurrence), sorting (argsort, searchsorted, gather, unique)
 and correlate; below them all, structural (reshape, transpose, broadcasting and batch axes);
 numpy_forms derives the NumPy form of a vjp rule from the rule; series is the truncated Taylor
-series arithmetic of the `taylor` rules (jet). ops imports kernels and core.
+series arithmetic of the `taylor` rules (jet), and elementwise_taylor holds the elementwise
+primitives' (loaded by Taylor mode, autodiff/taylor/). ops imports kernels and core.
 """

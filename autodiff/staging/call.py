@@ -40,7 +40,7 @@ from autodiff.ops.structural import broadcast_to, move_to_front
 from autodiff.reverse.engine import backward_pass
 from autodiff.reverse.graph import ReverseTrace
 from autodiff.staging.executor import compile_graph, interpret_graph
-from autodiff.staging.ir import Graph, eval_graph, sub_graphs
+from autodiff.staging.ir import Equation, Graph, eval_graph, sub_graphs
 from autodiff.staging.numba.executor import (  # (Numba, llvmlite: at a first call)
     answered_once,
     compile_numba,
@@ -48,7 +48,7 @@ from autodiff.staging.numba.executor import (  # (Numba, llvmlite: at a first ca
     llvm_enabled,
     llvm_ready,
 )
-from autodiff.staging.passes import optimize
+from autodiff.staging.passes import _map_sub_graphs, _replace, inline_calls, optimize
 from autodiff.staging.reroll import rerolled
 from autodiff.staging.trace import stage
 from autodiff.vmap.trace import BatchTrace, BatchTracer
@@ -140,9 +140,53 @@ def compile_backend(graph: Graph) -> Callable:
 
 
 def compiled_form(graph: Graph) -> Graph:
-    """What the backend compiles for `graph`: its runs of repeated blocks (an unrolled
-    loop's steps) rerolled into scans (staging/reroll.py), once per graph."""
-    return rerolled(graph, _lowerable)
+    """What the backend compiles for `graph`: its custom rules' calls inlined
+    (`custom_calls_inlined`), and its runs of repeated blocks (an unrolled loop's steps)
+    rerolled into scans (staging/reroll.py); once per graph."""
+    key = ("custom calls inlined",)
+    if key not in graph.derived:  # (None: `graph` itself, which would otherwise hold itself)
+        inlined = custom_calls_inlined(graph)
+        graph.derived[key] = None if inlined is graph else inlined
+        if inlined is not graph:
+            inlined.backend, inlined.fastmath = graph.backend, graph.fastmath
+    inlined = graph.derived[key] or graph
+    return rerolled(inlined, _lowerable)
+
+
+# Calls of functions with custom derivative rules (custom.py): a compiled graph only
+# evaluates, so each can be its function's own equations (staged for the call's operands),
+# which the backend compiles, where the call would run the function from Python.
+_CUSTOM_CALLS = frozenset(("custom_jvp_call", "custom_vjp_call"))
+
+
+def custom_calls_inlined(graph: Graph) -> Graph:
+    """`graph` (and its sub-graphs) with each custom_jvp/custom_vjp call replaced by its
+    function's graph, staged for the call's operands (a call whose function holds traced
+    values, or does not stage, stays)."""
+    graph = _map_sub_graphs(graph, custom_calls_inlined)
+    if not any(eqn.prim.name in _CUSTOM_CALLS for eqn in graph.equations):
+        return graph
+    equations: list = []
+    for eqn in graph.equations:
+        staged = _staged_function(eqn) if eqn.prim.name in _CUSTOM_CALLS else None
+        equations.append(
+            eqn if staged is None else Equation(call_p, eqn.inputs, eqn.outputs, {"graph": staged})
+        )
+    return inline_calls(_replace(graph, equations), call_p)
+
+
+def _staged_function(eqn) -> Graph | None:
+    avals = [x.aval for x in eqn.inputs]
+    fun = eqn.params["fun"]
+    try:
+        graph, captured = stage(
+            lambda *xs: fun(*xs), avals, tree_flatten(tuple(avals))[1], name="custom"
+        )
+    except Exception:  # (a function that does not stage: the call runs it, as before)
+        return None
+    if captured or [v.aval for v in graph.out_vars] != [v.aval for v in eqn.outputs]:
+        return None
+    return custom_calls_inlined(optimize(graph, call_p))
 
 
 def _lowerable(eqn) -> bool:

@@ -21,6 +21,7 @@ from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.primitive import bind, dispatch
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import Trace, new_trace
+from autodiff.ops import elementwise_taylor  # noqa: F401 (installs the elementwise taylor rules)
 from autodiff.ops.elementwise import astype
 from autodiff.ops.structural import broadcast_to, shape_of
 

@@ -157,10 +157,11 @@ gather_known_p.abstract_eval = lambda x, positions: ShapedArray(positions.shape,
 
 
 def scalar_consts_inlined(graph: Graph) -> Graph:
-    """`graph` with its shape-() constants written into the equations that read them (as
-    literals of their dtype): compiled code then holds them as numbers, where each would
-    be one more argument of every call (a Taylor series' scaled coefficients are hundreds
-    of them). Constants that are also outputs stay."""
+    """`graph` (and its sub-graphs) with its shape-() constants written into the equations
+    that read them (as literals of their dtype): compiled code then holds them as numbers,
+    where each would be one more argument of every call (a Taylor series' scaled
+    coefficients are hundreds of them). Constants that are also outputs stay."""
+    graph = _map_sub_graphs(graph, scalar_consts_inlined)
     outputs = {v for v in graph.out_vars if type(v) is Var}
     inline = {
         var: Literal(np.asarray(value)[()])
@@ -178,6 +179,58 @@ def scalar_consts_inlined(graph: Graph) -> Graph:
     ]
     consts = [(var, value) for var, value in graph.consts if var not in inline]
     return _replace(graph, equations, consts=consts)
+
+
+def sub_graph_consts_lifted(graph: Graph) -> Graph:
+    """`graph` with the constants of its loops' bodies (scan, while: arrays their functions
+    closed over) passed in as operands, constants of `graph` itself: a body with constants
+    of its own is not written inline (codegen.graph_lowerable), and its loop would run in
+    NumPy, step by step."""
+    graph = _map_sub_graphs(graph, sub_graph_consts_lifted)
+    consts = list(graph.consts)
+    equations, changed = [], False
+    for eqn in graph.equations:
+        lifted = _lifted(eqn)
+        if lifted is not None:
+            eqn, new_consts = lifted
+            consts.extend(new_consts)
+            changed = True
+        equations.append(eqn)
+    return _replace(graph, equations, consts=consts) if changed else graph
+
+
+def _without_consts(graph: Graph, position: int) -> Graph:
+    """`graph` taking its constants as inputs, inserted at `position` among its inputs."""
+    in_vars = list(graph.in_vars)
+    in_vars[position:position] = [var for var, _ in graph.consts]
+    return Graph(
+        in_vars, [], graph.equations, graph.out_vars, graph.in_tree, graph.out_tree, graph.name
+    )
+
+
+def _lifted(eqn):
+    """A scan or while equation with its bodies' constants as operands, and those constants
+    ((var, value) pairs, for the graph holding it); None when there are none."""
+    params, inputs = dict(eqn.params), list(eqn.inputs)
+    if eqn.prim.name == "scan" and eqn.params["body"].consts:
+        body = params["body"]
+        params["body"] = _without_consts(body, len(body.in_vars))
+        return Equation(eqn.prim, inputs + [v for v, _ in body.consts], eqn.outputs, params), list(
+            body.consts
+        )
+    if eqn.prim.name != "while":
+        return None
+    cond, body = params["cond_graph"], params["body_graph"]
+    if not (cond.consts or body.consts):
+        return None
+    n_carry, n_cond = params["n_carry"], params["n_cond"]
+    params["cond_graph"] = _without_consts(cond, len(cond.in_vars))
+    params["body_graph"] = _without_consts(body, len(body.in_vars))
+    params["n_cond"] = n_cond + len(cond.consts)
+    at = n_carry + n_cond
+    inputs[at:at] = [v for v, _ in cond.consts]
+    inputs += [v for v, _ in body.consts]
+    return Equation(eqn.prim, inputs, eqn.outputs, params), list(cond.consts) + list(body.consts)
 
 
 def known_gathers(graph: Graph) -> Graph:
@@ -296,7 +349,8 @@ def compile_numba(graph: Graph, fastmath: bool = False):
         [array([0., 2.])]
     """
     _ready()
-    original, graph = graph, known_gathers(scalar_consts_inlined(split_as_slices(graph)))
+    original, graph = graph, split_as_slices(graph)  # (the same inputs and outputs)
+    graph = known_gathers(sub_graph_consts_lifted(scalar_consts_inlined(graph)))
     steps = _steps(graph)
     live = _live(graph, steps)
     written, buffers, uniform = {}, {}, {}

@@ -642,6 +642,9 @@ REDUCTIONS: dict[str, Reduction] = {
         lambda dt: _extreme(dt, False),
         "({x} if ({x} < {acc} or {x} != {x}) and {acc} == {acc} else {acc})",
     ),
+    # (the operand cast to the accumulator's bool: nonzero, NaN included, as NumPy's)
+    "all": Reduction(lambda dt: "True", "({acc} and {x})"),
+    "any": Reduction(lambda dt: "False", "({acc} or {x})"),
 }
 
 
