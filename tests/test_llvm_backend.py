@@ -312,34 +312,3 @@ def test_threads_compile_at_once():
     for thread in threads:
         thread.join()
     assert not errors, errors
-
-
-# ---------------------------------------------------------------------------------------------
-# Loop hints: short innermost loops fold their remainder into masked vector iterations
-
-
-def _module_texts(monkeypatch) -> list:
-    from autodiff.staging.llvm import module as llvm_module
-
-    texts: list = []
-    original = llvm_module.module_text
-
-    def capture(translations):
-        texts.append(original(translations))
-        return texts[-1]
-
-    monkeypatch.setattr(llvm_module, "module_text", capture)
-    return texts
-
-
-@pytest.mark.parametrize("n, predicated", [(30, True), (1000, False)])
-def test_short_innermost_loops_are_predicated(monkeypatch, n, predicated):
-    texts = _module_texts(monkeypatch)
-    x = np.linspace(-1.0, 1.0, 4 * n).reshape(4, n)
-    f = ad.jit(lambda x: x * 2.5 + 1.0, backend="numba")
-    np.testing.assert_array_equal(f(x), x * 2.5 + 1.0)
-    (text,) = texts
-    hinted = "vectorize.predicate.enable" in text and "!{!2, !1}" in text
-    assert hinted == predicated, text[-400:]
-    # (the outer loop of the two is never hinted: one loop node at most)
-    assert "!3 = distinct" not in text
