@@ -147,21 +147,16 @@ def module_text(translations: list) -> str:
     for t in translations:
         declarations.update(t.declarations)
     lines = [engine.header(), *sorted(declarations.values()), ""]
-    hinted, kinds = 0, []
+    hinted = 0
     for t in translations:
         if not t.hinted_loops:
             lines.append(t.ir)
             continue
-        lines.append(_HINT.sub(lambda m, base=hinted: f"!{base + 2 + int(m[1])}", t.ir))
+        lines.append(_HINT.sub(lambda m, base=hinted: f"!{base + 1 + int(m[1])}", t.ir))
         hinted += t.hinted_loops
-        kinds += t.hint_kinds
-    if hinted:  # (!0 and !1 the hints, then each loop's own node)
+    if hinted:  # (!0 the hint, then each loop's own node)
         lines.append('!0 = !{!"llvm.loop.vectorize.enable", i1 true}')
-        lines.append('!1 = !{!"llvm.loop.vectorize.predicate.enable", i1 true}')
-        lines += [
-            f"!{k + 2} = distinct !{{!{k + 2}, !{0 if kind == 'vectorize' else 1}}}"
-            for k, kind in enumerate(kinds)
-        ]
+        lines += [f"!{k} = distinct !{{!{k}, !0}}" for k in range(1, hinted + 1)]
     return "\n".join(lines)
 
 

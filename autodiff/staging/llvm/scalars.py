@@ -83,9 +83,6 @@ LIBM_PREFIX = "autodiff.libm."
 # vectorized function; elsewhere (scalar code, short loops, where vector lanes would idle
 # and the inlined code costs compile time) the C library's.
 VECTOR_MIN_TRIP = 32
-# An innermost loop of at most this many iterations (and more than one) is asked to fold its
-# remainder into masked vector iterations (the Brusselator Jacobian's rows of 30: 6% faster).
-PREDICATED_TRIPS = 128
 
 
 def math_call(name: str, dtype, trip: int = 1, lanes: int = 0) -> tuple[list, str, str]:
@@ -776,19 +773,10 @@ class Expressions:
         f.branch(f"br i1 {test}, label %{inside}, label %{done}")
         f.start(inside)
         outer, f.mapped_calls = f.mapped_calls, 0
-        f.loops_made += 1
-        made = f.loops_made
         body(Scalar(i, I64))
         # (a short loop calling math with a vector version: LLVM's cost model leaves loops
-        # of under 16 iterations scalar unless asked; a short innermost loop's remainder is
-        # folded into masked vector iterations, where a scalar epilogue would cost it as
-        # much as its vector body: PREDICATED_TRIPS)
-        if f.mapped_calls:
-            hint = f.loop_hint()
-        elif made == f.loops_made and 1 < len(range(start, stop, step)) <= PREDICATED_TRIPS:
-            hint = f.loop_hint("predicate")
-        else:
-            hint = ""
+        # of under 16 iterations scalar unless asked)
+        hint = f.loop_hint() if f.mapped_calls else ""
         f.mapped_calls = outer
         if not f.terminated:
             f.emit(f"store i64 {f.value(f'add i64 {i}, {step}')}, ptr {counter}")
@@ -908,4 +896,4 @@ _EXPRESSIONS = {
 }
 
 
-__all__ = ["LIBM_PREFIX", "PREDICATED_TRIPS", "Expressions", "math_call", "promote"]
+__all__ = ["LIBM_PREFIX", "Expressions", "math_call", "promote"]

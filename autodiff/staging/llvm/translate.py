@@ -207,7 +207,6 @@ class Translator(Expressions):
         translation.out_avals = [(np.dtype(d), tuple(s)) for d, s in self.out_avals]
         translation.arena = f.arena
         translation.hinted_loops = f.hinted_loops
-        translation.hint_kinds = f.hint_kinds
         return translation
 
     # ---- statements ----

@@ -135,7 +135,6 @@ class Translation:
         self.outputs = outputs
         self.statements = statements
         self.hinted_loops = 0  # (loops whose back edge ends with a `LOOP_HINT`)
-        self.hint_kinds: list = []  # (each one's kind: see Function.loop_hint)
 
 
 def assigned_names(tree: ast.FunctionDef) -> dict:
@@ -203,8 +202,6 @@ class Function:
         self.current = "entry"  # the label of the block being written
         self.mapped_calls = 0  # calls with a vector version, in the loop being written
         self.hinted_loops = 0  # loops asked to vectorize (`LOOP_HINT`: module.py numbers them)
-        self.hint_kinds: list = []  # each hinted loop's kind ("vectorize", "predicate")
-        self.loops_made = 0  # loops written so far (what tells an innermost loop)
 
     def new(self, prefix: str = "t") -> str:
         self.count += 1
@@ -237,11 +234,10 @@ class Function:
         self.emit(text)
         self.terminated = True
 
-    def loop_hint(self, kind: str = "vectorize") -> str:
+    def loop_hint(self) -> str:
         """The metadata attachment asking LLVM to vectorize the loop whose back edge it ends:
         a placeholder numbered per function, which module.py renumbers per module."""
         self.hinted_loops += 1
-        self.hint_kinds.append(kind)
         return f", !llvm.loop {LOOP_HINT}{self.hinted_loops - 1}"
 
     def entry_lines(self) -> list:
