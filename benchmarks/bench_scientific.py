@@ -115,11 +115,14 @@ def _newton_problem(xp):
         return xp.eye(NEWTON_N) + 0.5 * s[:, None] * w
 
     def newton(x, p):
+        return newton_of(lambda x: residual(x, p), x)
+
+    def newton_of(f, x):  # (the solver custom_root calls: of f, whatever p is)
         for _ in range(NEWTON_STEPS):
-            x = x - xp.linalg.solve(jacobian(x), residual(x, p))
+            x = x - xp.linalg.solve(jacobian(x), f(x))
         return x
 
-    return w, p0, residual, jacobian, newton
+    return w, p0, residual, jacobian, newton, newton_of
 
 
 def newton(framework: str, _size: int) -> Callable:
@@ -127,13 +130,13 @@ def newton(framework: str, _size: int) -> Callable:
         jax = _jax()
         import jax.numpy as jnp
 
-        _, p0, residual, jacobian, solve_steps = _newton_problem(jnp)
+        _, p0, residual, jacobian, _, newton_of = _newton_problem(jnp)
 
         def solution(p):
             return jax.lax.custom_root(
                 lambda x: residual(x, p),
                 jnp.zeros(NEWTON_N),
-                lambda f, x0: solve_steps(x0, p),
+                newton_of,
                 lambda g, y: jnp.linalg.solve(jax.jacobian(g)(y), y),
             )
 
@@ -142,7 +145,7 @@ def newton(framework: str, _size: int) -> Callable:
     import autodiff as ad
     import autodiff.numpy as anp
 
-    _, p0, residual, jacobian, solve_steps = _newton_problem(anp)
+    _, p0, residual, jacobian, solve_steps, newton_of = _newton_problem(anp)
     x0 = np.zeros(NEWTON_N)
     if framework == "autodiff-forward":
         return lambda: solve_steps(x0, p0)
@@ -157,7 +160,7 @@ def newton(framework: str, _size: int) -> Callable:
         return ad.custom_root(
             lambda x: residual(x, p),
             x0,
-            lambda f, start: solve_steps(start, p),
+            newton_of,
             lambda g, y: anp.linalg.solve(ad.jacfwd(g)(y), y),
         )
 
@@ -330,11 +333,17 @@ def _cell_text(cell: dict, key: str) -> str:
     return cell.get("error", "") or _time(cell.get(key))
 
 
+def _flat(result) -> np.ndarray:
+    """A result's numbers (nested lists of arrays) as one vector."""
+    if isinstance(result, list):
+        return np.concatenate([_flat(r) for r in result]) if result else np.zeros(0)
+    return np.ravel(np.asarray(result, dtype=np.float64))
+
+
 def _agrees(cell: dict, reference: dict, rtol: float) -> bool:
     if "result" not in cell or "result" not in reference:
         return True
-    got = np.concatenate([np.ravel(v) for v in np.atleast_1d(cell["result"])])
-    want = np.concatenate([np.ravel(v) for v in np.atleast_1d(reference["result"])])
+    got, want = _flat(cell["result"]), _flat(reference["result"])
     return got.shape == want.shape and np.allclose(got, want, rtol=rtol, atol=rtol)
 
 
