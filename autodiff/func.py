@@ -371,7 +371,7 @@ def stack_module_state(models: Sequence[Module]) -> tuple[dict, dict]:
 
 
 def replace_all_batch_norm_modules_(root: Module) -> Module:
-    """torch.func.replace_all_batch_norm_modules_: every batch norm under `root` (itself
+    """`torch.func.replace_all_batch_norm_modules_`: every batch norm under `root` (itself
     included) stops tracking running statistics (its running mean and variance become
     None), so that it can run under `vmap`; returns `root`, changed in place.
 

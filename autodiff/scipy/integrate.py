@@ -364,7 +364,7 @@ def odeint(
     adjoint: bool = True,
     checkpoints: int = 1,
 ):
-    """`scipy.integrate.odeint`: the solution of dy/dt = func(y, t, *args) at the times `t`
+    """`scipy.integrate.odeint`: the solution of `dy/dt = func(y, t, *args)` at the times `t`
     (monotonic; the first is y0's), differentiable in `y0`, `t` and `args` (and in what
     `func` closes over), under `jit`, `vmap`, `grad` and `jacrev`.
 
