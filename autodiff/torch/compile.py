@@ -45,6 +45,7 @@ from autodiff.staging.call import (
     run_graph,
     split_graph,
 )
+from autodiff.staging.ir import Equation, Graph, Var
 from autodiff.staging.passes import optimize
 from autodiff.staging.trace import StagingTracer, stage
 from autodiff.torch.compile_optim import FusedStep
@@ -398,9 +399,41 @@ for _rule in ("impl", "abstract_eval", "jvp", "batch", "sparsity", "taylor", "fa
 
 def _forward_graph(graph) -> Any:
     """`graph`'s forward graph (outputs then residuals), its backward graph known to it."""
-    fwd_graph, bwd_graph, in_mask = split_graph(graph)
+    fwd_graph, bwd_graph, in_mask = _untransposed(graph, *split_graph(graph))
     fwd_graph.derived[_SAVED] = (bwd_graph, in_mask, graph.out_avals)
     return fwd_graph
+
+
+def _untransposed(graph, fwd_graph, bwd_graph, in_mask) -> tuple:
+    """The split graphs with each residual the forward graph transposes (a weight's or an
+    activation's transpose, for the backward's matrix products) saved untransposed and
+    transposed by the backward graph: a transposed view's strides would make the compiled
+    backward copy it at each call."""
+    n = len(graph.out_vars)
+    made = {v: eqn for eqn in fwd_graph.equations for v in eqn.outputs}
+    outs = list(fwd_graph.out_vars)
+    ins = list(bwd_graph.in_vars)
+    first: list = []
+    k = len(ins) - (len(outs) - n)  # (the backward's inputs: cotangents, then residuals)
+    for j in range(n, len(outs)):
+        eqn = made.get(outs[j])
+        if eqn is None or eqn.prim.name != "transpose" or type(eqn.inputs[0]) is not Var:
+            continue
+        source = eqn.inputs[0]
+        outs[j] = source
+        saved = ins[k + j - n]
+        ins[k + j - n] = fresh = Var(source.aval)
+        first.append(Equation(eqn.prim, [fresh], [saved], eqn.params))
+    if not first:
+        return fwd_graph, bwd_graph, in_mask
+    new_fwd = Graph(fwd_graph.in_vars, fwd_graph.consts, fwd_graph.equations, outs,
+                    fwd_graph.in_tree, fwd_graph.out_tree, fwd_graph.name)  # fmt: skip
+    new_bwd = Graph(ins, bwd_graph.consts, first + bwd_graph.equations, bwd_graph.out_vars,
+                    bwd_graph.in_tree, bwd_graph.out_tree, bwd_graph.name)  # fmt: skip
+    new_fwd, new_bwd = optimize(new_fwd), optimize(new_bwd)
+    for g in (new_fwd, new_bwd):
+        g.backend, g.fastmath = graph.backend, graph.fastmath
+    return new_fwd, new_bwd, in_mask
 
 
 def _saved_vjp(cts, *primals, out, graph):
