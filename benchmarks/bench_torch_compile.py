@@ -15,8 +15,8 @@ call (staging and the first run; the optimizer's first step, which creates its s
 eagerly) and steady state; torch eager; torch.compile (inductor, the model compiled; the
 optimizer step eager) first call and steady state. Steady state is the minimum over several
 loops of the time per step, after the first calls (autodiff's default executor compiles with
-Numba in the background: the loops run until it has swapped in). Times on a shared machine
-are noisy; nothing is asserted.
+Numba in the background: the loops start once every graph's compile has swapped in). Times
+on a shared machine are noisy; nothing is asserted.
 """
 
 from __future__ import annotations
@@ -97,6 +97,7 @@ def _first(make_step) -> tuple:
 
 def _autodiff_rows(name: str, seconds: float) -> dict:
     import autodiff
+    from autodiff.staging.call import wait_for_tier_up
 
     sizes, batch, activation, opt = WORKLOADS[name]
     out = {}
@@ -109,9 +110,9 @@ def _autodiff_rows(name: str, seconds: float) -> dict:
         return _step_fn(autodiff, model, opt, batch, sizes, compile_step=True)
 
     out["autodiff.compile first"], step = _first(make)
-    deadline = time.perf_counter() + 3.0  # (let the background Numba compile swap in)
-    while time.perf_counter() < deadline:
-        step()
+    for _ in range(3):  # (each graph's background Numba compile swapped in: the forward's,
+        step()  # the backward's, the optimizer's; each starts at the graph's first calls)
+        wait_for_tier_up(timeout=300.0)
     out["autodiff.compile steady"] = _steady(step, seconds)
     return out
 

@@ -693,3 +693,36 @@ def test_from_pytorch_training_script_with_compile():
         np.testing.assert_allclose(
             np.asarray(p.detach()), np.asarray(q.detach()), rtol=1e-9, atol=1e-12
         )
+
+
+def test_backward_reads_saved_residuals_and_double_backward_recomputes():
+    # (a recorded compiled forward saves its backward's residuals: the backward graph runs on
+    # them, never the forward again; create_graph differentiates the recorded call again)
+    from autodiff.staging import call as staging_call
+
+    torch.manual_seed(0)
+    eager = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 1)).double()
+    model = torch.compile(copy.deepcopy(eager))
+    x = _randn(5, 3, requires_grad=True)
+    loss_e = (eager(x) ** 2).sum()
+    (gx_e,) = torch.autograd.grad(loss_e, x, create_graph=True)
+    loss_e.backward(retain_graph=True)
+    calls = []
+    real = staging_call.vjp_graph
+    staging_call.vjp_graph = lambda *a, **k: calls.append(a) or real(*a, **k)
+    try:
+        x2 = x.detach().requires_grad_()
+        loss_c = (model(x2) ** 2).sum()
+        loss_c.backward(retain_graph=True)
+        assert calls == []  # (the split backward graph, on the saved residuals)
+        (gx_c,) = torch.autograd.grad(loss_c, x2, create_graph=True)
+    finally:
+        staging_call.vjp_graph = real
+    np.testing.assert_allclose(loss_c.detach().numpy(), loss_e.detach().numpy(), rtol=1e-14)
+    for p_e, p_c in zip(eager.parameters(), model.parameters()):
+        np.testing.assert_allclose(p_c.grad.numpy(), p_e.grad.numpy(), rtol=1e-13, atol=1e-15)
+    np.testing.assert_allclose(gx_c.detach().numpy(), gx_e.detach().numpy(), rtol=1e-13)
+    # second order: d/dx of sum(dloss/dx), compiled (recomputing) against eager
+    (hx_e,) = torch.autograd.grad(gx_e.sum(), x)
+    (hx_c,) = torch.autograd.grad(gx_c.sum(), x2)
+    np.testing.assert_allclose(hx_c.numpy(), hx_e.numpy(), rtol=1e-12, atol=1e-14)

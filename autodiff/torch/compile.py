@@ -30,14 +30,22 @@ from typing import Any
 import numpy as np
 
 import autodiff.numpy as anp
-from autodiff.autograd.grad_mode import no_grad
+from autodiff.autograd.grad_mode import is_grad_enabled, no_grad
 from autodiff.core.abstract import ShapedArray
-from autodiff.core.primitive import bind
+from autodiff.core.primitive import Primitive, bind
 from autodiff.core.pytree import tree_flatten, tree_unflatten
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE, TENSOR_TYPES
 from autodiff.staging.api import _backend
-from autodiff.staging.call import call_p, run_graph
+from autodiff.staging.call import (
+    _call_vjp,
+    _zeros_like,
+    call_p,
+    differentiable,
+    run_graph,
+    split_graph,
+)
+from autodiff.staging.ir import Equation, Graph, Var
 from autodiff.staging.passes import optimize
 from autodiff.staging.trace import StagingTracer, stage
 from autodiff.torch.compile_optim import FusedStep
@@ -61,6 +69,7 @@ CACHE_SIZE = 256  # (guard sets kept per compiled function, the oldest forgotten
 _GUARDED = frozenset((bool, int, float, str, type(None), tuple))  # (module attributes guarded)
 _EAGER = "eager"  # (a signature that broke the graph: it runs eagerly)
 _SPLIT = "split"  # (a module's signature that broke the graph: its submodules compiled)
+_SAVED = ("saved backward",)  # (a forward graph's derived entry: its backward graph)
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 _lock = threading.Lock()
@@ -124,7 +133,8 @@ class _Entry:
     identities valid)."""
 
     __slots__ = (
-        "graph", "captured", "written", "state", "guard", "draws", "draw_dtype", "outputs"
+        "graph", "captured", "written", "state", "guard", "draws", "draw_dtype", "outputs",
+        "forward",
     )  # fmt: skip
 
     def __init__(self, graph, captured: list, written: list, state: list, guard):
@@ -136,6 +146,7 @@ class _Entry:
         self.draws: list = []  # (the shapes of the uniform draws it takes, in order)
         self.draw_dtype: Any = None
         self.outputs: Any = None  # (the output's structure and its values other than tensors)
+        self.forward: Any = None  # (the forward graph saving residuals, once recorded)
 
 
 class _Compiled:
@@ -257,11 +268,18 @@ class _Compiled:
             # (a copy of a buffer the call writes: the node saves its operands, and writing
             # into one would bump the version a backward pass checks)
             operands[len(dynamic) + i] = Tensor._from(np.array(state[i]._value))
-        if any(type(x) in TENSOR_TYPES for x in operands):
-            outs = bind(call_p, *operands, graph=entry.graph)
+        graph = entry.graph
+        tensors = [x for x in operands if type(x) in TENSOR_TYPES]
+        if not tensors:
+            outs = run_graph(graph, *operands)
+        elif _recorded(tensors):
+            if entry.forward is None:
+                entry.forward = _forward_graph(graph)
+            outs = bind(saved_call_p, *operands, graph=entry.forward)
+            outs = outs[: len(graph.out_vars)]
         else:
-            outs = run_graph(entry.graph, *operands)
-        tensors, written = tree_unflatten(entry.graph.out_tree, list(outs))
+            outs = bind(call_p, *operands, graph=graph)
+        tensors, written = tree_unflatten(graph.out_tree, list(outs))
         out = entry.outputs.rebuild(tensors)
         if written:
             with no_grad():
@@ -355,6 +373,86 @@ class _Compiled:
             self.counts["graph_breaks"] += 1
             self._remember(key, _SPLIT if split else _EAGER)
         return _SPLIT if split else _EAGER
+
+
+def _recorded(tensors: list) -> bool:
+    """Whether a call on `tensors` is recorded on the torch face's graph (level 0, grad
+    mode on, an input requiring grad), where its forward saves the backward's residuals."""
+    if not is_grad_enabled():
+        return False
+    needed = False
+    for t in tensors:
+        if t._trace is not EVAL_TRACE:
+            return False
+        needed = needed or t._requires_grad
+    return needed
+
+
+# A compiled forward as the torch face records it: call_p of `split_graph(graph)`'s forward
+# graph, giving the outputs then the residuals its backward graph reads, so that
+# `backward()` runs the backward graph on them (call_p's level-0 node keeps the outputs
+# alone and recomputes the forward). Its rules other than the vjp are call_p's.
+saved_call_p = Primitive(call_p.name, multiple_results=True)
+for _rule in ("impl", "abstract_eval", "jvp", "batch", "sparsity", "taylor", "fast"):
+    setattr(saved_call_p, _rule, getattr(call_p, _rule))
+
+
+def _forward_graph(graph) -> Any:
+    """`graph`'s forward graph (outputs then residuals), its backward graph known to it."""
+    fwd_graph, bwd_graph, in_mask = _untransposed(graph, *split_graph(graph))
+    fwd_graph.derived[_SAVED] = (bwd_graph, in_mask, graph.out_avals)
+    return fwd_graph
+
+
+def _untransposed(graph, fwd_graph, bwd_graph, in_mask) -> tuple:
+    """The split graphs with each residual the forward graph transposes (a weight's or an
+    activation's transpose, for the backward's matrix products) saved untransposed and
+    transposed by the backward graph: a transposed view's strides would make the compiled
+    backward copy it at each call."""
+    n = len(graph.out_vars)
+    made = {v: eqn for eqn in fwd_graph.equations for v in eqn.outputs}
+    outs = list(fwd_graph.out_vars)
+    ins = list(bwd_graph.in_vars)
+    first: list = []
+    k = len(ins) - (len(outs) - n)  # (the backward's inputs: cotangents, then residuals)
+    for j in range(n, len(outs)):
+        eqn = made.get(outs[j])
+        if eqn is None or eqn.prim.name != "transpose" or type(eqn.inputs[0]) is not Var:
+            continue
+        source = eqn.inputs[0]
+        outs[j] = source
+        saved = ins[k + j - n]
+        ins[k + j - n] = fresh = Var(source.aval)
+        first.append(Equation(eqn.prim, [fresh], [saved], eqn.params))
+    if not first:
+        return fwd_graph, bwd_graph, in_mask
+    new_fwd = Graph(fwd_graph.in_vars, fwd_graph.consts, fwd_graph.equations, outs,
+                    fwd_graph.in_tree, fwd_graph.out_tree, fwd_graph.name)  # fmt: skip
+    new_bwd = Graph(ins, bwd_graph.consts, first + bwd_graph.equations, bwd_graph.out_vars,
+                    bwd_graph.in_tree, bwd_graph.out_tree, bwd_graph.name)  # fmt: skip
+    new_fwd, new_bwd = optimize(new_fwd), optimize(new_bwd)
+    for g in (new_fwd, new_bwd):
+        g.backend, g.fastmath = graph.backend, graph.fastmath
+    return new_fwd, new_bwd, in_mask
+
+
+def _saved_vjp(cts, *primals, out, graph):
+    """saved_call_p's vjp: on NumPy values, the backward graph on the output cotangents and
+    the saved residuals (which get no cotangent: they are never returned); recorded
+    (`create_graph`, Tensors), call_p's, which differentiates again."""
+    bwd_graph, in_mask, out_avals = graph.derived[_SAVED]
+    n = len(out_avals)
+    plain = all(type(c) is not Tensor for c in cts) and all(type(o) is not Tensor for o in out)
+    if not plain or any(c is not None for c in cts[n:]):
+        return _call_vjp(cts, *primals, out=out, graph=graph)
+    seeds = [
+        _zeros_like(a) if c is None else c for c, a in zip(cts, out_avals) if differentiable(a)
+    ]
+    results = iter(run_graph(bwd_graph, *seeds, *out[n:]))
+    return tuple(next(results) if m else None for m in in_mask)
+
+
+saved_call_p.vjp = _saved_vjp
 
 
 class _Outputs:

@@ -12,7 +12,6 @@ import numpy as np
 import autodiff.numpy as anp
 from autodiff.autograd.grad_mode import no_grad
 from autodiff.core import views as _views
-from autodiff.core.pytree import tree_unflatten
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE
 from autodiff.staging.api import jit
@@ -77,16 +76,24 @@ def _writable(t) -> bool:
     )
 
 
-def _write(t: Tensor, new) -> None:
-    """`t` <- `new` in place, as an optimizer's in-place update writes it (a new version;
-    as `Tensor._ufunc_in_place` under no_grad)."""
-    if _writable(t):
-        _views.memory_written(t)
-        np.copyto(t._value, new)
-        t._vc += 1
-    else:
-        with no_grad():
-            t.copy_(Tensor._from(np.asarray(new)))
+def _write(targets: list, news) -> None:
+    """Each of `targets` <- its new value in `news`, in place, as an optimizer's in-place
+    update writes it (a new version; as `Tensor._ufunc_in_place` under no_grad)."""
+    memory_written = _views.memory_written
+    for t, new in zip(targets, news):
+        value = t._value
+        if (
+            t._trace is EVAL_TRACE
+            and type(value) is np.ndarray
+            and value.dtype.kind == "f"
+            and value.flags.writeable
+        ):
+            memory_written(t)
+            np.copyto(value, new)
+            t._vc += 1
+        else:
+            with no_grad():
+                t.copy_(Tensor._from(np.asarray(new)))
 
 
 def _ready(params: list, state: dict, keys: tuple) -> bool:
@@ -105,12 +112,11 @@ def _sgd_group(staged, opt: Any, group: dict, params: list) -> None:
     flags = (bool(group["maximize"]), weight_decay != 0, momentum != 0, bool(group["nesterov"]))
     bufs = [opt.state[p]["momentum_buffer"] for p in params] if momentum != 0 else []
     hyper = (scalar(group["lr"]), weight_decay, momentum, 1 - group["dampening"])
-    new_params, new_bufs = staged(
+    news = staged(
         flags, [p._value for p in params], [p.grad._value for p in params],
         [b._value for b in bufs], hyper,
     )  # fmt: skip
-    for t, new in zip(params + bufs, new_params + new_bufs):
-        _write(t, new)
+    _write(params + bufs, news)  # (the new parameters, then the new buffers)
 
 
 def _adam_group(staged, opt: Any, group: dict, params: list) -> None:
@@ -119,8 +125,9 @@ def _adam_group(staged, opt: Any, group: dict, params: list) -> None:
     weight_decay = scalar(group["weight_decay"])
     states = [opt.state[p] for p in params]
     sizes, corrections = [], []
-    for s in states:
-        t = s["step"].item() + 1
+    steps = [s["step"] for s in states]
+    for step in steps:
+        t = float(step._value) + 1
         sizes.append(lr / (1 - beta1**t))
         corrections.append((1 - beta2**t) ** 0.5)
     weight = 1 - beta1
@@ -129,16 +136,14 @@ def _adam_group(staged, opt: Any, group: dict, params: list) -> None:
         abs(weight) < 0.5,
     )  # fmt: skip
     hyper = (weight_decay, 1 - lr * weight_decay, weight, beta2, 1 - beta2, eps)
-    new_params, new_avgs, new_sqs = staged(
+    avgs = [s["exp_avg"] for s in states]
+    sqs = [s["exp_avg_sq"] for s in states]
+    news = staged(
         flags, [p._value for p in params], [p.grad._value for p in params],
-        [s["exp_avg"]._value for s in states], [s["exp_avg_sq"]._value for s in states],
-        (*hyper, sizes, corrections),
+        [m._value for m in avgs], [v._value for v in sqs], (*hyper, sizes, corrections),
     )  # fmt: skip
-    for p, s, new, avg, sq in zip(params, states, new_params, new_avgs, new_sqs):
-        _write(s["step"], s["step"]._value + 1)
-        _write(p, new)
-        _write(s["exp_avg"], avg)
-        _write(s["exp_avg_sq"], sq)
+    # (the steps, then the new parameters, first moments and second moments)
+    _write(steps + params + avgs + sqs, [s._value + 1 for s in steps] + news)
 
 
 _KINDS: dict = {SGD: "sgd", Adam: "adam", AdamW: "adam"}
@@ -164,9 +169,10 @@ class FusedStep:
         self.staged = {"sgd": jit(_sgd, static_argnums=0), "adam": jit(_adam, static_argnums=0)}
         self._graphs: dict = {}  # (kind, flags, the leaves' shapes and dtypes) -> Graph
 
-    def _run(self, kind: str, flags: tuple, *args) -> Any:
-        """`self.staged[kind](flags, *args)` by its staged graph at once (arrays and numbers
-        in flat lists, known in advance: no pytree walk, no signature of each leaf)."""
+    def _run(self, kind: str, flags: tuple, *args) -> list:
+        """`self.staged[kind](flags, *args)`'s outputs, flat, by its staged graph at once
+        (arrays and numbers in flat lists, known in advance: no pytree walk, no signature of
+        each leaf)."""
         flat = []
         for a in args:
             if type(a) is tuple:
@@ -179,7 +185,7 @@ class FusedStep:
         graph = self._graphs.get(key)
         if graph is None:
             graph = self._graphs[key] = self.staged[kind].graph(flags, *args)
-        return tree_unflatten(graph.out_tree, list(run_graph(graph, *flat)))
+        return list(run_graph(graph, *flat))  # (its lists of outputs, concatenated)
 
     @property
     def traces(self) -> int:
