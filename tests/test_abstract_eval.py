@@ -493,7 +493,12 @@ def test_every_abstract_eval_was_checked_against_impl():
         test_custom_rules_and_checkpoint_agree_with_impl()
         test_implicit_solvers_agree_with_impl()
         test_compile_only_primitives_agree_with_impl()
-    unchecked = sorted(p.name for p in expected - CHECKED)
+    # (a primitive sharing a checked one's impl and abstract_eval, as torch.compile's saving
+    # call shares jit's call's, is checked with it)
+    same_rules = {(p.impl, p.abstract_eval) for p in CHECKED}
+    unchecked = sorted(
+        p.name for p in expected - CHECKED if (p.impl, p.abstract_eval) not in same_rules
+    )
     assert not unchecked, f"abstract_eval never checked against impl for: {unchecked}"
 
 
