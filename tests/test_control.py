@@ -1,4 +1,4 @@
-"""Structured control flow (autodiff/control.py): cond, switch, while_loop, fori_loop, scan —
+"""Structured control flow (autodiff/control/): cond, switch, while_loop, fori_loop, scan —
 eagerly, staged (jit), under every transform; derivatives against central differences in
 both modes to order 2, vmap against a Python loop, errors."""
 

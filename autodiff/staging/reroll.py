@@ -52,14 +52,14 @@ MAX_PERIODS = 8
 _TRIMS = ((0, 0), (1, 0), (0, 1), (1, 1), (2, 0), (0, 2), (2, 2))
 
 _KEY = ("rerolled",)
-# Guards the graphs' cached rerolled forms, and the scan primitive control.py registers:
-# scan_p is defined above staging (autodiff/control.py), which gives it here at import.
+# Guards the graphs' cached rerolled forms, and the scan primitive control/scans.py registers:
+# scan_p is defined above staging (autodiff/control/scans.py), which gives it here at import.
 _LOCK = threading.Lock()
 _SCAN: list = []
 
 
 def register_scan(primitive) -> None:
-    """Make rerolled runs equations of `primitive` (autodiff/control.py's scan_p)."""
+    """Make rerolled runs equations of `primitive` (autodiff/control/scans.py's scan_p)."""
     with _LOCK:
         _SCAN[:] = [primitive]
 
