@@ -212,6 +212,34 @@ def test_function_closure_parameters_get_grads():
         _assert_close(g, p.grad)
 
 
+def test_backward_computes_only_the_gradients_needed():
+    # (the compiled backward of a module leaves out its input's gradient when the input does
+    # not require grad, and a frozen parameter's; each still gets its gradient when it does)
+    from autodiff.torch.compile import _SAVED
+
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(3, 4), nn.Tanh(), nn.Linear(4, 2)).double()
+    model[0].bias.requires_grad_(False)
+    ref = copy.deepcopy(model)
+    cm = torch.compile(model)
+    x = _randn(5, 3)
+    cm(x).pow(2).sum().backward()
+    ref(x).pow(2).sum().backward()
+    for p, q in zip(model.parameters(), ref.parameters()):
+        assert (p.grad is None) == (q.grad is None)
+        if q.grad is not None:
+            _assert_close(p.grad, q.grad)
+    ((entry,),) = [list(cm._compiled._cache.values())]
+    in_mask = entry.forward.derived[_SAVED][1]
+    assert in_mask[:2] == (False, True)  # (x, then the first weight)
+    assert in_mask[2] is False  # (the frozen bias)
+    xg = x.clone().requires_grad_()
+    cm(xg).pow(2).sum().backward()
+    xr = x.clone().requires_grad_()
+    ref(xr).pow(2).sum().backward()
+    _assert_close(xg.grad, xr.grad)
+
+
 class _Tied(nn.Module):
     def __init__(self):
         super().__init__()

@@ -670,11 +670,12 @@ def vjp_graph(graph: Graph, ct_mask: tuple, instantiate: bool = False) -> tuple[
     return _derived(graph, ("vjp", ct_mask, instantiate), make)
 
 
-def split_graph(graph: Graph) -> tuple[Graph, Graph, tuple]:
+def split_graph(graph: Graph, needed: tuple | None = None) -> tuple[Graph, Graph, tuple]:
     """Reverse mode of `graph` cut in two, each computed once: `fwd(*inputs) -> outputs +
     residuals` and `bwd(*output cotangents, *residuals) -> input cotangents`, one per
     differentiable output and input (zeros where none flows); the third result says which
-    inputs are differentiable.
+    inputs are differentiable. `needed` (a bool per input) leaves out the cotangents of the
+    inputs it marks False, and what only they need.
 
     The backward computation is staged while the forward one still is: what it reads of the
     forward computation is captured from the forward graph (closure conversion), and those
@@ -686,6 +687,8 @@ def split_graph(graph: Graph) -> tuple[Graph, Graph, tuple]:
         out_avals = graph.out_avals
         ct_avals = [a for a in out_avals if differentiable(a)]
         in_mask = tuple(differentiable(a) for a in graph.in_avals)
+        if needed is not None:
+            in_mask = tuple(m and n for m, n in zip(in_mask, needed, strict=True))
 
         def fwd(*xs):
             values, pullback = _pullback_flat(graph, list(xs))
@@ -709,7 +712,7 @@ def split_graph(graph: Graph) -> tuple[Graph, Graph, tuple]:
         fwd_graph = restage(fwd, graph.in_avals, f"fwd({graph.name})")
         return fwd_graph, parts["bwd"], in_mask
 
-    return _derived(graph, ("split",), make)
+    return _derived(graph, ("split",) if needed is None else ("split", needed), make)
 
 
 def _call_fwd(*primals, graph: Graph):

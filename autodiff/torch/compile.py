@@ -274,7 +274,8 @@ class _Compiled:
             outs = run_graph(graph, *operands)
         elif _recorded(tensors):
             if entry.forward is None:
-                entry.forward = _forward_graph(graph)
+                guarded = len(dynamic) + len(state)
+                entry.forward = _forward_graph(graph, _needed(operands, guarded, len(entry.draws)))
             outs = bind(saved_call_p, *operands, graph=entry.forward)
             outs = outs[: len(graph.out_vars)]
         else:
@@ -397,9 +398,18 @@ for _rule in ("impl", "abstract_eval", "jvp", "batch", "sparsity", "taylor", "fa
     setattr(saved_call_p, _rule, getattr(call_p, _rule))
 
 
-def _forward_graph(graph) -> Any:
-    """`graph`'s forward graph (outputs then residuals), its backward graph known to it."""
-    fwd_graph, bwd_graph, in_mask = _untransposed(graph, *split_graph(graph))
+def _needed(operands: list, guarded: int, draws: int) -> tuple:
+    """Which operands of a compiled call get a gradient: of the arguments, parameters and
+    buffers (whose requires_grad the guard holds) those requiring grad; dropout's draws
+    none; every captured tensor (its requires_grad is not guarded)."""
+    needed = [type(x) in TENSOR_TYPES and x.requires_grad for x in operands[:guarded]]
+    return (*needed, *(False,) * draws, *(True,) * (len(operands) - guarded - draws))
+
+
+def _forward_graph(graph, needed: tuple) -> Any:
+    """`graph`'s forward graph (outputs then residuals), its backward graph known to it, giving
+    the gradients of the operands `needed` marks."""
+    fwd_graph, bwd_graph, in_mask = _untransposed(graph, *split_graph(graph, needed))
     fwd_graph.derived[_SAVED] = (bwd_graph, in_mask, graph.out_avals)
     return fwd_graph
 
