@@ -148,7 +148,12 @@ LAYERS = {
     # torch.compile: a module's forward staged by jit through functional_call (loaded on first
     # use, as torch.nn).
     "torch.compile": (
-        ["autodiff.torch.compile", "autodiff.torch.compile_optim", "autodiff.torch.compiler"],
+        [
+            "autodiff.torch.compile",
+            "autodiff.torch.compile_optim",
+            "autodiff.torch.compile_step",
+            "autodiff.torch.compiler",
+        ],
         ["torch.nn", "staging"],
     ),
     "autodiff": (

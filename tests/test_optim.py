@@ -340,3 +340,17 @@ def test_schedule_order_warning_and_state():
     assert fresh.step_size == 1 and fresh.last_epoch == 1
     with pytest.raises(TypeError, match="list is not an Optimizer"):
         lr_scheduler.StepLR([], step_size=1)
+
+
+def test_a_group_given_a_generator_keeps_its_parameters():
+    # (a group's "params" given as `module.parameters()`, a generator, is read once: the
+    # group holds the list, and every step updates them, as torch's)
+    model = nn.Linear(2, 1).double()
+    opt = optim.SGD([{"params": model.parameters()}], lr=0.5)
+    assert isinstance(opt.param_groups[0]["params"], list)
+    for _ in range(3):
+        before = model.weight.detach().clone()
+        opt.zero_grad()
+        model(ad.ones(1, 2, dtype=ad.float64)).sum().backward()
+        opt.step()
+        np.testing.assert_allclose(model.weight.detach(), before - 0.5)

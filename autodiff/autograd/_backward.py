@@ -177,6 +177,10 @@ def backward(
         >>> backward((x * x).sum()); x.grad
         tensor([2., 4.])
     """
+    capture = autograd_state().step_capture
+    if capture is not None:  # (a compiled training step stages it)
+        seeds = grad_tensors if grad_variables is None else grad_variables
+        return capture.backward(tensors, seeds, retain_graph, create_graph, inputs)
     if grad_variables is not None:
         warnings.warn(
             "`grad_variables` is deprecated. Use `grad_tensors` instead.",

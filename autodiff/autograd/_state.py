@@ -21,6 +21,9 @@ class AutogradState(threading.local):
         self.passes: list = []  # the torch-style backward passes running, innermost last
         self.view_replay = False  # (_force_original_view_tracking's mode)
         self.multithreading = True  # (set_multithreading_enabled's mode)
+        # A compiled training step being staged on this thread (torch/compile_step.py):
+        # `backward()`, `.grad` and optimizer steps go to it while it stages.
+        self.step_capture = None
 
 
 _state = AutogradState()

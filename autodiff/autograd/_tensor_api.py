@@ -18,6 +18,7 @@ from autodiff.autograd._backward import backward as _run_backward
 from autodiff.autograd._grad_dtype import check_grad_assignment
 from autodiff.autograd._record import gradient_edge
 from autodiff.autograd._saved import mark_detached
+from autodiff.autograd._state import _state as _autograd_state
 from autodiff.core import buffers
 from autodiff.core.graph import _RemovableHandle
 from autodiff.core.tensor import Tensor
@@ -84,6 +85,9 @@ def retains_grad(self: Tensor) -> bool:
 
 def grad(self: Tensor) -> Tensor | None:
     """The gradient accumulated by `backward()` (leaves; non-leaves that `retain_grad()`)."""
+    capture = _autograd_state.step_capture
+    if capture is not None and (self._trace is EVAL_TRACE or id(self) in capture.lifted):
+        return capture.grad_of(self)
     if self._edge is not None and self._grad is None and not retains_grad(self):
         warnings.warn(
             "The .grad attribute of a Tensor that is not a leaf Tensor is being accessed. Its "
@@ -108,6 +112,10 @@ def set_grad(self: Tensor, value) -> None:
                 f"of size '{list(self.shape)}'. Please ensure that the gradient and the "
                 "tensor are the same size"
             )
+    capture = _autograd_state.step_capture
+    if capture is not None and (self._trace is EVAL_TRACE or id(self) in capture.lifted):
+        capture.set_grad(self, value)
+        return
     if self._trace is not EVAL_TRACE:
         raise RuntimeError("`.grad` can be assigned only outside function transforms")
     old, self._grad = self._grad, value

@@ -85,6 +85,11 @@ class GraphBuilder:
         self.equations: list = []
         self.consts: dict = {}  # id(value) -> (Var, value)
         self.captured: dict = {}  # id(tensor) -> (Var, tensor)
+        # Tensors a compiled training step wrote while staging (its optimizer's update):
+        # id(tensor) -> the Var of their new value, which later reads take; and a check of
+        # other tensors read after such a write (torch/compile_step.py)
+        self.rebound: dict = {}
+        self.check_read: Callable | None = None
 
     def new_input(self, aval: ShapedArray, origin: str, trace: StagingTrace) -> StagingTracer:
         var = Var(aval, frozenset((origin,)))
@@ -97,6 +102,11 @@ class GraphBuilder:
         if kind in TENSOR_TYPES:
             if x._trace is trace:
                 return x._var
+            if self.rebound:
+                var = self.rebound.get(id(x))
+                if var is not None:
+                    return var
+                self.check_read(x)  # type: ignore[misc]
             return self._capture(x)
         if kind in _PYTHON_SCALARS:
             return Literal(x)

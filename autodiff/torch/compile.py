@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-import autodiff.numpy as anp
+from autodiff.autograd._state import autograd_state
 from autodiff.autograd.grad_mode import is_grad_enabled, no_grad
 from autodiff.core.abstract import ShapedArray
 from autodiff.core.primitive import Primitive, bind
@@ -47,8 +47,9 @@ from autodiff.staging.call import (
 )
 from autodiff.staging.ir import Equation, Graph, Var
 from autodiff.staging.passes import optimize
-from autodiff.staging.trace import StagingTracer, stage
+from autodiff.staging.trace import stage
 from autodiff.torch.compile_optim import FusedStep
+from autodiff.torch.compile_step import MutableTracer, NotYet, StepCapture, modules_of
 from autodiff.torch.dtypes import default_float
 from autodiff.torch.generator import _staged_draws, default_generator
 from autodiff.torch.nn.module import Module
@@ -69,32 +70,13 @@ CACHE_SIZE = 256  # (guard sets kept per compiled function, the oldest forgotten
 _GUARDED = frozenset((bool, int, float, str, type(None), tuple))  # (module attributes guarded)
 _EAGER = "eager"  # (a signature that broke the graph: it runs eagerly)
 _SPLIT = "split"  # (a module's signature that broke the graph: its submodules compiled)
+_NOT_YET = "not yet"  # (a training step whose optimizer has no state yet: this call eager)
 _SAVED = ("saved backward",)  # (a forward graph's derived entry: its backward graph)
 _PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 _lock = threading.Lock()
 _compiled: weakref.WeakSet = weakref.WeakSet()  # (every compiled callable: `reset` clears them)
 _local = threading.local()
-
-
-class _BufferTracer(StagingTracer):
-    """A module buffer staged as an input of a compiled forward: an in-place write rebinds
-    it to the new staged value (the forward's later reads see it; its final value is an
-    output written back into the buffer)."""
-
-    __slots__ = ()
-    _mutable_when_staged = True
-
-    def _inplace_method(self, result, since=None) -> Tensor:
-        new = anp.astype(anp.broadcast_to(result, self.shape), self.dtype)
-        if not isinstance(new, StagingTracer) or new._trace is not self._trace:
-            new = anp.where(np.True_, new, self)  # (a constant written: make it staged)
-        self._var = new._var
-        self._value = new._value
-        return self
-
-    def _assign_inplace(self, result, since=None) -> Tensor:
-        return self._inplace_method(result, since)
 
 
 class GraphBreakError(RuntimeError):
@@ -134,7 +116,7 @@ class _Entry:
 
     __slots__ = (
         "graph", "captured", "written", "state", "guard", "draws", "draw_dtype", "outputs",
-        "forward",
+        "forward", "capture",
     )  # fmt: skip
 
     def __init__(self, graph, captured: list, written: list, state: list, guard):
@@ -147,6 +129,7 @@ class _Entry:
         self.draw_dtype: Any = None
         self.outputs: Any = None  # (the output's structure and its values other than tensors)
         self.forward: Any = None  # (the forward graph saving residuals, once recorded)
+        self.capture: StepCapture | None = None  # (a training step's: compile_step.py)
 
 
 class _Compiled:
@@ -183,17 +166,9 @@ class _Compiled:
     def __call__(self, args: tuple, kwargs: dict):
         if self.optimizer is not None:
             return self._optimizer_call(args, kwargs)
-        if not kwargs and all(type(a) in TENSOR_TYPES for a in args):
-            # (the commonest call, tensors only: their shapes, dtypes and requires_grad)
-            tree: Any = len(args)
-            leaves: list = list(args)
-            dynamic = list(range(len(args)))
-            leaf_key: tuple | None = tuple([(a.shape, a.dtype, a.requires_grad) for a in args])
-        else:
-            leaves, tree = tree_flatten((args, kwargs))
-            dynamic, leaf_key = _split_leaves(leaves)
-            if leaf_key is None:  # (an unhashable non-array argument: nothing to guard on)
-                return self._eager(args, kwargs)
+        tree, leaves, dynamic, leaf_key = _arguments_key(args, kwargs)
+        if leaf_key is None:  # (an unhashable non-array argument: nothing to guard on)
+            return self._eager(args, kwargs)
         module_key: tuple | None = ()
         if self.module is not None:
             module_key = _module_key(self.module)
@@ -203,10 +178,14 @@ class _Compiled:
         entry = self._cache.get(key)
         if entry is None:
             entry = self._stage(key, args, kwargs, leaves, dynamic)
+        if entry is _NOT_YET:
+            return self._eager(args, kwargs)
         if entry is _SPLIT:
             return self._split_call(args, kwargs)
         if entry is _EAGER or (entry.draws and default_float() != entry.draw_dtype):
             return self._eager(args, kwargs)
+        if entry.capture is not None:
+            return self._run_step(key, entry, args, kwargs, [leaves[i] for i in dynamic])
         self.counts["compiled_calls"] += 1
         return self._run(entry, [leaves[i] for i in dynamic])
 
@@ -257,13 +236,27 @@ class _Compiled:
         self.counts["eager_calls"] += 1
         return self.fun(*args, **kwargs)
 
+    def _run_step(self, key, entry: _Entry, args: tuple, kwargs: dict, dynamic: list):
+        """A compiled training step's call: its graph on the values, then the gradients,
+        parameters and optimizer state written (compile_step.py); eagerly, and staged again
+        at the next call, when the optimizer or the gradients read have changed since."""
+        capture: Any = entry.capture
+        if not capture.valid():
+            with self._cache_lock:
+                self._cache.pop(key, None)
+            return self._eager(args, kwargs)
+        self.counts["compiled_calls"] += 1
+        capture.before_call()
+        operands = _operands(entry, dynamic)
+        values = [x._value if type(x) in TENSOR_TYPES else x for x in operands]
+        outs = run_graph(entry.graph, *values)
+        k = len(outs) - capture.n_outputs  # (the function's outputs, then the capture's)
+        capture.after_call(outs[k:])
+        return entry.outputs.rebuild([Tensor._from(np.asarray(a)) for a in outs[:k]])
+
     def _run(self, entry: _Entry, dynamic: list):
         state = entry.state
-        operands = dynamic + state
-        if entry.draws:  # (dropout's draws, from the stream eager draws them from, in order)
-            dtype = entry.draw_dtype
-            operands += [default_generator.random(shape).astype(dtype) for shape in entry.draws]
-        operands += entry.captured
+        operands = _operands(entry, dynamic)
         for i in entry.written:
             # (a copy of a buffer the call writes: the node saves its operands, and writing
             # into one would bump the version a backward pass checks)
@@ -299,6 +292,9 @@ class _Compiled:
         written: list = []
         draws = _Draws()
         outputs = _Outputs()
+        # (a function calling backward() and optimizer.step(): compile_step.py)
+        capture = None if self.module is not None else StepCapture(_need_grad(leaves, dynamic))
+        lifted = modules_of(self.fun) if capture is not None else []
 
         def staged(dyn: list, values: list, drawn: list):
             draws.start(drawn)
@@ -306,11 +302,11 @@ class _Compiled:
             for i, v in zip(dynamic, dyn):
                 flat[i] = v
             args, kwargs = tree_unflatten(tree, flat)
-            if self.module is None:
-                return outputs.split(self.fun(*args, **kwargs)), []
+            if capture is not None:
+                return capture.call(self.fun, args, kwargs, lifted, outputs.split)
             before = [t._var for t in values]
             for t in values[n_params:]:
-                t.__class__ = _BufferTracer
+                t.__class__ = MutableTracer
             out = functional_call(self.module, dict(zip(names, values)), args, kwargs)
             written[:] = [
                 j for j in range(n_params, len(values)) if values[j]._var is not before[j]
@@ -319,11 +315,16 @@ class _Compiled:
 
         avals = [_aval(leaves[i]) for i in dynamic] + [_aval(t) for t in state]
         try:
-            graph, captured = self._staged_graph(staged, avals, (len(dynamic), len(state)), draws)
+            graph, captured = self._captured_graph(staged, avals, (len(dynamic), len(state)),
+                                                   draws, capture)  # fmt: skip
+        except NotYet:
+            return _NOT_YET
         except Exception as error:
             return self._graph_break(key, error)
         modules = list(self.module.modules()) if self.module is not None else []
         entry = _Entry(optimize(graph, call_p), captured, written, state, modules)
+        if capture is not None and capture.used:
+            entry.capture = capture
         entry.graph.backend = _backend(self.backend)
         entry.draws = draws.shapes
         entry.draw_dtype = draws.dtype
@@ -334,6 +335,17 @@ class _Compiled:
                 # (a graph that captured an enclosing transform's tracers is that call's only)
                 self._remember(key, entry)
         return entry
+
+    def _captured_graph(self, staged: Callable, avals: list, counts: tuple, draws, capture):
+        """`_staged_graph`, with `capture` (a training step's, or None) taking this thread's
+        `backward()`, `.grad` and optimizer steps while it stages."""
+        autograd = autograd_state()
+        previous = autograd.step_capture
+        autograd.step_capture = capture
+        try:
+            return self._staged_graph(staged, avals, counts, draws)
+        finally:
+            autograd.step_capture = previous
 
     def _staged_graph(self, staged: Callable, avals: list, counts: tuple, draws: _Draws) -> tuple:
         """`staged`'s graph and captured values. Random draws of dropout are staged inputs:
@@ -374,6 +386,34 @@ class _Compiled:
             self.counts["graph_breaks"] += 1
             self._remember(key, _SPLIT if split else _EAGER)
         return _SPLIT if split else _EAGER
+
+
+def _arguments_key(args: tuple, kwargs: dict) -> tuple:
+    """A call's arguments: their tree, leaves, the positions of the tensors and arrays among
+    them, and their guard key (None: an unhashable other argument)."""
+    if not kwargs and all(type(a) in TENSOR_TYPES for a in args):
+        # (the commonest call, tensors only: their shapes, dtypes and requires_grad)
+        key = tuple([(a.shape, a.dtype, a.requires_grad) for a in args])
+        return len(args), list(args), list(range(len(args))), key
+    leaves, tree = tree_flatten((args, kwargs))
+    dynamic, key = _split_leaves(leaves)
+    return tree, leaves, dynamic, key
+
+
+def _need_grad(leaves: list, dynamic: list) -> bool:
+    """Whether a tensor among the arguments requires grad."""
+    return any(type(leaves[i]) in TENSOR_TYPES and leaves[i].requires_grad for i in dynamic)
+
+
+def _operands(entry: _Entry, dynamic: list) -> list:
+    """A compiled call's operands: the arguments' tensors, the module's parameters and
+    buffers, dropout's draws (from the stream eager draws them from, in order), then the
+    captured tensors."""
+    operands = dynamic + entry.state
+    if entry.draws:
+        dtype = entry.draw_dtype
+        operands += [default_generator.random(shape).astype(dtype) for shape in entry.draws]
+    return operands + entry.captured
 
 
 def _recorded(tensors: list) -> bool:

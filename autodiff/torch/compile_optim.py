@@ -88,7 +88,9 @@ def _write(targets: list, news) -> None:
             and value.dtype.kind == "f"
             and value.flags.writeable
         ):
-            memory_written(t)
+            vc = t._vc
+            if t._edge is not None or t._view is not None or (type(vc) is not int and vc.views):
+                memory_written(t)  # (else: no node saved this memory, no view shares it)
             np.copyto(value, new)
             t._vc += 1
         else:

@@ -14,6 +14,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from autodiff.autograd._state import autograd_state
 from autodiff.autograd.grad_mode import no_grad
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE
@@ -66,6 +67,10 @@ def _addindent(text: str, spaces: int) -> str:
 def zero_grads(params, set_to_none: bool = True) -> None:
     """torch's `zero_grad` of Module and Optimizer: each gradient set to None, or to zeros in
     place (first cut from any graph a `create_graph` backward gave it)."""
+    capture = autograd_state().step_capture
+    if capture is not None:  # (a compiled training step stages it)
+        capture.zero_grads(params, set_to_none)
+        return
     for p in params:
         grad = p.grad
         if grad is None:

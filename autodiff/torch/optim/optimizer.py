@@ -8,6 +8,7 @@ parameters keep their identity and memory, and their version counters count the 
 from __future__ import annotations
 
 import copy
+import functools
 import warnings
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
@@ -15,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from autodiff.autograd._state import autograd_state
 from autodiff.autograd.grad_mode import enable_grad
 from autodiff.core.tensor import Tensor
 from autodiff.torch.nn.module import zero_grads
@@ -101,6 +103,21 @@ def _cast_state(param: Tensor, value: Any, key: Any = None) -> Any:
     return copy.deepcopy(value)
 
 
+def _capturable(step: Callable) -> Callable:
+    """An optimizer class's `step`, which a compiled training step stages in its own way while
+    it stages (torch/compile_step.py)."""
+
+    @functools.wraps(step)
+    def wrapper(self, *args, **kwargs):
+        capture = autograd_state().step_capture
+        if capture is not None:
+            return capture.optimizer_step(self, *args, **kwargs)
+        return step(self, *args, **kwargs)
+
+    wrapper._captured = True  # type: ignore[attr-defined]
+    return wrapper
+
+
 class Optimizer:
     """Base class of optimizers: `param_groups` (dicts of "params" and hyperparameters),
     `state` (per parameter), `zero_grad`, `step`, `state_dict`/`load_state_dict`.
@@ -114,6 +131,12 @@ class Optimizer:
         >>> [g["lr"] for g in opt.param_groups]
         [0.1, 0.5]
     """
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        step = cls.__dict__.get("step")
+        if step is not None and not getattr(step, "_captured", False):
+            cls.step = _capturable(step)  # type: ignore[method-assign]
 
     def __init__(self, params: Iterable, defaults: dict[str, Any]) -> None:
         self.defaults = defaults
@@ -154,7 +177,7 @@ class Optimizer:
         if not isinstance(param_group, dict):
             raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
         group = dict(param_group)
-        params = _group_params(group)
+        params = group["params"] = _group_params(group)  # (a generator is read once: listed)
         for name, default in self.defaults.items():
             if default is required and name not in group:
                 raise ValueError(
