@@ -169,11 +169,12 @@ class _Compiled:
         tree, leaves, dynamic, leaf_key = _arguments_key(args, kwargs)
         if leaf_key is None:  # (an unhashable non-array argument: nothing to guard on)
             return self._eager(args, kwargs)
-        module_key: tuple | None = ()
         if self.module is not None:
             module_key = _module_key(self.module)
-            if module_key is None:  # (hooks: they run eagerly, with the forward)
-                return self._eager(args, kwargs)
+        else:  # (the modules a function names: their modes, attributes and parameters)
+            module_key = _modules_key(modules_of(self.fun))
+        if module_key is None:  # (hooks: they run eagerly, with the forward)
+            return self._eager(args, kwargs)
         key = (tree, leaf_key, module_key)
         entry = self._cache.get(key)
         if entry is None:
@@ -586,7 +587,13 @@ def _module_key(root: Module) -> tuple | None:
         if d["_backward_pre_hooks"]:
             return None
         key.append((id(m), type(m)))
-        key.extend([(k, v) for k, v in d.items() if type(v) in _GUARDED and _hashable(v)])
+        key.extend(
+            [
+                (k, v)
+                for k, v in d.items()
+                if type(v) in _GUARDED and (type(v) is not tuple or _hashable(v))
+            ]
+        )
         for t in d["_parameters"].values():
             if t is not None:
                 key.append((id(t), t.shape, t.dtype, t.requires_grad))
@@ -596,6 +603,17 @@ def _module_key(root: Module) -> tuple | None:
                 key.append((id(t), t.shape, t.dtype, t.requires_grad))
         stack.extend([c for c in d["_modules"].values() if c is not None])
     return tuple(key)
+
+
+def _modules_key(modules: list) -> tuple | None:
+    """`_module_key` of each of `modules` (None if one has hooks)."""
+    keys = []
+    for m in modules:
+        key = _module_key(m)
+        if key is None:
+            return None
+        keys.append(key)
+    return tuple(keys)
 
 
 def _hashable(value) -> bool:

@@ -26,6 +26,7 @@ from autodiff.autograd.grad_mode import is_grad_enabled
 from autodiff.core.pytree import tree_flatten
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE, state
+from autodiff.core.views import memory_written
 from autodiff.staging.call import _pullback_flat
 from autodiff.staging.ir import Graph
 from autodiff.staging.trace import StagingTracer, _tracer
@@ -93,23 +94,33 @@ class StepCapture:
         self.done: set = set()  # the graph variables of the losses already differentiated
         self.outputs: list = []  # what the extra outputs are written into, in order
         self.lifted: dict = {}  # id(staged parameter) -> the parameter
+        self.buffers: dict = {}  # id(buffer) -> (buffer, its MutableTracer, its first Var)
         self.slots_of: dict = {}  # id(parameter) -> [(parameters dict, name)] holding it
 
     def lift(self, modules: list) -> None:
         """The parameters of `modules` staged (as captured values) while the function stages,
         so that what it computes from them alone is staged too (a weight's transpose, say);
         `restore` puts them back."""
-        builder = self.trace.builder
         for module in modules:
             for m in module.modules():
-                params = m.__dict__["_parameters"]
-                for name, p in params.items():
-                    if p is None or type(p._value) is not np.ndarray or p._trace is not EVAL_TRACE:
-                        continue
-                    tracer = _tracer(self.trace, builder._capture(p))
-                    self.lifted[id(tracer)] = p
-                    self.slots_of.setdefault(id(p), []).append((params, name, p))
-                    params[name] = tracer
+                self._lift(m.__dict__["_parameters"], False)
+                self._lift(m.__dict__["_buffers"], True)
+
+    def _lift(self, tensors: dict, mutable: bool) -> None:
+        """The plain tensors of a module's `tensors` (parameters, or buffers: `mutable`,
+        written in place by BatchNorm) staged; each tensor lifted once."""
+        builder = self.trace.builder
+        for name, t in tensors.items():
+            if t is None or type(t._value) is not np.ndarray or t._trace is not EVAL_TRACE:
+                continue
+            tracer = _tracer(self.trace, builder._capture(t))
+            if mutable:
+                found = self.buffers.get(id(t))
+                tracer = found[1] if found is not None else _mutable(tracer)
+                self.buffers[id(t)] = (t, tracer, tracer._var)
+            self.lifted[id(tracer)] = t
+            self.slots_of.setdefault(id(t), []).append((tensors, name, t))
+            tensors[name] = tracer
 
     def restore(self) -> None:
         for slots in self.slots_of.values():
@@ -314,6 +325,10 @@ class StepCapture:
         for t, new in self.updates.values():
             self.outputs.append(("update", t))
             values.append(new)
+        for t, tracer, first in self.buffers.values():
+            if tracer._var is not first and id(t) not in self.updates:  # (written in place)
+                self.outputs.append(("update", t))
+                values.append(tracer)
         self.n_outputs = len(values)
         return values
 
@@ -354,8 +369,9 @@ class StepCapture:
                 and value.flags.writeable
                 and t._edge is None
                 and t._view is None
-                and (type(vc) is int or not vc.views)
-            ):  # (no node saved this memory, no view shares it: `_write`'s fast case)
+            ):  # (`_write`'s case: a leaf's memory, written in place)
+                if type(vc) is not int and vc.views:
+                    memory_written(t)  # (aliases' producers may have saved this memory)
                 value[...] = new
                 t._vc += 1
             else:
