@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -11,6 +12,11 @@ from autodiff.core.dtypes import dtype_of
 from autodiff.ops.elementwise import stop_gradient
 from autodiff.torch.nn.functional._helpers import _shape
 from autodiff.torch.nn.functional.convolution import _ntuple, _windows
+
+# Max pooling over windows of at most this many elements is a running maximum of strided
+# slices (`_max_chain`); larger windows are gathered (`_max_windows`), whose graph does not
+# grow with the window.
+CHAIN_MAX_WINDOW = 16
 
 
 def _pool_geometry(name, nd, shape, kernel_size, stride, padding, dilation, ceil_mode):
@@ -65,16 +71,55 @@ def _max_pool(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode
     if indices:
         raise NotImplementedError(f"autodiff.nn.functional.{name}: return_indices=True")
     shape = _shape(input)
-    kernel, stride, pads, dilation, _ = _pool_geometry(
+    kernel, stride, pads, dilation, out_sizes = _pool_geometry(
         name, nd, shape, kernel_size, stride, padding, dilation, ceil_mode
     )
     widths = [(0, 0)] * (len(shape) - nd) + pads
-    if any(a or b for a, b in pads):
+    # (which positions of the padded input are padding: a window's maximum is one of its
+    # input's elements, the first when they are all -inf, as torch's)
+    is_padding = np.pad(np.zeros(shape[-nd:], bool), pads, constant_values=True)
+    if is_padding.any():
         input = anp.pad(input, widths, mode="constant", constant_values=-np.inf)
-    windows = _pool_windows(input, nd, kernel, stride, dilation)
-    # (the first maximum of each window gets the gradient, as torch's)
+    if int(np.prod(kernel)) <= CHAIN_MAX_WINDOW:
+        return _max_chain(input, is_padding, kernel, stride, dilation, out_sizes)
+    return _max_windows(input, nd, kernel, stride, dilation)
+
+
+def _max_windows(x, nd: int, kernel, stride, dilation):
+    """The reference max pooling: every window gathered, its first maximum taken (which gets
+    the gradient, as torch's)."""
+    windows = _pool_windows(x, nd, kernel, stride, dilation)
     first = anp.argmax(stop_gradient(windows), axis=-1)
     return anp.take_along_axis(windows, anp.expand_dims(first, -1), axis=-1)[..., 0]
+
+
+def _max_chain(x, is_padding: np.ndarray, kernel, stride, dilation, out_sizes):
+    """Max pooling as a running maximum over the window's offsets, one strided slice of `x`
+    each: elementwise, so a compiled step fuses it into one loop (and its backward, the
+    selections' transposes, into another). An offset's element replaces the maximum so far
+    where it is greater or NaN, or where the maximum so far is padding, as torch's loop
+    does: the first maximum (the last NaN) of a window's input elements gets the gradient."""
+    nd = is_padding.ndim
+    lead = (slice(None),) * (len(_shape(x)) - nd)
+    best = best_padding = None
+    for offset in itertools.product(*(range(k) for k in kernel)):
+        spatial = tuple(
+            slice(k * d, k * d + (o - 1) * s + 1, s)
+            for k, d, s, o in zip(offset, dilation, stride, out_sizes)
+        )
+        part, part_padding = x[lead + spatial], is_padding[spatial]
+        if best is None:
+            best, best_padding = part, part_padding
+            continue
+        take = part > best
+        if np.dtype(dtype_of(part)).kind in "fc":
+            take = anp.logical_or(take, anp.isnan(part))
+        first_input = best_padding & ~part_padding
+        if first_input.any():
+            take = anp.logical_or(take, first_input)
+        best = anp.where(take, part, best)
+        best_padding = best_padding & part_padding
+    return best
 
 
 def max_pool1d(
