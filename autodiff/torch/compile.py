@@ -273,8 +273,10 @@ class _Compiled:
         if not tensors:
             outs = run_graph(graph, *operands)
         elif _recorded(tensors):
-            if entry.forward is None:
-                entry.forward = _forward_graph(graph)
+            if entry.forward is None:  # (captured tensors' requires_grad is not guarded)
+                n = len(operands) - len(entry.captured)
+                needs = [type(x) in TENSOR_TYPES and x.requires_grad for x in operands[:n]]
+                entry.forward = _forward_graph(graph, needs + [True] * len(entry.captured))
             outs = bind(saved_call_p, *operands, graph=entry.forward)
             outs = outs[: len(graph.out_vars)]
         else:
@@ -397,9 +399,19 @@ for _rule in ("impl", "abstract_eval", "jvp", "batch", "sparsity", "taylor", "fa
     setattr(saved_call_p, _rule, getattr(call_p, _rule))
 
 
-def _forward_graph(graph) -> Any:
-    """`graph`'s forward graph (outputs then residuals), its backward graph known to it."""
+def _forward_graph(graph, needs: list) -> Any:
+    """`graph`'s forward graph (outputs then residuals), its backward graph known to it, which
+    gives the cotangents of the inputs `needs` says only (the others' computation dropped:
+    the data into a network's first layer)."""
     fwd_graph, bwd_graph, in_mask = _untransposed(graph, *split_graph(graph))
+    keep = [n for m, n in zip(in_mask, needs) if m]
+    if not all(keep):
+        outs = [v for v, k in zip(bwd_graph.out_vars, keep) if k]
+        pruned = Graph(bwd_graph.in_vars, bwd_graph.consts, bwd_graph.equations, outs,
+                       bwd_graph.in_tree, tree_flatten(outs)[1], bwd_graph.name)  # fmt: skip
+        bwd_graph = optimize(pruned)
+        bwd_graph.backend, bwd_graph.fastmath = graph.backend, graph.fastmath
+        in_mask = tuple(m and n for m, n in zip(in_mask, needs))
     fwd_graph.derived[_SAVED] = (bwd_graph, in_mask, graph.out_avals)
     return fwd_graph
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -11,7 +10,7 @@ import autodiff.numpy as anp
 from autodiff.core.dtypes import dtype_of
 from autodiff.ops.elementwise import stop_gradient
 from autodiff.torch.nn.functional._helpers import _shape
-from autodiff.torch.nn.functional.convolution import _ntuple, _windows
+from autodiff.torch.nn.functional.convolution import _ntuple, _windows, offset_slices
 
 # Max pooling over windows of at most this many elements is a running maximum of strided
 # slices (`_max_chain`); larger windows are gathered (`_max_windows`), whose graph does not
@@ -99,15 +98,10 @@ def _max_chain(x, is_padding: np.ndarray, kernel, stride, dilation, out_sizes):
     selections' transposes, into another). An offset's element replaces the maximum so far
     where it is greater or NaN, or where the maximum so far is padding, as torch's loop
     does: the first maximum (the last NaN) of a window's input elements gets the gradient."""
-    nd = is_padding.ndim
-    lead = (slice(None),) * (len(_shape(x)) - nd)
+    parts = offset_slices(x, kernel, stride, dilation, out_sizes)
+    paddings = offset_slices(is_padding, kernel, stride, dilation, out_sizes)
     best = best_padding = None
-    for offset in itertools.product(*(range(k) for k in kernel)):
-        spatial = tuple(
-            slice(k * d, k * d + (o - 1) * s + 1, s)
-            for k, d, s, o in zip(offset, dilation, stride, out_sizes)
-        )
-        part, part_padding = x[lead + spatial], is_padding[spatial]
+    for part, part_padding in zip(parts, paddings):
         if best is None:
             best, best_padding = part, part_padding
             continue
