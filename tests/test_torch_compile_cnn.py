@@ -104,6 +104,38 @@ def test_cnn_input_gradient_matches_torch():
     _close(grads[0], xr.grad.numpy(), rtol=1e-10)
 
 
+# (weight shape, stride, padding, dilation, groups) of a 2-d convolution: the input's windows
+# one stack of strided slices, or (more than OFFSETS_MAX kernel positions) gathered per dim
+CONVS = [
+    ((4, 3, 3, 3), 1, 1, 1, 1),
+    ((6, 1, 3, 2), (2, 1), (0, 2), (1, 2), 3),
+    ((2, 3, 7, 5), (1, 2), 2, 1, 1),
+]
+
+
+@pytest.mark.parametrize("wshape,stride,padding,dilation,groups", CONVS)
+def test_conv2d_matches_torch(wshape, stride, padding, dilation, groups):
+    rng = np.random.default_rng(10)
+    x = rng.standard_normal((2, 3, 9, 8))
+    w, b = rng.standard_normal(wshape), rng.standard_normal(wshape[0])
+    options = dict(stride=stride, padding=padding, dilation=dilation, groups=groups)
+    theirs = [real.from_numpy(v).requires_grad_() for v in (x, w, b)]
+    want = real.nn.functional.conv2d(*theirs, **options)
+    cot = rng.standard_normal(tuple(want.shape))
+    want.backward(real.from_numpy(cot))
+
+    def conv(*args):
+        return F.conv2d(*args, **options)
+
+    for fun in (conv, torch.compile(conv, backend="numba")):
+        mine = [torch.tensor(v, requires_grad=True) for v in (x, w, b)]
+        got = fun(*mine)
+        got.backward(torch.tensor(cot))
+        _close(got.detach(), want.detach().numpy(), rtol=1e-13)
+        for m, t in zip(mine, theirs):
+            _close(m.grad, t.grad.numpy(), rtol=1e-13)
+
+
 # (kernel, stride, padding, dilation, ceil_mode) of a 2-d max pooling
 POOLS = [
     (2, None, 0, 1, False),

@@ -51,7 +51,7 @@ def _windows(x, axis: int, kernel: int, stride: int, dilation: int):
     return anp.stack(parts, axis=axis)
 
 
-def offset_slices(x, kernel: tuple, stride: tuple, dilation: tuple, out_sizes: tuple) -> list:
+def _offset_slices(x, kernel: tuple, stride: tuple, dilation: tuple, out_sizes: tuple) -> list:
     """For each offset of the kernel (row-major), the strided slice of `x`'s last dims that
     it reads in every window: `x[..., o1 * s1 + k1 * d1, o2 * s2 + k2 * d2, ...]` over the
     output positions (o1, o2, ...)."""
@@ -169,8 +169,8 @@ def _conv(name: str, nd: int, input, weight, bias, stride, padding, dilation, gr
     out_sizes = tuple((p - e) // s + 1 for p, e, s in zip(padded, extent, stride))
     positions = int(np.prod(out_sizes, dtype=np.int64))
     patch = group_channels * int(np.prod(kernel, dtype=np.int64))
-    if patch // group_channels <= OFFSETS_MAX:  # (N, C, K1 K2 ..., O1, O2, ...) in one copy
-        x = anp.stack(offset_slices(input, kernel, stride, dilation, out_sizes), axis=2)
+    if int(np.prod(kernel, dtype=np.int64)) <= OFFSETS_MAX:  # (N, C, K1 K2 ..., O1, O2, ...)
+        x = anp.stack(_offset_slices(input, kernel, stride, dilation, out_sizes), axis=2)
     else:
         x = input
         for i in range(nd):  # (N, C, O1, K1, O2, K2, ...)

@@ -10,7 +10,7 @@ import autodiff.numpy as anp
 from autodiff.core.dtypes import dtype_of
 from autodiff.ops.elementwise import stop_gradient
 from autodiff.torch.nn.functional._helpers import _shape
-from autodiff.torch.nn.functional.convolution import _ntuple, _windows, offset_slices
+from autodiff.torch.nn.functional.convolution import _ntuple, _offset_slices, _windows
 
 # Max pooling over windows of at most this many elements is a running maximum of strided
 # slices (`_max_chain`); larger windows are gathered (`_max_windows`), whose graph does not
@@ -98,8 +98,8 @@ def _max_chain(x, is_padding: np.ndarray, kernel, stride, dilation, out_sizes):
     selections' transposes, into another). An offset's element replaces the maximum so far
     where it is greater or NaN, or where the maximum so far is padding, as torch's loop
     does: the first maximum (the last NaN) of a window's input elements gets the gradient."""
-    parts = offset_slices(x, kernel, stride, dilation, out_sizes)
-    paddings = offset_slices(is_padding, kernel, stride, dilation, out_sizes)
+    parts = _offset_slices(x, kernel, stride, dilation, out_sizes)
+    paddings = _offset_slices(is_padding, kernel, stride, dilation, out_sizes)
     best = best_padding = None
     for part, part_padding in zip(parts, paddings):
         if best is None:
