@@ -86,7 +86,8 @@ def _max_pool(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode
 
 def _max_windows(x, nd: int, kernel, stride, dilation):
     """The reference max pooling: every window gathered, its first maximum taken (which gets
-    the gradient, as torch's)."""
+    the gradient, as torch's; where torch's picks the last NaN, or a window's first input
+    element when all are -inf beside padding, this picks the first NaN, or the padding)."""
     windows = _pool_windows(x, nd, kernel, stride, dilation)
     first = anp.argmax(stop_gradient(windows), axis=-1)
     return anp.take_along_axis(windows, anp.expand_dims(first, -1), axis=-1)[..., 0]
