@@ -76,8 +76,9 @@ def _max_pool(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode
     widths = [(0, 0)] * (len(shape) - nd) + pads
     # (which positions of the padded input are padding: a window's maximum is one of its
     # input's elements, the first when they are all -inf, as torch's)
-    is_padding = np.pad(np.zeros(shape[-nd:], bool), pads, constant_values=True)
-    if is_padding.any():
+    is_padding = np.zeros(shape[-nd:], bool)
+    if any(a or b for a, b in pads):
+        is_padding = np.pad(is_padding, pads, constant_values=True)
         input = anp.pad(input, widths, mode="constant", constant_values=-np.inf)
     if int(np.prod(kernel)) <= CHAIN_MAX_WINDOW:
         return _max_chain(input, is_padding, kernel, stride, dilation, out_sizes)
