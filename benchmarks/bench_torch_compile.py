@@ -3,12 +3,19 @@ torch.compile: first call and steady state of one step.
 
 Run (from the repository's root):
 
-    python -m benchmarks.bench_torch_compile            # both workloads
-    python -m benchmarks.bench_torch_compile --quick    # shorter loops, no torch.compile
+    python -m benchmarks.bench_torch_compile                     # every workload
+    python -m benchmarks.bench_torch_compile --quick             # shorter loops, no torch.compile
+    python -m benchmarks.bench_torch_compile --workload cnn_sgd  # one workload (repeatable)
 
 Workloads (float64, one thread):
 - `mlp_sgd`: MLP 64-256-256-10 (ReLU), batch 128, cross-entropy, SGD (lr 0.01);
-- `small_adam`: MLP 16-32-32-1 (tanh), batch 64, MSE, Adam (lr 1e-3).
+- `small_adam`: MLP 16-32-32-1 (tanh), batch 64, MSE, Adam (lr 1e-3);
+- `cnn_sgd`: conv 3x3 1->8 channels, ReLU, 2x2 max pooling, linear 1352->10, on a batch of
+  32 images 1x28x28, cross-entropy, SGD (lr 0.01);
+- `mlp_dropout_ln`: MLP 64-256-256-10, each hidden layer Linear, LayerNorm, ReLU,
+  Dropout(0.1), train mode, batch 128, cross-entropy, SGD (lr 0.01). The libraries' dropout
+  streams differ: the rows compare time only (tests/test_torch_compile_cnn.py checks
+  autodiff's compiled step against its eager one).
 
 Columns: autodiff eager; autodiff.compile (the model and `optimizer.step` compiled), its first
 call (staging and the first run; the optimizer's first step, which creates its state, runs
@@ -33,24 +40,50 @@ import numpy as np
 
 from benchmarks.tables import format_table, format_time
 
+# name: (layer sizes, batch, hidden layers' kind, optimizer); an input of shape (batch,
+# *sizes[0]): a tuple is an image's (channels, height, width)
 WORKLOADS = {
     "mlp_sgd": ((64, 256, 256, 10), 128, "relu", "sgd"),
     "small_adam": ((16, 32, 32, 1), 64, "tanh", "adam"),
+    "cnn_sgd": (((1, 28, 28), 8, 10), 32, "conv", "sgd"),
+    "mlp_dropout_ln": ((64, 256, 256, 10), 128, "ln-dropout", "sgd"),
 }
 
 
-def _model(lib, sizes, activation):
+def _cnn(lib, sizes):
+    (channels, height, width), filters, classes = sizes
+    flat = filters * ((height - 2) // 2) * ((width - 2) // 2)
+    nn = lib.nn
+    return nn.Sequential(
+        nn.Conv2d(channels, filters, 3),
+        nn.ReLU(),
+        nn.MaxPool2d(2),
+        nn.Flatten(),
+        nn.Linear(flat, classes),
+    )
+
+
+def _hidden(lib, kind: str, width: int) -> list:
+    if kind == "ln-dropout":
+        return [lib.nn.LayerNorm(width), lib.nn.ReLU(), lib.nn.Dropout(0.1)]
+    return [lib.nn.ReLU() if kind == "relu" else lib.nn.Tanh()]
+
+
+def _model(lib, sizes, kind):
+    if kind == "conv":
+        return _cnn(lib, sizes).double()
     layers = []
     for i, (a, b) in enumerate(zip(sizes, sizes[1:])):
         layers.append(lib.nn.Linear(a, b))
         if i < len(sizes) - 2:
-            layers.append(lib.nn.ReLU() if activation == "relu" else lib.nn.Tanh())
+            layers += _hidden(lib, kind, b)
     return lib.nn.Sequential(*layers).double()
 
 
 def _step_fn(lib, model, optimizer_name, batch, sizes, compile_step=False):
     rng = np.random.default_rng(0)
-    x = lib.tensor(rng.standard_normal((batch, sizes[0])))
+    features = sizes[0] if isinstance(sizes[0], tuple) else (sizes[0],)
+    x = lib.tensor(rng.standard_normal((batch, *features)))
     if optimizer_name == "sgd":
         y = lib.tensor(rng.integers(0, sizes[-1], batch))
         loss_fn = lib.nn.CrossEntropyLoss()
@@ -99,14 +132,14 @@ def _autodiff_rows(name: str, seconds: float) -> dict:
     import autodiff
     from autodiff.staging.call import wait_for_tier_up
 
-    sizes, batch, activation, opt = WORKLOADS[name]
+    sizes, batch, kind, opt = WORKLOADS[name]
     out = {}
     autodiff.manual_seed(0)
-    eager = _step_fn(autodiff, _model(autodiff, sizes, activation), opt, batch, sizes)
+    eager = _step_fn(autodiff, _model(autodiff, sizes, kind), opt, batch, sizes)
     out["autodiff eager"] = _steady(eager, seconds)
 
     def make():
-        model = autodiff.compile(_model(autodiff, sizes, activation))
+        model = autodiff.compile(_model(autodiff, sizes, kind))
         return _step_fn(autodiff, model, opt, batch, sizes, compile_step=True)
 
     out["autodiff.compile first"], step = _first(make)
@@ -121,15 +154,15 @@ def _torch_rows(name: str, seconds: float, with_compile: bool) -> dict:
     import torch
 
     torch.set_num_threads(1)
-    sizes, batch, activation, opt = WORKLOADS[name]
+    sizes, batch, kind, opt = WORKLOADS[name]
     out = {}
     torch.manual_seed(0)
-    eager = _step_fn(torch, _model(torch, sizes, activation), opt, batch, sizes)
+    eager = _step_fn(torch, _model(torch, sizes, kind), opt, batch, sizes)
     out["torch eager"] = _steady(eager, seconds)
     if with_compile:
 
         def make():
-            model = torch.compile(_model(torch, sizes, activation))
+            model = torch.compile(_model(torch, sizes, kind))
             return _step_fn(torch, model, opt, batch, sizes)
 
         out["torch.compile first"], step = _first(make)
@@ -140,6 +173,9 @@ def _torch_rows(name: str, seconds: float, with_compile: bool) -> dict:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="short loops, no torch.compile")
+    parser.add_argument(
+        "--workload", action="append", choices=list(WORKLOADS), help="run this workload only"
+    )
     args = parser.parse_args(argv)
     seconds = 0.5 if args.quick else 2.0
     columns = [
@@ -151,13 +187,16 @@ def main(argv=None) -> None:
         "torch.compile steady",
     ]
     rows = []
-    for name in WORKLOADS:
+    for name in args.workload or WORKLOADS:
         result = _autodiff_rows(name, seconds)
         result |= _torch_rows(name, seconds, not args.quick)
         rows.append([name] + [format_time(result[c]) if c in result else "-" for c in columns])
-        ratio = result["autodiff.compile steady"] / result["torch eager"]
-        rows[-1].append(f"{ratio:.2f}x")
-    print(format_table(["workload"] + columns + ["compiled / torch eager"], rows))
+        compiled = result["autodiff.compile steady"]
+        rows[-1].append(f"{compiled / result['torch eager']:.2f}x")
+        against = result.get("torch.compile steady")
+        rows[-1].append("-" if against is None else f"{compiled / against:.2f}x")
+    ratios = ["compiled / torch eager", "compiled / torch.compile"]
+    print(format_table(["workload"] + columns + ratios, rows))
 
 
 if __name__ == "__main__":

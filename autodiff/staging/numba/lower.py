@@ -555,9 +555,9 @@ ELEMENTWISE["unstack"] = Elementwise(_unstack, identity_operands=False)
 
 
 def scatter_condition(shape: tuple, index: tuple, out_index: list) -> tuple[str, list, int]:
-    """For `zeros(shape)[index] = values` (a basic index of ints, step-1 slices and None):
-    the condition that `out_index` is written, the position of `values` it takes, and how
-    many axes that position has."""
+    """For `zeros(shape)[index] = values` (a basic index of ints, slices of positive step and
+    None): the condition that `out_index` is written, the position of `values` it takes, and
+    how many axes that position has."""
     conds: list = []
     read: list = []
     axis = 0
@@ -565,11 +565,15 @@ def scatter_condition(shape: tuple, index: tuple, out_index: list) -> tuple[str,
         if part is None:
             read.append("0")
         elif type(part) is slice:
-            start, stop, _ = part.indices(shape[axis])
+            start, stop, step = part.indices(shape[axis])
             i = out_index[axis]
             if start != 0 or stop != shape[axis]:
                 conds.append(f"{start} <= {i} < {stop}")
-            read.append(i if start == 0 else f"({i} - {start})")
+            offset = i if start == 0 else f"({i} - {start})"
+            if step != 1:  # (every step-th position from start; `//` and `%` floor)
+                conds.append(f"{offset} % {step} == 0")
+                offset = f"({offset} // {step})"
+            read.append(offset)
             axis += 1
         else:
             conds.append(f"{out_index[axis]} == {int(part) % shape[axis]}")
@@ -581,7 +585,7 @@ def _scatter_accepts(eqn) -> bool:
     index = eqn.params["index"]
     if len(eqn.inputs) != 1 or not basic_index(index):
         return False
-    return all(type(p) is not slice or p.step in (None, 1) for p in index)
+    return all(type(p) is not slice or p.step is None or p.step > 0 for p in index)
 
 
 def _scatter_add(eqn, operands, index):

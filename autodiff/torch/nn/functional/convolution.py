@@ -4,11 +4,18 @@ padded input, contracted with the weight) and the transposed `conv_transpose1d`,
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 
 import autodiff.numpy as anp
 from autodiff.core.dtypes import dtype_of
 from autodiff.torch.nn.functional._helpers import _shape
+
+# A convolution whose kernel has at most this many positions gathers its input's windows
+# as one stack of strided slices, in the layout its matrix product reads (a larger kernel:
+# windows along one dim at a time, then a transposition), so the copy is one loop.
+OFFSETS_MAX = 32
 
 
 def _ntuple(name: str, value, n: int, fn_name: str = "") -> tuple:
@@ -42,6 +49,21 @@ def _windows(x, axis: int, kernel: int, stride: int, dilation: int):
     span = dilation * (kernel - 1) + 1
     parts = [x[lead + (slice(o * stride, o * stride + span, dilation),)] for o in range(out)]
     return anp.stack(parts, axis=axis)
+
+
+def _offset_slices(x, kernel: tuple, stride: tuple, dilation: tuple, out_sizes: tuple) -> list:
+    """For each offset of the kernel (row-major), the strided slice of `x`'s last dims that
+    it reads in every window: `x[..., o1 * s1 + k1 * d1, o2 * s2 + k2 * d2, ...]` over the
+    output positions (o1, o2, ...)."""
+    lead = (slice(None),) * (len(_shape(x)) - len(kernel))
+    parts = []
+    for offset in itertools.product(*(range(k) for k in kernel)):
+        spatial = tuple(
+            slice(k * d, k * d + (o - 1) * s + 1, s)
+            for k, d, s, o in zip(offset, dilation, stride, out_sizes)
+        )
+        parts.append(x[lead + spatial])
+    return parts
 
 
 _DTYPE_NAMES = {"float64": "Double", "float32": "Float", "float16": "Half",
@@ -145,13 +167,16 @@ def _conv(name: str, nd: int, input, weight, bias, stride, padding, dilation, gr
     if any(a or b for a, b in pads):
         input = anp.pad(input, [(0, 0), (0, 0)] + pads)
     out_sizes = tuple((p - e) // s + 1 for p, e, s in zip(padded, extent, stride))
-    x = input
-    for i in range(nd):  # (N, C, O1, K1, O2, K2, ...)
-        x = _windows(x, 2 + 2 * i, kernel[i], stride[i], dilation[i])
-    perm = (0, 1) + tuple(3 + 2 * i for i in range(nd)) + tuple(2 + 2 * i for i in range(nd))
-    x = anp.transpose(x, perm)  # (N, C, K1, K2, ..., O1, O2, ...)
     positions = int(np.prod(out_sizes, dtype=np.int64))
     patch = group_channels * int(np.prod(kernel, dtype=np.int64))
+    if int(np.prod(kernel, dtype=np.int64)) <= OFFSETS_MAX:  # (N, C, K1 K2 ..., O1, O2, ...)
+        x = anp.stack(_offset_slices(input, kernel, stride, dilation, out_sizes), axis=2)
+    else:
+        x = input
+        for i in range(nd):  # (N, C, O1, K1, O2, K2, ...)
+            x = _windows(x, 2 + 2 * i, kernel[i], stride[i], dilation[i])
+        perm = (0, 1) + tuple(3 + 2 * i for i in range(nd)) + tuple(2 + 2 * i for i in range(nd))
+        x = anp.transpose(x, perm)  # (N, C, K1, K2, ..., O1, O2, ...)
     # (C_out, C K) @ (N, C K, P): the result comes out (N, C_out, P), and a cotangent of that
     # layout feeds both products as it is
     if groups == 1:

@@ -10,7 +10,12 @@ import autodiff.numpy as anp
 from autodiff.core.dtypes import dtype_of
 from autodiff.ops.elementwise import stop_gradient
 from autodiff.torch.nn.functional._helpers import _shape
-from autodiff.torch.nn.functional.convolution import _ntuple, _windows
+from autodiff.torch.nn.functional.convolution import _ntuple, _offset_slices, _windows
+
+# Max pooling over windows of at most this many elements is a running maximum of strided
+# slices (`_max_chain`); larger windows are gathered (`_max_windows`), whose graph does not
+# grow with the window.
+CHAIN_MAX_WINDOW = 16
 
 
 def _pool_geometry(name, nd, shape, kernel_size, stride, padding, dilation, ceil_mode):
@@ -65,16 +70,52 @@ def _max_pool(name, nd, input, kernel_size, stride, padding, dilation, ceil_mode
     if indices:
         raise NotImplementedError(f"autodiff.nn.functional.{name}: return_indices=True")
     shape = _shape(input)
-    kernel, stride, pads, dilation, _ = _pool_geometry(
+    kernel, stride, pads, dilation, out_sizes = _pool_geometry(
         name, nd, shape, kernel_size, stride, padding, dilation, ceil_mode
     )
     widths = [(0, 0)] * (len(shape) - nd) + pads
+    # (which positions of the padded input are padding: a window's maximum is one of its
+    # input's elements, the first when they are all -inf, as torch's)
+    is_padding = np.zeros(shape[-nd:], bool)
     if any(a or b for a, b in pads):
+        is_padding = np.pad(is_padding, pads, constant_values=True)
         input = anp.pad(input, widths, mode="constant", constant_values=-np.inf)
-    windows = _pool_windows(input, nd, kernel, stride, dilation)
-    # (the first maximum of each window gets the gradient, as torch's)
+    if int(np.prod(kernel)) <= CHAIN_MAX_WINDOW:
+        return _max_chain(input, is_padding, kernel, stride, dilation, out_sizes)
+    return _max_windows(input, nd, kernel, stride, dilation)
+
+
+def _max_windows(x, nd: int, kernel, stride, dilation):
+    """The reference max pooling: every window gathered, its first maximum taken (which gets
+    the gradient, as torch's; where torch's picks the last NaN, or a window's first input
+    element when all are -inf beside padding, this picks the first NaN, or the padding)."""
+    windows = _pool_windows(x, nd, kernel, stride, dilation)
     first = anp.argmax(stop_gradient(windows), axis=-1)
     return anp.take_along_axis(windows, anp.expand_dims(first, -1), axis=-1)[..., 0]
+
+
+def _max_chain(x, is_padding: np.ndarray, kernel, stride, dilation, out_sizes):
+    """Max pooling as a running maximum over the window's offsets, one strided slice of `x`
+    each: elementwise, so a compiled step fuses it into one loop (and its backward, the
+    selections' transposes, into another). An offset's element replaces the maximum so far
+    where it is greater or NaN, or where the maximum so far is padding, as torch's loop
+    does: the first maximum (the last NaN) of a window's input elements gets the gradient."""
+    parts = _offset_slices(x, kernel, stride, dilation, out_sizes)
+    paddings = _offset_slices(is_padding, kernel, stride, dilation, out_sizes)
+    best = best_padding = None
+    for part, part_padding in zip(parts, paddings):
+        if best is None:
+            best, best_padding = part, part_padding
+            continue
+        take = part > best
+        if np.dtype(dtype_of(part)).kind in "fc":
+            take = anp.logical_or(take, anp.isnan(part))
+        first_input = best_padding & ~part_padding
+        if first_input.any():
+            take = anp.logical_or(take, first_input)
+        best = anp.where(take, part, best)
+        best_padding = best_padding & part_padding
+    return best
 
 
 def max_pool1d(
