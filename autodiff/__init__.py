@@ -64,6 +64,7 @@ from autodiff.torch import (
     _node_names,
     _tensor_methods,  # (installs Tensor's operators and methods: the one place)
 )
+from autodiff.torch import dtypes as _torch_dtypes
 
 # torch's functions, types, dtypes and random state (autodiff/torch/): `autodiff.tanh(t)`,
 # `autodiff.cat([...])`, `autodiff.float64`, ... as `torch.<name>`. Those not in `__all__` stay
@@ -470,6 +471,8 @@ def __getattr__(name: str):
         return importlib.import_module("autodiff.torch.compiler")
     if name in _SPARSE:
         return getattr(importlib.import_module("autodiff.sparse"), name)
+    if name == "bfloat16":  # (torch.bfloat16: it imports ml_dtypes, on first use)
+        return _torch_dtypes.bfloat16
     raise AttributeError(f"module 'autodiff' has no attribute '{name}'")
 
 

@@ -74,7 +74,7 @@ class ShapedArray:
 
     def __repr__(self) -> str:
         kind = self.dtype.kind
-        short = _SHORT_KINDS.get(kind)
+        short = _SHORT_KINDS.get(kind) if self.dtype.name != "bfloat16" else None  # (bfloat16)
         if short is None:
             name = self.dtype.name
         elif kind in "fciu":
@@ -112,8 +112,10 @@ def ufunc_operand(aval: ShapedArray):
 
 
 def result_type(*avals: ShapedArray) -> np.dtype:
-    """NumPy's promotion of `avals`' dtypes (NEP 50: weak types yield to strong ones)."""
-    return np.result_type(*[dtype_operand(a) for a in avals])
+    """NumPy's promotion of `avals`' dtypes (NEP 50: weak types yield to strong ones). The
+    weak ones go last: NumPy promotes a Python float met before bfloat16 to float32."""
+    strong = [a.dtype for a in avals if not a.weak_type]
+    return np.result_type(*strong, *[dtype_operand(a) for a in avals if a.weak_type])
 
 
 def array_result_type(*avals: ShapedArray) -> np.dtype:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from autodiff.core import views as _views
+from autodiff.core.dtypes import is_bfloat16, is_inexact
 from autodiff.core.errors import (
     EscapedTracerError,
     TracerConversionError,
@@ -121,7 +122,7 @@ class Tensor:
                 )
             )  # torch gives the hint only when turning requires_grad off
             raise RuntimeError(f"you can only change requires_grad flags of leaf variables.{hint}")
-        if flag and not np.issubdtype(self._value.dtype, np.inexact):
+        if flag and not is_inexact(self._value.dtype):
             raise RuntimeError(
                 "only Tensors of floating point and complex dtype can require gradients"
             )
@@ -518,7 +519,10 @@ class Tensor:
                     f"{type(self._trace).__name__} (level {self._trace.level}), "
                     f"{np.dtype(self.dtype).name}{list(self.shape)}>"
                 )
-        body = np.array2string(np.asarray(self.primal()), separator=", ", prefix="tensor(")
+        value = np.asarray(self.primal())
+        if is_bfloat16(value.dtype):  # (NumPy prints it as integers where values are whole)
+            value = value.astype(np.float32)
+        body = np.array2string(value, separator=", ", prefix="tensor(")
         if self._trace is EVAL_TRACE:
             if self._view is not None and _views.stale(self) is not None:
                 return f"tensor({body}, grad_fn=<Invalid>)"  # (reading grad_fn raises: torch)

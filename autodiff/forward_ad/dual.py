@@ -15,7 +15,7 @@ from typing import NamedTuple
 import numpy as np
 from numpy import ndarray
 
-from autodiff.core.dtypes import dtype_of
+from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.graph import share_version
 from autodiff.core.primitive import bind
 from autodiff.core.tensor import Tensor
@@ -168,9 +168,9 @@ def make_dual(tensor, tangent, *, level: int | None = None):
             f"{_index(trace)} is not supported."
         )
     dt = dtype_of(tensor)
-    if not np.issubdtype(dt, np.inexact):
+    if not is_inexact(dt):
         raise ValueError(f"Expected primal to be floating point or complex, but got: {dt.name}")
-    if not np.issubdtype(dtype_of(tangent), np.inexact):
+    if not is_inexact(dtype_of(tangent)):
         raise ValueError(
             f"Expected tangent to be floating point or complex, but got: {dtype_of(tangent).name}"
         )

@@ -8,7 +8,7 @@ from collections.abc import Callable
 import numpy as np
 
 from autodiff.core.config import checks_leaks
-from autodiff.core.dtypes import dtype_of, float0, is_inexact
+from autodiff.core.dtypes import dtype_of, float0, float_kind, is_inexact
 from autodiff.core.errors import invalid_value_error
 from autodiff.core.pytree import tree_flatten, tree_map, tree_unflatten
 from autodiff.core.tensor import Tensor
@@ -21,7 +21,7 @@ def is_valid_value(x) -> bool:
     if isinstance(x, (Tensor, bool, int, float, complex)):
         return True
     if isinstance(x, (np.ndarray, np.generic)):
-        return x.dtype.kind in "biufc" or x.dtype == float0
+        return float_kind(x.dtype) in "biufc" or x.dtype == float0
     return False
 
 

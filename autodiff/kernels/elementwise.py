@@ -22,6 +22,7 @@ import numpy as np
 from numpy import ndarray  # (`np.ndarray` is an unspecialized lookup: numpy has a __getattr__)
 
 from autodiff.core import buffers
+from autodiff.core.dtypes import in_float32, is_bfloat16
 from autodiff.kernels._numba import kernels_ready, njit_lazy
 
 # The kernels beat NumPy from about 4K (float64) / 8K (float32) elements, but loading Numba
@@ -106,7 +107,10 @@ def _fits(g, a) -> bool:
 
 def _fused(loop, scalar_loop, numpy_impl, g, a, into=None):
     """Run `loop(out, g, a, one)` (or `scalar_loop` for a broadcast scalar `g`) where it pays;
-    `out` is `into` when given."""
+    `out` is `into` when given. bfloat16 computes in float32, rounded once (torch's fused
+    backward kernels: `1 - y*y` rounded after each step would lose the bits that cancel)."""
+    if is_bfloat16(a.dtype if type(a) is ndarray else np.float64):
+        return in_float32(numpy_impl)(g, a, None)
     if (
         type(a) is not ndarray
         or a.size < KERNEL_MIN_SIZE

@@ -22,7 +22,7 @@ import threading
 
 import numpy as np
 
-from autodiff.core.dtypes import dtype_of
+from autodiff.core.dtypes import dtype_of, is_bfloat16
 from autodiff.kernels._numba import kernels_ready
 
 _SQRT2 = 1.4142135623730951
@@ -867,12 +867,12 @@ class ScalarKernel:
 
     def result_dtype(self, dtype) -> np.dtype:
         """The dtype of the result for a last argument of `dtype`: floats keep their dtype
-        (float16 too, as JAX; SciPy gives float32), bools and small integers give float32,
-        wider integers float64; complex is refused."""
+        (float16 and bfloat16 too, as JAX; SciPy gives float32), bools and small integers
+        give float32, wider integers float64; complex is refused."""
         dtype = np.dtype(dtype)
         if dtype.kind == "c":
             raise TypeError(f"autodiff.scipy.special.{self.name} does not support complex input")
-        if dtype == np.float16:
+        if dtype == np.float16 or is_bfloat16(dtype):
             return dtype
         return np.result_type(dtype, np.float32)
 

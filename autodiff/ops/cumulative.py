@@ -14,7 +14,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index
 
 from autodiff.core.abstract import ShapedArray, accumulation_dtype, array_result_type, shaped_like
-from autodiff.core.dtypes import dtype_of
+from autodiff.core.dtypes import dtype_of, in_float32
 from autodiff.core.primitive import Primitive, bind
 from autodiff.ops import series
 from autodiff.ops import shape as shp
@@ -52,7 +52,7 @@ cumsum_p = Primitive("cumsum")
 cumsum_p.sparsity = prefix(lambda params: params["axis"], lambda params: params["reverse"])
 cumsum_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 cumsum_p.saves_output = False
-cumsum_p.impl = _cumsum_impl
+cumsum_p.impl = in_float32(_cumsum_impl)
 cumsum_p.abstract_eval = _cumulative_abstract_eval
 cumsum_p.jvp = lambda primals, tangents, *, out, axis, reverse, dtype: apply_linear(
     cumsum, tangents[0], axis, reverse
@@ -74,7 +74,7 @@ def _exclusive(y, axis: int):
 
 cumprod_p = Primitive("cumprod")
 cumprod_p.sparsity = prefix(lambda params: params["axis"], linear=False)
-cumprod_p.impl = lambda x, *, axis, dtype: np.cumprod(x, axis, dtype)
+cumprod_p.impl = in_float32(lambda x, *, axis, dtype: np.cumprod(x, axis, dtype))
 cumprod_p.abstract_eval = _cumulative_abstract_eval
 cumprod_p.jvp = lambda primals, tangents, *, out, axis, dtype: apply_linear(
     lambda t: linear_recurrence(primals[0], t * _exclusive(out, axis), axis), tangents[0]

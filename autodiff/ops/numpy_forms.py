@@ -17,6 +17,7 @@ from types import FunctionType
 
 import numpy as np
 
+from autodiff.core.dtypes import is_inexact
 from autodiff.core.primitive import Primitive
 from autodiff.ops.elementwise import cotangent_of, unbroadcast_numpy
 from autodiff.ops.structural import shape_of
@@ -76,7 +77,9 @@ def _cotangent_of_numpy(ct, x):
         kind = x.dtype.kind
     except AttributeError:  # a Python number
         return cotangent_of(ct, x)
-    return None if ct is None or kind not in "fc" else unbroadcast_numpy(ct, x)
+    if ct is None or (kind not in "fc" and not is_inexact(x.dtype)):  # (bfloat16: kind "V")
+        return None
+    return unbroadcast_numpy(ct, x)
 
 
 define_numpy(cotangent_of, _cotangent_of_numpy)

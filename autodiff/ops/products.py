@@ -28,7 +28,7 @@ import numpy as np
 
 from autodiff.core import buffers
 from autodiff.core.abstract import array_result_type, result_aval, ufunc_result_dtype
-from autodiff.core.dtypes import dtype_of
+from autodiff.core.dtypes import dtype_of, in_float32, in_float32_dtype, is_inexact
 from autodiff.core.primitive import Primitive, bind
 from autodiff.core.tensor import Tensor
 from autodiff.ops import series
@@ -53,7 +53,7 @@ def _array(x):
 
 
 def _differentiable(x) -> bool:
-    return dtype_of(x).kind in "fc"  # is_inexact, without np.issubdtype's cost on the hot path
+    return is_inexact(dtype_of(x))
 
 
 def add_terms(a, b):
@@ -174,7 +174,8 @@ def _matmul_vjp(g, a, b, *, out, needs=(True, True)):
 
 matmul_p = Primitive("matmul")
 matmul_p.sparsity = contraction(matmul_letters)
-matmul_p.impl = buffers.matmul_into  # (np.matmul, into recycled memory when there is some)
+# (np.matmul, into recycled memory when there is some; bfloat16 in float32)
+matmul_p.impl = in_float32(buffers.matmul_into, binary=True)
 matmul_p.vjp = _matmul_vjp
 matmul_p.vjp_takes_needs = True
 
@@ -198,7 +199,8 @@ def _matmul_abstract_eval(a, b):
             f"from {a.shape[-1]})"
         )
     shape = _matmul_out_shape(a.shape, b.shape)
-    return result_aval(shape, ufunc_result_dtype(np.matmul, a, b), a, b)
+    dtype = in_float32_dtype(ufunc_result_dtype(np.matmul, a, b), a.dtype, b.dtype)
+    return result_aval(shape, dtype, a, b)
 
 
 matmul_p.abstract_eval = _matmul_abstract_eval
@@ -259,7 +261,7 @@ def _dot_batch(values, dims):
 
 dot_p = Primitive("dot")
 dot_p.sparsity = contraction(dot_letters)
-dot_p.impl = np.dot
+dot_p.impl = in_float32(np.dot, binary=True)
 dot_p.vjp_takes_needs = True
 dot_p.jvp = _bilinear_jvp(dot_p)
 
@@ -484,7 +486,7 @@ def _einsum_impl(*operands, subscripts, optimize):
 
 einsum_p = Primitive("einsum")
 einsum_p.sparsity = contraction(einsum_letters)
-einsum_p.impl = _einsum_impl
+einsum_p.impl = in_float32(_einsum_impl)
 einsum_p.vjp = _einsum_vjp
 einsum_p.vjp_takes_needs = True
 einsum_p.jvp = _einsum_jvp

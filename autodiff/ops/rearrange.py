@@ -21,7 +21,7 @@ from autodiff.core.abstract import (
     shape_with_length,
     shaped_like,
 )
-from autodiff.core.dtypes import dtype_of
+from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.core.primitive import Primitive, bind
 from autodiff.ops import series
 from autodiff.ops.elementwise import add, cotangent_of
@@ -200,7 +200,7 @@ def _concatenate(arrays, axis: int):
 def _stack_vjp(g, out, *arrays, axis, dtype, casting):
     pieces = _unstack(g, axis)
     dt = g.dtype
-    if dt.kind in "fc":  # (each piece has its array's shape: in its dtype, it is its cotangent)
+    if is_inexact(dt):  # (each piece has its array's shape: in its dtype, it is its cotangent)
         for a in arrays:
             if a.dtype is not dt:
                 return cotangents_of(pieces, arrays)

@@ -17,7 +17,7 @@ import numpy as np
 from numpy.lib.array_utils import normalize_axis_index, normalize_axis_tuple
 
 from autodiff.core.abstract import ShapedArray, accumulation_dtype, shaped_like
-from autodiff.core.dtypes import dtype_of, is_inexact
+from autodiff.core.dtypes import dtype_of, is_inexact, reduction
 from autodiff.core.graph import name_node
 from autodiff.core.primitive import Primitive, bind
 from autodiff.ops import elementwise, series, shape
@@ -113,8 +113,8 @@ def expand_reduced(g, axes: tuple, keepdims: bool, shape: tuple):
 reduce_sum_p = Primitive("reduce_sum")
 reduce_sum_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 reduce_sum_p.saves_output = False
-# ufunc.reduce is numpy.sum minus its Python-level dispatch (same result types and values).
-reduce_sum_p.impl = lambda x, *, axes, keepdims: np.add.reduce(x, axes, None, None, keepdims)
+# np.add.reduce (bfloat16 accumulated in float32: NumPy's would round after every term)
+reduce_sum_p.impl = reduction(np.add)
 reduce_sum_p.sparsity = REDUCTION
 reduce_sum_p.abstract_eval = reduction_abstract_eval(accumulation_dtype)
 reduce_sum_p.jvp = lambda primals, tangents, *, out, axes, keepdims: (
@@ -352,7 +352,7 @@ def reduce_prod(x, axes: tuple, keepdims: bool):
 
 reduce_prod_p = weighted_reduction(
     "reduce_prod",
-    lambda x, *, axes, keepdims: np.multiply.reduce(x, axes, None, None, keepdims),
+    reduction(np.multiply),
     _prod_others,
 )
 reduce_prod_p.abstract_eval = reduction_abstract_eval(accumulation_dtype)

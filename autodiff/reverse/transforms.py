@@ -24,7 +24,7 @@ import numpy as np
 
 from autodiff.core import buffers
 from autodiff.core.config import checks_leaks
-from autodiff.core.dtypes import dtype_of, float0, is_inexact
+from autodiff.core.dtypes import dtype_of, float0, float_kind, is_inexact
 from autodiff.core.errors import invalid_value_error, type_str
 from autodiff.core.pytree import LEAF, tree_flatten, tree_map, tree_unflatten
 from autodiff.core.tensor import TENSOR_TYPES, Tensor
@@ -41,7 +41,7 @@ def is_valid_value(x) -> bool:
     if isinstance(x, (Tensor, bool, int, float, complex)):
         return True
     if isinstance(x, (np.ndarray, np.generic)):
-        return x.dtype.kind in "biufc" or x.dtype == float0
+        return float_kind(x.dtype) in "biufc" or x.dtype == float0
     return False
 
 
@@ -176,7 +176,7 @@ class _Leaves:
         self.wrapped = []  # the trees with tracers in place of inputs
         where_nums = nums if nums is not None else positions
         for k, tree in enumerate(trees):
-            if type(tree) is np.ndarray and tree.dtype.kind in "fc" or type(tree) in TENSOR_TYPES:
+            if type(tree) is np.ndarray and is_inexact(tree.dtype) or type(tree) in TENSOR_TYPES:
                 flat, treedef = [tree], LEAF  # (a lone array)
             else:
                 flat, treedef = tree_flatten(tree)
@@ -293,7 +293,7 @@ def _check_scalar_output(out, holomorphic: bool, transform: str = "grad") -> Non
             "holomorphic=True. For a real loss of a complex output take its .real, .imag or "
             "abs; for other non-holomorphic functions use vjp directly."
         )
-    elif dt.kind != "f":
+    elif float_kind(dt) != "f":
         raise TypeError(
             f"{transform} requires real-valued outputs (output dtype that is a sub-dtype of "
             f"np.floating), but got {dt.name}. For differentiation of functions with integer "

@@ -15,6 +15,7 @@ import numpy as np
 
 import autodiff.numpy as anp
 from autodiff.core import views as _views
+from autodiff.core.dtypes import is_bfloat16
 from autodiff.core.sizes import Size
 from autodiff.core.tensor import Tensor, face_of
 from autodiff.core.trace import EVAL_TRACE, state
@@ -110,6 +111,18 @@ def _cast(x, d):
     if d is None or x.dtype == d:
         return x
     return anp.astype(x, d)
+
+
+def fused(fn: Callable, x, *args, **kwargs):
+    """`fn(x, *args, **kwargs)`, computed in float32 when `x` is bfloat16 and its result rounded
+    back once: torch runs these functions (softmax, logsumexp, norms, ...) as one kernel that
+    computes a bfloat16 input in float32, where a composite of bfloat16 ops would round after
+    each. Its derivative, through the two casts, is rounded once too, as torch's backward
+    kernel's. Other dtypes call `fn` unchanged."""
+    if not is_bfloat16(getattr(x, "dtype", np.float64)):
+        return fn(x, *args, **kwargs)
+    out = fn(anp.astype(x, np.float32), *args, **kwargs)
+    return anp.astype(out, x.dtype) if out.dtype == np.float32 else out
 
 
 def _value_like(value, x):

@@ -486,6 +486,7 @@ TORCH_METHODS: dict[str, Any] = {
     "double": conversions._conversion("double", np.float64),
     "float": conversions._conversion("float", np.float32),
     "half": conversions._conversion("half", np.float16),
+    "bfloat16": conversions._conversion("bfloat16", "torch.bfloat16"),  # (ml_dtypes: on use)
     "long": conversions._conversion("long", np.int64),
     "int": conversions._conversion("int", np.int32),
     "short": conversions._conversion("short", np.int16),

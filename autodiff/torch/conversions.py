@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 
 import autodiff.numpy as anp
+from autodiff.core.dtypes import float_kind, is_bfloat16
 from autodiff.core.tensor import Tensor, face_of
 from autodiff.core.trace import EVAL_TRACE
 from autodiff.torch._args import _array, _cast, _concrete, _no_extra, _np_dtype, wrap_dim
@@ -98,6 +99,8 @@ _TYPE_DTYPES = {v: k for k, v in _TYPE_NAMES.items()}
 
 def tensor_type_name(d) -> str:
     """torch's legacy type name of a dtype ('torch.DoubleTensor')."""
+    if is_bfloat16(d):
+        return "torch.BFloat16Tensor"
     return _TYPE_NAMES.get(np.dtype(d), f"torch.{np.dtype(d).name}Tensor")
 
 
@@ -197,7 +200,7 @@ def storage(self: Tensor) -> TypedStorage:
 
 def is_floating_point(self: Tensor) -> bool:
     """`Tensor.is_floating_point()`."""
-    return self.dtype.kind == "f"
+    return float_kind(self.dtype) == "f"
 
 
 def is_complex(self: Tensor) -> bool:
@@ -207,7 +210,7 @@ def is_complex(self: Tensor) -> bool:
 
 def is_signed(self: Tensor) -> bool:
     """`Tensor.is_signed()`."""
-    return self.dtype.kind in "ifc"
+    return float_kind(self.dtype) in "ifc"
 
 
 def is_same_size(self: Tensor, other) -> bool:

@@ -13,6 +13,7 @@ import operator
 
 import numpy as np
 
+from autodiff.core.dtypes import float_kind
 from autodiff.core.sizes import Size
 from autodiff.core.tensor import Tensor
 from autodiff.numpy import _creation
@@ -79,7 +80,7 @@ def _data(data):
 def _numeric(values: np.ndarray, fname: str) -> np.ndarray:
     """`values`, if they are numbers: a TypeError for strings, None and other objects (which
     NumPy would hold in a string or object array), naming the first such element's type."""
-    if values.dtype.kind in "biufc":
+    if float_kind(values.dtype) in "biufc":
         return values
     if values.dtype.kind == "O":
         odd = next((v for v in values.flat if not isinstance(v, (bool, int, float, complex))), None)

@@ -13,15 +13,21 @@ like grad mode, where torch's is per process; the torch face's factories read it
 
 This module defines the constants under torch's names, several of which (`float`, `int`,
 `bool`) shadow Python's builtins here: its functions reach the builtins as `builtins.<name>`.
+
+`bfloat16` is ml_dtypes' (core/dtypes.py), made on first use (this module's `__getattr__`,
+and `to_numpy_dtype`/`dtype_of_torch` meeting its name or dtype), so that `import autodiff`
+does not import ml_dtypes.
 """
 
 from __future__ import annotations
 
 import builtins
+import importlib
 import threading
 
 import numpy as np
 
+from autodiff.core.dtypes import bfloat16_dtype, float_kind, is_bfloat16
 from autodiff.core.tensor import Tensor
 
 
@@ -44,7 +50,7 @@ class dtype:
 
     @property
     def is_floating_point(self) -> builtins.bool:
-        return self.dtype.kind == "f"
+        return float_kind(self.dtype) == "f"
 
     @property
     def is_complex(self) -> builtins.bool:
@@ -52,7 +58,7 @@ class dtype:
 
     @property
     def is_signed(self) -> builtins.bool:
-        return self.dtype.kind in "ifc"
+        return float_kind(self.dtype) in "ifc"
 
     @property
     def itemsize(self) -> builtins.int:
@@ -68,7 +74,7 @@ class dtype:
         """The complex dtype of a floating one."""
         if self.dtype.kind == "c":
             return self
-        if self.dtype.kind != "f":
+        if not self.is_floating_point:
             raise RuntimeError(f"to_complex is not supported for {self}")
         return _BY_NUMPY[np.dtype(f"c{max(self.dtype.itemsize, 4) * 2}")]
 
@@ -126,6 +132,25 @@ _ALIASES = {
 DTYPES: dict[str, dtype] = {name: dtype(np_type, name) for name, np_type in _CANONICAL.items()}
 DTYPES.update({alias: DTYPES[name] for alias, name in _ALIASES.items()})
 _BY_NUMPY: dict[np.dtype, dtype] = {d.dtype: d for d in DTYPES.values()}
+_BFLOAT16_LOCK = threading.Lock()  # (guards adding bfloat16 to the two tables above)
+
+
+def _bfloat16() -> dtype:
+    """`torch.bfloat16`: made, and entered in the tables, on first use."""
+    with _BFLOAT16_LOCK:
+        found = DTYPES.get("bfloat16")
+        if found is None:
+            found = dtype(bfloat16_dtype(), "bfloat16")
+            DTYPES["bfloat16"] = found
+            _BY_NUMPY[found.dtype] = found
+        return found
+
+
+def __getattr__(name: str):
+    if name == "bfloat16":
+        return _bfloat16()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 # Python's types as torch reads them in `dtype=`: `float` is float64 (torch.float is float32).
 _PYTHON_TYPES = {
@@ -155,6 +180,8 @@ def to_numpy_dtype(d) -> np.dtype | None:
         return python
     if isinstance(d, str) and d.startswith("torch."):
         name = d[len("torch.") :]
+        if name == "bfloat16":
+            return _bfloat16().dtype
         if name not in DTYPES:
             raise TypeError(f"invalid dtype: {d!r}")
         return DTYPES[name].dtype
@@ -171,6 +198,8 @@ def dtype_of_torch(d) -> dtype:
     """
     np_dtype = to_numpy_dtype(d)
     found = _BY_NUMPY.get(np_dtype) if np_dtype is not None else None
+    if found is None and np_dtype is not None and is_bfloat16(np_dtype):
+        found = _bfloat16()
     if found is None:
         raise TypeError(f"{d!r} has no torch dtype")
     return found
@@ -204,7 +233,7 @@ def set_default_dtype(d) -> None:
         >>> set_default_dtype(DTYPES["float64"])
     """
     np_dtype = to_numpy_dtype(d)
-    if np_dtype is None or np_dtype.kind != "f":
+    if np_dtype is None or float_kind(np_dtype) != "f":
         raise TypeError(f"only floating-point types are supported as the default type, got {d!r}")
     _default.dtype = np_dtype
 
@@ -245,8 +274,11 @@ long = DTYPES["long"]
 
 
 def finfo(type=None):
-    """`torch.finfo(dtype=default)`: NumPy's finfo of that dtype (eps, tiny, max, ...)."""
+    """`torch.finfo(dtype=default)`: NumPy's finfo of that dtype (eps, tiny, max, ...);
+    ml_dtypes' for bfloat16 (NumPy's own does not know it)."""
     d = to_numpy_dtype(type) if type is not None else default_float()
+    if d is not None and is_bfloat16(d):
+        return importlib.import_module("ml_dtypes").finfo(d)
     return np.finfo(d)
 
 
@@ -258,7 +290,7 @@ def iinfo(type):
 def _promote(a: np.dtype, b: np.dtype) -> np.dtype:
     """torch's promotion of two dtypes: NumPy's, except that an integer (or bool) meeting a
     floating or complex dtype gives that dtype (NumPy widens: int32 with float32 is float64)."""
-    a_float, b_float = a.kind in "fc", b.kind in "fc"
+    a_float, b_float = float_kind(a) in "fc", float_kind(b) in "fc"
     if a_float != b_float:
         return a if a_float else b
     return np.promote_types(a, b)

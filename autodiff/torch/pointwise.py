@@ -11,7 +11,7 @@ import autodiff.numpy as anp
 import autodiff.scipy.special as _special
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE, state
-from autodiff.torch._args import _array, _cast, _concrete, write_out
+from autodiff.torch._args import _array, _cast, _concrete, fused, write_out
 from autodiff.torch.indexing import torch_nonzero
 
 exp = anp.exp
@@ -61,7 +61,11 @@ def where_method(self: Tensor, condition, other) -> Tensor:
 
 
 def sigmoid(x):
-    """`torch.sigmoid`: 1 / (1 + exp(-x))."""
+    """`torch.sigmoid`: 1 / (1 + exp(-x)) (bfloat16 computed in float32, rounded once)."""
+    return fused(_sigmoid, x)
+
+
+def _sigmoid(x):
     return 1.0 / (1.0 + anp.exp(-x))
 
 

@@ -7,6 +7,7 @@ import builtins
 
 import numpy as np
 
+from autodiff.core.dtypes import float_kind
 from autodiff.core.tensor import Tensor
 from autodiff.torch import conversions
 from autodiff.torch._args import _concrete
@@ -21,7 +22,7 @@ def is_tensor(obj) -> bool:
 
 def is_floating_point(input) -> bool:
     """`torch.is_floating_point(input)`."""
-    return input.dtype.kind == "f"
+    return float_kind(input.dtype) == "f"
 
 
 def is_complex(input) -> bool:

@@ -21,6 +21,7 @@ from autodiff.torch._args import (
     _no_extra,
     _np_dtype,
     _reduce_axes,
+    fused,
     wrap_dim,
 )
 from autodiff.torch.types import return_types
@@ -168,7 +169,8 @@ def _var_std(name: str) -> Callable:
         if unbiased is not None and correction is not None:
             raise TypeError(f"{name}(): pass unbiased= or correction=, not both")
         ddof = correction if correction is not None else (0 if unbiased is False else 1)
-        return f(input, axis=_reduce_axes(input, dim), ddof=ddof, keepdims=builtins.bool(keepdim))
+        axis = _reduce_axes(input, dim)
+        return fused(f, input, axis=axis, ddof=ddof, keepdims=builtins.bool(keepdim))
 
     reduce.__name__ = reduce.__qualname__ = name
     reduce.__doc__ = (
@@ -212,7 +214,7 @@ def softmax(input, dim=None, dtype=None, **kwargs):
     x = _cast(input, dtype)
     if np.ndim(x) == 0:
         return anp.ones_like(x)
-    return _special.softmax(x, axis=_softmax_dim("softmax", x, dim))
+    return fused(_special.softmax, x, axis=_softmax_dim("softmax", x, dim))
 
 
 def log_softmax(input, dim=None, dtype=None, **kwargs):
@@ -222,7 +224,7 @@ def log_softmax(input, dim=None, dtype=None, **kwargs):
     x = _cast(input, dtype)
     if np.ndim(x) == 0:
         return anp.zeros_like(x)
-    return _special.log_softmax(x, axis=_softmax_dim("log_softmax", x, dim))
+    return fused(_special.log_softmax, x, axis=_softmax_dim("log_softmax", x, dim))
 
 
 def _cumulative(name: str, numpy_fn, input, dim, dtype, kwargs):
@@ -274,7 +276,10 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None, **kwargs):
     dim = _alias(kwargs, "axis", dim, None)
     keepdim = _alias(kwargs, "keepdims", keepdim, False)
     _no_extra("norm", kwargs)
-    x = _cast(input, dtype)
+    return fused(_norm, _cast(input, dtype), p, dim, builtins.bool(keepdim))
+
+
+def _norm(x, p, dim, keepdim: bool):
     ndim = np.ndim(x)
     if isinstance(dim, builtins.int):
         dim = (dim,)
@@ -284,7 +289,7 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None, **kwargs):
     if p == "nuc":
         if axis is None:
             axis = (0, 1)
-        return anp.linalg.norm(x, ord="nuc", axis=axis, keepdims=builtins.bool(keepdim))
+        return anp.linalg.norm(x, ord="nuc", axis=axis, keepdims=keepdim)
     if p is None or p == "fro":
         p = 2
     if isinstance(p, str):
@@ -293,7 +298,7 @@ def norm(input, p="fro", dim=None, keepdim: bool = False, dtype=None, **kwargs):
         return anp.reshape(_vector_norm(anp.ravel(x), p, None, False), (1,) * ndim)
     if axis is None:
         return _vector_norm(anp.ravel(x) if ndim != 1 else x, p, None, False)
-    return _vector_norm(x, p, axis if len(axis) > 1 else axis[0], builtins.bool(keepdim))
+    return _vector_norm(x, p, axis if len(axis) > 1 else axis[0], keepdim)
 
 
 def dist(input, other, p=2):

@@ -16,6 +16,7 @@ import numpy as np
 
 from autodiff.autograd._state import autograd_state
 from autodiff.autograd.grad_mode import no_grad
+from autodiff.core.dtypes import bfloat16_dtype, float_kind
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE
 from autodiff.torch.dtypes import dtype_of_torch, to_numpy_dtype
@@ -122,7 +123,7 @@ def _device_and_dtype(args: tuple, kwargs: dict) -> tuple:
     if not is_meta_device(where):
         check_device(where)
     dtype = to_numpy_dtype(dtype)
-    if dtype is not None and dtype.kind not in "fc":
+    if dtype is not None and float_kind(dtype) not in "fc":
         raise TypeError(
             "nn.Module.to only accepts floating point or complex dtypes, but got desired "
             f"dtype={dtype_of_torch(dtype)}"
@@ -799,7 +800,7 @@ class Module:
         template for `torch.func.functional_call`, as in `stack_module_state`'s recipe)."""
         where, dtype = _device_and_dtype(args, dict(kwargs))
         if dtype is not None:
-            self._apply_dtype(lambda d: dtype if d.kind in "fc" else None)
+            self._apply_dtype(lambda d: dtype if float_kind(d) in "fc" else None)
         if is_meta_device(where):
             self._apply_meta()
         return self
@@ -816,15 +817,20 @@ class Module:
 
     def double(self) -> Module:
         """Cast floating-point parameters and buffers to float64."""
-        return self._apply_dtype(lambda d: np.dtype(np.float64) if d.kind == "f" else None)
+        return self._apply_dtype(lambda d: np.dtype(np.float64) if float_kind(d) == "f" else None)
 
     def float(self) -> Module:
         """Cast floating-point parameters and buffers to float32."""
-        return self._apply_dtype(lambda d: np.dtype(np.float32) if d.kind == "f" else None)
+        return self._apply_dtype(lambda d: np.dtype(np.float32) if float_kind(d) == "f" else None)
 
     def half(self) -> Module:
         """Cast floating-point parameters and buffers to float16."""
-        return self._apply_dtype(lambda d: np.dtype(np.float16) if d.kind == "f" else None)
+        return self._apply_dtype(lambda d: np.dtype(np.float16) if float_kind(d) == "f" else None)
+
+    def bfloat16(self) -> Module:
+        """Cast floating-point parameters and buffers to bfloat16 (ml_dtypes')."""
+        bf16 = bfloat16_dtype()
+        return self._apply_dtype(lambda d: bf16 if float_kind(d) == "f" else None)
 
     def cuda(self, device=None) -> Module:
         """Raises: autodiff computes on the CPU only (a script should keep its module on

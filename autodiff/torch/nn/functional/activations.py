@@ -12,6 +12,7 @@ from autodiff.core.dtypes import dtype_of, is_inexact
 from autodiff.ops.special import erf, expit
 from autodiff.ops.special import log_softmax as _log_softmax
 from autodiff.ops.special import softmax as _softmax
+from autodiff.torch._args import fused
 from autodiff.torch.creation import rand
 from autodiff.torch.generator import staged_uniform
 from autodiff.torch.nn.functional._helpers import _in_place, _shape
@@ -98,7 +99,7 @@ def softmax(input, dim: int | None = None, _stacklevel: int = 3, dtype=None):
         input = anp.astype(input, dtype)
     if dim is None:
         dim = _softmax_dim("softmax", len(_shape(input)), _stacklevel)
-    return _softmax(input, axis=dim)
+    return fused(_softmax, input, axis=dim)  # (bfloat16: in float32, as torch's kernel)
 
 
 def log_softmax(input, dim: int | None = None, _stacklevel: int = 3, dtype=None):
@@ -107,7 +108,7 @@ def log_softmax(input, dim: int | None = None, _stacklevel: int = 3, dtype=None)
         input = anp.astype(input, dtype)
     if dim is None:
         dim = _softmax_dim("log_softmax", len(_shape(input)), _stacklevel)
-    return _log_softmax(input, axis=dim)
+    return fused(_log_softmax, input, axis=dim)
 
 
 def dropout(input, p: float = 0.5, training: bool = True, inplace: bool = False):
