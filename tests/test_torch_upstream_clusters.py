@@ -104,6 +104,9 @@ _INDEXED = [
     lambda a, i: a.sum(),
     lambda a, i: a.sum(1),
     lambda a, i: a.mean(),
+    lambda a, i: a.mean(1, keepdim=True),
+    lambda a, i: a.mean((0, 2)),
+    lambda a, i: a.sum(dim=(0, 1)),
     lambda a, i: a[0, 0].expand(3, 5),
 ]
 _NAMES = (
@@ -138,18 +141,11 @@ def _plain(v):
     return v
 
 
-# torch names a sum over given dims SumBackward1 (a full sum: SumBackward0); autodiff's node
-# of both is the one reduce_sum, named SumBackward0 (its attributes are torch's).
-_NAME_DIFFERS = {15}
-
-
 @pytest.mark.parametrize("k", range(len(_INDEXED)))
 def test_saved_attributes_of_index_and_shape_nodes(k):
     ours, theirs = both(lambda torch: _saved_attrs(torch, _INDEXED[k]))
-    if k in _NAME_DIFFERS:
-        del ours["name"], theirs["name"]
-    # every attribute torch's node has, with torch's value (autodiff's reduction nodes may
-    # also carry `_saved_dim`/`_saved_keepdim` where torch's full sum has none)
+    # every attribute torch's node has, with torch's value (autodiff's full sum also carries
+    # the `_saved_dim`/`_saved_keepdim` of its one reduce_sum, where torch's has none)
     assert {key: ours.get(key) for key in theirs} == theirs
 
 

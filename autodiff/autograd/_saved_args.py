@@ -137,6 +137,17 @@ def _reduced_shape(node) -> tuple:
     return _input_shape(node)
 
 
+def _mean_part(node, field: str):
+    """MeanBackward1's dim and keepdim: those of the sum its division reads."""
+    parent = node.parents[0] if node.prim is not None and node.prim.name == "divide" else None
+    if parent is None:
+        raise AttributeError(field)
+    params = (parent[0] if type(parent) is tuple else parent).params
+    if field == "dim":
+        return tuple(int(a) for a in params["axes"])
+    return bool(params["keepdims"])
+
+
 def _part(getter, field: str):
     return lambda node: getter(node, field)
 
@@ -157,5 +168,6 @@ register_saved_attrs(
     "IndexSelectBackward0",
     {f: _part(_index_select_part, f) for f in ("dim", "index", "self_sym_sizes")},
 )
+register_saved_attrs("MeanBackward1", {f: _part(_mean_part, f) for f in ("dim", "keepdim")})
 for _name in ("SumBackward0", "SumBackward1", "MeanBackward0", "MeanBackward1", "ExpandBackward0"):
     register_saved_attrs(_name, {"self_sym_sizes": _reduced_shape})

@@ -12,8 +12,9 @@ Scoring: a test is excluded by design when it is skipped for a device this machi
 when it raises the shim's OutOfScope (a `__torch_dispatch__` mode, LoggingTensor, the flop
 counter, profiler internals, C++ extensions), or when its name or its error names one of the
 clusters in EXCLUDED (CUDA, sparse, profiler internals, nested tensors, mkldnn, aten,
-named tensors). A test's LoggingTensor variant is scored as its plain variant. Expected
-failures count as passes, unexpected successes as failures (as torch's runner counts them).
+named tensors, C++ extensions, multiprocessing). A test's LoggingTensor variant is scored
+as its plain variant. Expected failures count as passes, unexpected successes as failures
+(as torch's runner counts them).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ EXCLUDED = {
     "aten": r"\baten\b|torch\.ops|has no attribute 'ops'",
     "named_tensors": r"named_tensor|refine_names|\bnames\b.*tensor|has no attribute 'names'",
     "cpp_extension": r"cpp_extension|load_inline|cpp_",
-    "multiprocessing": r"multiprocessing|fork|spawn",
+    "multiprocessing": r"multiprocessing",
 }
 
 

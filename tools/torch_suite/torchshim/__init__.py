@@ -6,7 +6,7 @@
   TestCase, parametrize, device instantiation, ...; the semantics under test are autodiff's);
 - `torch.testing` is `torchshim.testing` (assert_close, make_tensor);
 - a few modules autodiff does not have, all out of scope by design (`__torch_dispatch__`
-  modes, the flop counter, profiler internals, `torch._VF`), are `torchshim.stand_ins`,
+  modes, the flop counter, profiler internals, `torch.fx`), are `torchshim.stand_ins`,
   whose names raise `OutOfScope` when used, so the files import and those tests are counted
   apart;
 - any other `torch.<path>` is `autodiff.<path>`, the very module object.
@@ -30,7 +30,6 @@ STAND_IN_MODULES = (
     "torch.utils._pytree",
     "torch.autograd.profiler_util",
     "torch.autograd._functions",
-    "torch._VF",
     "torch.overrides",
     "torch._subclasses",
     "torch._subclasses.fake_tensor",

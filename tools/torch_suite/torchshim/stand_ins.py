@@ -1,7 +1,7 @@
 """Names of modules autodiff does not have, all out of scope by design; using one raises.
 
 `__torch_dispatch__` modes, the flop counter, profiler internals and torch's private
-`_VF`/`overrides`/`fx`/`_dynamo` live here only so that the test files import: a test that
+`overrides`/`fx`/`_dynamo` live here only so that the test files import: a test that
 uses one raises `OutOfScope`, which the runner counts apart, under its category.
 """
 
@@ -57,9 +57,8 @@ FakeTensorMode = _Unavailable("torch_dispatch", "FakeTensorMode")
 make_fx = _Unavailable("torch_dispatch", "make_fx")
 has_torch_function = _Unavailable("torch_dispatch", "has_torch_function")
 handle_torch_function = _Unavailable("torch_dispatch", "handle_torch_function")
-tree_map = _Unavailable("torch_dispatch", "torch.utils._pytree.tree_map")
-tree_map_only = _Unavailable("torch_dispatch", "torch.utils._pytree.tree_map_only")
-unique_dim = _Unavailable("aten", "torch._VF.unique_dim")
+tree_map = _Unavailable("private_module", "torch.utils._pytree.tree_map")
+tree_map_only = _Unavailable("private_module", "torch.utils._pytree.tree_map_only")
 optimize = _Unavailable("compile", "torch._dynamo.optimize")
 
 
