@@ -18,6 +18,30 @@ class OutOfScope(Exception):
         self.category = category
 
 
+class Missing(Exception):
+    """A test used torch API that autodiff does not have (counted as a failure)."""
+
+
+class _Missing:
+    """A torch name autodiff lacks: raises Missing when called or read further."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __call__(self, *args, **kwargs):
+        raise Missing(f"{self._name} is not provided by autodiff")
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        raise Missing(f"{self._name} is not provided by autodiff")
+
+
+def placeholder(category, name: str):
+    """A stand-in for `name`: out of scope under `category`, or (None) missing."""
+    return _Missing(name) if category is None else _Unavailable(category, name)
+
+
 class _Unavailable:
     """A class or function that raises OutOfScope when constructed or called."""
 
