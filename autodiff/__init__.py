@@ -63,6 +63,15 @@ from autodiff.torch import (
     _aliases,
     _node_names,
     _tensor_methods,  # (installs Tensor's operators and methods: the one place)
+    amp,
+)
+from autodiff.torch.amp import (
+    autocast,
+    cpu,
+    get_autocast_dtype,
+    is_autocast_cache_enabled,
+    is_autocast_enabled,
+    set_autocast_enabled,
 )
 from autodiff.torch import dtypes as _torch_dtypes
 
@@ -140,6 +149,7 @@ from autodiff.torch.generator import (
 )
 from autodiff.torch.indexing import (
     argwhere,
+    bucketize,
     gather,
     index_add,
     index_copy,

@@ -910,7 +910,7 @@ def test_dtype_constants_are_numpy_dtypes_in_disguise():
     assert repr(autodiff.float64) == "torch.float64"
     assert pickle.loads(pickle.dumps(autodiff.cfloat)) is autodiff.complex64
     x = autodiff.ones(2)
-    assert x.dtype == autodiff.float64 and str(x.dtype) == "float64"  # (x.dtype: NumPy's)
+    assert x.dtype == autodiff.float64 and str(x.dtype) == "torch.float64"  # (torch's dtype)
 
 
 def test_default_dtype_is_per_thread_and_restorable():

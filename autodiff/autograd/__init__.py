@@ -6,6 +6,7 @@ Runs on the same core and engine as the functional transforms.
 # (_record first: it makes level 0 record the torch face's graph, core/trace.py)
 from autodiff.autograd import (
     _record,
+    _saved_args,
     _views,  # (in-place operations on views: CopySlices)
     forward_ad,
     functional,

@@ -11,8 +11,9 @@ import threading
 
 import numpy as np
 
-from autodiff.core.graph import SAME_DTYPE
+from autodiff.core.graph import SAME_DTYPE, name_node
 from autodiff.core.tensor import Tensor
+from autodiff.ops.elementwise import multiply
 
 # Accumulation into `.grad` is atomic, as torch's AccumulateGrad (one lock: it is held only
 # for the read-add-write of a leaf's gradient).
@@ -51,6 +52,8 @@ def _accumulate_grad_locked(tensor, ct, create_graph: bool, owned: bool = False)
     if current is None:
         if not isinstance(ct, Tensor):
             ct = Tensor._from(ct if owned else np.array(ct, copy=True))
+        elif ct.requires_grad:
+            ct = _copy_with_graph(ct)
         tensor._grad = ct
     elif create_graph or isinstance(ct, Tensor):
         tensor._grad = current + ct
@@ -64,6 +67,14 @@ def _accumulate_grad_locked(tensor, ct, create_graph: bool, owned: bool = False)
         else:
             current._value = np.add(value, ct).astype(current.dtype, copy=False)
         current._vc += 1
+
+
+def _copy_with_graph(ct: Tensor) -> Tensor:
+    """The first `.grad` of a backward pass with create_graph, as torch makes it: a copy of
+    the gradient into a new tensor, recorded as `CopyBackwards` whose next functions are the
+    new tensor's (None) and the gradient's (torch: `empty_strided(...).copy_(grad)`)."""
+    ones = np.ones((), dtype=ct.dtype)
+    return name_node(multiply(ones, ct), "CopyBackwards")  # (exact: 1 * g is g, -0.0 too)
 
 
 __all__ = ["accumulate_grad", "grad_dtype_of"]

@@ -457,10 +457,11 @@ class FunctionCtx:
             checked.append(_grad_in_dtype(self, i, g, x))
         return tuple(checked)
 
-    def _ad_check_tangents(self, result, outs, tangents_in=(), versions=None) -> tuple:
+    def _ad_check_tangents(self, result, outs, tangents_in=(), versions=None, ins=None) -> tuple:
         """torch's checks of what jvp returned: count, None for non-differentiable outputs,
         shapes; an output marked dirty gets its input's tangent, modified in place (given
-        `tangents_in` and their `versions` before jvp ran)."""
+        `tangents_in` and their `versions` before jvp ran); an output that is a view of an
+        input (or the input itself: `ins`) gets a view of that input's tangent."""
         entries = self._ad_out_spec[1]
         tangents = result if isinstance(result, tuple) else (result,)
         if len(tangents) != len(entries):
@@ -494,6 +495,7 @@ class FunctionCtx:
             if t is None:
                 checked.append(None)
                 continue
+            _check_view_tangent(t, outs[j], ins, tangents_in, versions, dirty)
             t = _as_array(t)
             t_shape, o_shape = tuple(shape_of(t)), tuple(shape_of(outs[j]))
             if t_shape != o_shape:
@@ -594,6 +596,44 @@ def _saved_ref(t, in_index: dict, out_index: dict, dirty_inputs: set):
 def _is_dual(a) -> bool:
     """Whether `a` is a torch-style dual tensor (of a live `forward_ad.dual_level`)."""
     return isinstance(a, ForwardTracer) and a._trace.dual and a._trace.alive
+
+
+def _raw(x):
+    """The NumPy array under a level-0 Tensor (or the array itself); None for anything else."""
+    while type(x) is Tensor:
+        x = x._value
+    return x if isinstance(x, np.ndarray) else None
+
+
+def _check_view_tangent(t, out, ins, tangents_in, given, dirty) -> None:
+    """torch's check of a custom Function whose forward returns a view of an input (or the
+    input as-is): jvp must return a view of that input's tangent (`given`: the inputs whose
+    tangents were passed to jvp; a `dirty` output, modified in place, has its own check)."""
+    out_raw = _raw(out)
+    if out_raw is None or given is None or ins is None or dirty is not None:
+        return
+    for k, x in enumerate(ins):
+        x_raw = _raw(x)
+        if k not in given or x_raw is None or not np.may_share_memory(out_raw, x_raw):
+            continue
+        if not (type(t) is Tensor and t._is_view()):
+            raise RuntimeError(
+                "A custom Function's forward is returning a view (or an input as-is) but the "
+                "jvp is not returning a view."
+            )
+        grad_in = tangents_in[k]
+        if t._base is not grad_in and t._base is not grad_in._base:
+            # (torch's message tells whether the input given was itself a view)
+            of_a_view = grad_in._is_view() or (type(x) is Tensor and x._is_view())
+            raise RuntimeError(
+                "A custom Function is returning a view but the jvp is not returning a view of "
+                + (
+                    "the same base as the given grad input."
+                    if of_a_view
+                    else "the given grad input."
+                )
+            )
+        return
 
 
 def _undual(o):

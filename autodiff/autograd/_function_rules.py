@@ -146,7 +146,7 @@ def _jvp(primals, tangents, *, out, ctx: FunctionCtx, spec: tuple):
         }
         refs = c._ad_fwd_refs or ()  # (jvp sees what save_for_forward saved, as in torch)
         result = c._ad_call(cls.jvp, refs, ins, outs, tangents_in)
-        return c._ad_check_tangents(result, outs, tangents_in, versions)
+        return c._ad_check_tangents(result, outs, tangents_in, versions, ins)
 
     in_dims = _input_dims(spec, n_in)
     out_dims = [(0,) * len(spec) if spec else None] * n_out

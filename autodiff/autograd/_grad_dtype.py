@@ -82,7 +82,7 @@ def set_grad_dtype(tensor: Tensor, value) -> None:
         >>> x = torch.ones(2, requires_grad=True)
         >>> set_grad_dtype(x, torch.float32)
         >>> (x * 2).sum().backward(); x.grad.dtype
-        dtype('float32')
+        torch.float32
     """
     if tensor._edge is not None:
         raise RuntimeError("grad_dtype can only be set on leaf tensors.")

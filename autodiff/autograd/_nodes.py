@@ -246,10 +246,40 @@ def class_named(name: str, base: type = TorchNode) -> type:
                         "__slots__": (),
                         "_torch_name": name,
                         "__module__": __name__,
+                        **_SAVED_ATTRS.get(name, {}),
                     },
                 )
                 _BY_NAME[name] = cls
     return cls
+
+
+# node name -> the `_saved_*` properties its class gets (`register_saved_attrs`)
+_SAVED_ATTRS: dict[str, dict[str, property]] = {}
+
+
+def register_saved_attrs(name: str, getters: dict, raw: dict | None = None) -> None:
+    """Give the nodes named `name` a `_saved_<k>` property per getter (a function of the
+    node) and a `_raw_saved_<k>` one per `raw` getter (autograd/_saved_args.py's table)."""
+    props = {f"_saved_{k}": _named_property(f"_saved_{k}", g) for k, g in getters.items()}
+    for k, g in (raw or {}).items():
+        props[f"_raw_saved_{k}"] = _named_property(f"_raw_saved_{k}", g)
+    with _LOCK:
+        _SAVED_ATTRS.setdefault(name, {}).update(props)
+        cls = _BY_NAME.get(name)
+        for attr, prop in props.items() if cls is not None else ():
+            setattr(cls, attr, prop)
+
+
+def _named_property(attr: str, getter) -> property:
+    def get(node):
+        try:
+            return getter(node)
+        except AttributeError:
+            raise AttributeError(
+                f"'{type(node).__name__}' object has no attribute '{attr}'"
+            ) from None
+
+    return property(get, doc=f"The `{attr}` torch's node of this name carries.")
 
 
 def node_class(prim, params) -> type:
@@ -684,7 +714,7 @@ class _LooseSavedTensor(SavedTensor):
         saved._slot = None
         saved._is_output = bool(is_output)
         saved._edge = edge
-        saved._version = version_of(tensor)
+        saved._version = 0 if tensor is None else version_of(tensor)  # (None: an absent input)
         saved._value = tensor if hooks is None else pack(hooks[0], hooks[1], tensor)
         return saved
 
@@ -696,6 +726,8 @@ class _LooseSavedTensor(SavedTensor):
         value = self._value
         if isinstance(value, Packed):
             return _linked(unpacked(value), self._edge)
+        if value is None:
+            return None
         check_versions(None, ((value, self._version),))
         if self._is_output and self._edge is not None:
             return Tensor._from(value._value, edge_pair(self._edge))
@@ -711,6 +743,10 @@ class _LooseSavedTensor(SavedTensor):
         """Save this value as `pack_hook(tensor)`, read back as `unpack_hook(packed)`."""
         if kwargs or len(args) != 2 or not all(callable(a) for a in args):
             return SavedTensor.register_hooks(self, *args, **kwargs)  # (torch's TypeError)
+        if self._value is None:
+            raise RuntimeError(
+                "Calling register_hooks on a saved tensor with value None is forbidden"
+            )
         if isinstance(self._value, Packed):
             raise RuntimeError(
                 "Calling register_hooks on a saved tensor whose hooks have already been set. "
@@ -747,6 +783,7 @@ __all__ = [
     "node_class",
     "pack",
     "register_node_class",
+    "register_saved_attrs",
     "rename",
     "set_function_ctx",
     "unpack_saved",

@@ -78,6 +78,9 @@ def record(prim, args: tuple, params: dict, out):
             parents.append(None)
             versions.append(None)
             primals.append(a)
+    table = SAVED_FOR_PARTNERS.get(prim)
+    if table is not None:  # a product keeps no hold on an input it does not save (as torch)
+        _drop_unsaved(table, parents, versions)
     st.seq = seq = st.seq + 1  # (next_sequence_number, inline: once per recorded op)
     node = Node()  # (new_node, inline; it takes its torch class when seen: autograd/_nodes.py)
     node.prim = prim
@@ -95,6 +98,15 @@ def record(prim, args: tuple, params: dict, out):
 
         node._extra().anomaly_trace = "".join(traceback.format_stack()[:-3])
     return _outputs(node, out, out_hooks)
+
+
+def _drop_unsaved(table: tuple, parents: list, versions: list) -> None:
+    """Forget the version entries of a product's inputs that its gradients do not read: the
+    node then does not keep those tensors alive (torch's `y / 2` does not save `y`)."""
+    needed = table[(parents[0] is not None) + 2 * (parents[1] is not None)]
+    for i in (0, 1):
+        if not needed[i]:
+            versions[i] = None
 
 
 def _saving_hooks(prim, st) -> tuple:

@@ -20,6 +20,7 @@ from autodiff.core.tensor import Tensor
 from autodiff.ops.elementwise import divide_p, multiply_p
 from autodiff.ops.products import dot_p, matmul_p
 from autodiff.reverse.accumulate import RELEASED_MESSAGE
+from autodiff.torch.conversions import tensor_type_name
 
 
 def _which_saved(readers: tuple) -> tuple:
@@ -88,9 +89,10 @@ def check_versions(node, entries=None, anomaly: bool = False) -> None:
                 else "Hint: enable anomaly detection to find the operation that failed to "
                 "compute its gradient, with autodiff.autograd.set_detect_anomaly(True)."
             )
+            kind = tensor_type_name(tensor.dtype)
             raise RuntimeError(
                 "one of the variables needed for gradient computation has been modified by an "
-                f"inplace operation: [Tensor[{tensor.dtype.name}] {list(tensor.shape)}]{producer} "
+                f"inplace operation: [{kind} {list(tensor.shape)}]{producer} "
                 f"is at version {tensor._vc}; expected version {version} instead. {hint}"
             )
 

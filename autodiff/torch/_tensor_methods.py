@@ -33,6 +33,7 @@ from autodiff.torch import (
     _args,
     conversions,
     creation,
+    dtypes,
     faces,
     indexing,
     inplace,
@@ -510,3 +511,19 @@ TABLE: dict[str, dict[str, Any]] = {
 for _group in TABLE.values():
     for _name, _implementation in _group.items():
         setattr(Tensor, _name, _implementation)
+
+# `x.dtype` of a level-0 Tensor (the torch face's) is torch's dtype object (`torch.float64`,
+# with `is_floating_point`, ...), which also reads as the NumPy dtype it stands for (it
+# compares equal to it, NumPy accepts it, and it answers NumPy's dtype attributes); a
+# function transform's value keeps NumPy's dtype (the NumPy face's).
+_numpy_dtype = vars(Tensor)["dtype"].fget
+
+
+def _dtype(self) -> Any:
+    d = _numpy_dtype(self)
+    return dtypes._BY_NUMPY.get(d, d) if type(self) is Tensor else d
+
+
+_FACED = {"dtype": property(_dtype, doc="The dtype: torch's dtype object at level 0.")}
+for _name, _implementation in _FACED.items():
+    setattr(Tensor, _name, _implementation)

@@ -184,7 +184,7 @@ def full(
 
     Example:
         >>> full((2,), 7.0), full((2,), 7).dtype
-        (tensor([7., 7.]), dtype('int64'))
+        (tensor([7., 7.]), torch.int64)
     """
     np_dtype = _options(dtype, device, **kwargs)
     if isinstance(fill_value, Tensor):
@@ -411,7 +411,7 @@ def new(
         >>> import autodiff as torch
         >>> x = torch.ones(2, dtype=torch.float32)
         >>> x.new(2, 3).shape, x.new([1, 2]).tolist(), x.new([1, 2]).dtype, x.new().shape
-        ((2, 3), [1.0, 2.0], dtype('float32'), (0,))
+        ((2, 3), [1.0, 2.0], torch.float32, (0,))
     """
     check_device(device)
     d = _np_dtype(dtype) or self.dtype

@@ -37,7 +37,7 @@ class dtype:
     Example:
         >>> import numpy as np, autodiff as torch
         >>> torch.float64, torch.float64 == np.float64, torch.zeros(2, dtype=torch.long).dtype
-        (torch.float64, True, dtype('int64'))
+        (torch.float64, True, torch.int64)
         >>> torch.float32.is_floating_point, torch.int64.itemsize, torch.cfloat.to_real()
         (True, 8, torch.float32)
     """
@@ -96,6 +96,11 @@ class dtype:
 
     def __reduce__(self):
         return (_by_name, (self._name,))
+
+    def __getattr__(self, name: str):  # (NumPy's dtype attributes: kind, char, type, ...)
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.dtype, name)
 
 
 def _by_name(name: str) -> dtype:

@@ -44,8 +44,10 @@ are NumPy's. `tests/test_two_faces.py` tests every name ndarray and torch.Tensor
 both faces, against NumPy and against torch.
 
 What stays one way on both faces, on purpose: `x.shape` is a tuple (it compares equal to
-`torch.Size`, but prints as a tuple), and `x.dtype` is a NumPy dtype (it compares equal to
-`autodiff.float64` and friends, which NumPy accepts as dtypes; see `autodiff/torch/dtypes.py`).
+`torch.Size`, but prints as a tuple). `x.dtype` of a torch-face tensor is torch's dtype object
+(`torch.float64`, with `is_floating_point`), which compares equal to the NumPy dtype it stands
+for, is accepted by NumPy as that dtype and answers NumPy's dtype attributes (`kind`,
+`itemsize`, ...); a function transform's value has NumPy's dtype (`autodiff/torch/dtypes.py`).
 
 This module holds those dispatchers, which `autodiff/torch/_tensor_methods.py` installs; the
 torch meanings they dispatch to are the torch functions of the package's other modules.

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 import autodiff.numpy as anp
+from autodiff.core.graph import name_node
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE
 from autodiff.ops.at import at as _at
@@ -27,7 +28,8 @@ def index_select(self: Tensor, dim: int, index) -> Tensor:
             if np.ndim(index) == 0
             else anp.take(anp.reshape(self, (1,)), index)
         )
-    return anp.take(self, anp.reshape(index, (-1,)), axis=wrap_dim(dim, self.ndim))
+    result = anp.take(self, anp.reshape(index, (-1,)), axis=wrap_dim(dim, self.ndim))
+    return name_node(result, "IndexSelectBackward0")  # (torch's node of index_select)
 
 
 def _check_index_dtype(name: str, index) -> None:
@@ -338,3 +340,18 @@ def searchsorted(
             ]
         ).reshape(values.shape)
     return Tensor._from(out.astype(np.int32 if out_int32 else np.int64))
+
+
+def bucketize(input, boundaries, *, out_int32: bool = False, right: bool = False):
+    """`torch.bucketize(input, boundaries, right=False)`: the index of each value's bucket
+    (`boundaries[i-1] < x <= boundaries[i]`; with `right`, `boundaries[i-1] <= x <
+    boundaries[i]`), int64 indices that need no gradient.
+
+    Example:
+        >>> import autodiff as torch
+        >>> torch.bucketize(torch.tensor([0.5, 1.0, 2.5]), torch.tensor([1.0, 2.0]))
+        tensor([0, 0, 2])
+    """
+    if np.ndim(_concrete(boundaries)) != 1:
+        raise RuntimeError("boundaries tensor must be 1 dimension")
+    return searchsorted(boundaries, input, right=right, out_int32=out_int32)

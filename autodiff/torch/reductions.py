@@ -13,6 +13,7 @@ import numpy as np
 
 import autodiff.numpy as anp
 import autodiff.scipy.special as _special
+from autodiff.core.graph import name_node
 from autodiff.core.tensor import Tensor
 from autodiff.torch._args import (
     _alias,
@@ -29,15 +30,23 @@ from autodiff.torch.types import return_types
 # ---- reductions (torch's signatures; NumPy's keyword spellings accepted too) ----
 
 
+# torch's node of a sum or mean over given dims (even `dim=None` given): its second overload.
+_DIM_NODES = {"sum": "SumBackward1", "mean": "MeanBackward1"}
+_NO_DIM = object()
+
+
 def _reduction(name: str, numpy_name: str | None = None, keepdim_ok: bool = True) -> Callable:
     f = getattr(anp, numpy_name or name)
+    dim_node = _DIM_NODES.get(name)
 
-    def reduce(input, dim=None, keepdim: bool = False, *, dtype=None, **kwargs):
-        dim = _alias(kwargs, "axis", dim, None)
+    def reduce(input, dim=_NO_DIM, keepdim: bool = False, *, dtype=None, **kwargs):
+        given = dim is not _NO_DIM or "axis" in kwargs
+        dim = _alias(kwargs, "axis", None if dim is _NO_DIM else dim, None)
         keepdim = _alias(kwargs, "keepdims", keepdim, False)
         _no_extra(name, kwargs)
         extra = {"dtype": _np_dtype(dtype)} if dtype is not None else {}
-        return f(input, axis=_reduce_axes(input, dim), keepdims=builtins.bool(keepdim), **extra)
+        out = f(input, axis=_reduce_axes(input, dim), keepdims=builtins.bool(keepdim), **extra)
+        return name_node(out, dim_node) if given and dim_node is not None else out
 
     reduce.__name__ = reduce.__qualname__ = name
     reduce.__doc__ = (
