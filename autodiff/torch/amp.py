@@ -76,7 +76,7 @@ def _dtype_name(dtype) -> str:
 
 
 def _default_dtype(device_type: str):
-    # (the dtype object where the torch face has it; its name until bfloat16 is there)
+    # (the dtype object; its name where the torch face has none)
     name = _DEFAULT_DTYPES.get(device_type, "float16")
     return getattr(dtypes, name, name)
 
