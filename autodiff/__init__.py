@@ -65,6 +65,7 @@ from autodiff.torch import (
     _tensor_methods,  # (installs Tensor's operators and methods: the one place)
     amp,
 )
+from autodiff.torch import dtypes as _torch_dtypes
 from autodiff.torch.amp import (
     autocast,
     cpu,
@@ -73,7 +74,6 @@ from autodiff.torch.amp import (
     is_autocast_enabled,
     set_autocast_enabled,
 )
-from autodiff.torch import dtypes as _torch_dtypes
 
 # torch's functions, types, dtypes and random state (autodiff/torch/): `autodiff.tanh(t)`,
 # `autodiff.cat([...])`, `autodiff.float64`, ... as `torch.<name>`. Those not in `__all__` stay
