@@ -19,8 +19,11 @@ Workloads (float64, one thread):
 
 Columns: autodiff eager; autodiff.compile (the model and `optimizer.step` compiled), its first
 call (staging and the first run; the optimizer's first step, which creates its state, runs
-eagerly) and steady state; torch eager; torch.compile (inductor, the model compiled; the
-optimizer step eager) first call and steady state. Steady state is the minimum over several
+eagerly) and steady state; autodiff.compile of the whole step (the function doing
+zero_grad, forward, loss, backward and the optimizer's step compiled as one graph:
+docs/guide/compile.md), first call (its first two calls: the first, creating the
+optimizer's state, runs eagerly) and steady state; torch eager; torch.compile (inductor,
+the model compiled; the optimizer step eager) first call and steady state. Steady state is the minimum over several
 loops of the time per step, after the first calls (autodiff's default executor compiles with
 Numba in the background: the loops start once every graph's compile has swapped in). Times
 on a shared machine are noisy; nothing is asserted.
@@ -80,7 +83,7 @@ def _model(lib, sizes, kind):
     return lib.nn.Sequential(*layers).double()
 
 
-def _step_fn(lib, model, optimizer_name, batch, sizes, compile_step=False):
+def _step_fn(lib, model, optimizer_name, batch, sizes, compile_step=False, whole=False):
     rng = np.random.default_rng(0)
     features = sizes[0] if isinstance(sizes[0], tuple) else (sizes[0],)
     x = lib.tensor(rng.standard_normal((batch, *features)))
@@ -102,7 +105,7 @@ def _step_fn(lib, model, optimizer_name, batch, sizes, compile_step=False):
         update()
         return loss
 
-    return step
+    return lib.compile(step) if whole else step
 
 
 def _steady(step, seconds: float, loops: int = 7) -> float:
@@ -147,6 +150,20 @@ def _autodiff_rows(name: str, seconds: float) -> dict:
         step()  # the backward's, the optimizer's; each starts at the graph's first calls)
         wait_for_tier_up(timeout=300.0)
     out["autodiff.compile steady"] = _steady(step, seconds)
+
+    def make_whole():
+        model = _model(autodiff, sizes, kind)
+        step = _step_fn(autodiff, model, opt, batch, sizes, whole=True)
+        step()  # (the first call: eager, it creates the optimizer's state)
+        return step
+
+    start = time.perf_counter()
+    _, step = _first(make_whole)
+    out["compile(step) first"] = time.perf_counter() - start
+    for _ in range(3):
+        step()
+        wait_for_tier_up(timeout=300.0)
+    out["compile(step) steady"] = _steady(step, seconds)
     return out
 
 
@@ -182,6 +199,8 @@ def main(argv=None) -> None:
         "autodiff eager",
         "autodiff.compile first",
         "autodiff.compile steady",
+        "compile(step) first",
+        "compile(step) steady",
         "torch eager",
         "torch.compile first",
         "torch.compile steady",
@@ -191,11 +210,12 @@ def main(argv=None) -> None:
         result = _autodiff_rows(name, seconds)
         result |= _torch_rows(name, seconds, not args.quick)
         rows.append([name] + [format_time(result[c]) if c in result else "-" for c in columns])
-        compiled = result["autodiff.compile steady"]
-        rows[-1].append(f"{compiled / result['torch eager']:.2f}x")
         against = result.get("torch.compile steady")
-        rows[-1].append("-" if against is None else f"{compiled / against:.2f}x")
+        for compiled in (result["autodiff.compile steady"], result["compile(step) steady"]):
+            rows[-1].append(f"{compiled / result['torch eager']:.2f}x")
+            rows[-1].append("-" if against is None else f"{compiled / against:.2f}x")
     ratios = ["compiled / torch eager", "compiled / torch.compile"]
+    ratios += ["step / torch eager", "step / torch.compile"]
     print(format_table(["workload"] + columns + ratios, rows))
 
 
