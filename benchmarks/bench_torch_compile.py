@@ -23,10 +23,10 @@ eagerly) and steady state; autodiff.compile of the whole step (the function doin
 zero_grad, forward, loss, backward and the optimizer's step compiled as one graph:
 docs/guide/compile.md), first call (its first two calls: the first, creating the
 optimizer's state, runs eagerly) and steady state; torch eager; torch.compile (inductor,
-the model compiled; the optimizer step eager) first call and steady state. Steady state is the minimum over several
-loops of the time per step, after the first calls (autodiff's default executor compiles with
-Numba in the background: the loops start once every graph's compile has swapped in). Times
-on a shared machine are noisy; nothing is asserted.
+the model compiled; the optimizer step eager) first call and steady state. Steady state is
+the minimum over several loops of the time per step, after the first calls (autodiff's
+default executor compiles with Numba in the background: the loops start once every graph's
+compile has swapped in). Times on a shared machine are noisy; nothing is asserted.
 """
 
 from __future__ import annotations
