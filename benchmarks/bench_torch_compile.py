@@ -187,6 +187,25 @@ def _torch_rows(name: str, seconds: float, with_compile: bool) -> dict:
     return out
 
 
+def _products_alone(seconds: float) -> float:
+    """The time of `mlp_sgd`'s matrix products alone (NumPy's matmul, one thread): the
+    forward's three, and the backward's weight gradients and the two hidden layers'
+    cotangents (the input needs none)."""
+    (n_in, h1, h2, n_out), batch, _, _ = WORKLOADS["mlp_sgd"]
+    rng = np.random.default_rng(0)
+    x, g1 = rng.standard_normal((batch, n_in)), rng.standard_normal((batch, h1))
+    a1, g2 = rng.standard_normal((batch, h1)), rng.standard_normal((batch, h2))
+    a2, g3 = rng.standard_normal((batch, h2)), rng.standard_normal((batch, n_out))
+    w1, w2 = rng.standard_normal((n_in, h1)), rng.standard_normal((h1, h2))
+    w3 = rng.standard_normal((h2, n_out))
+
+    def products():
+        x @ w1, a1 @ w2, a2 @ w3  # (forward)
+        a2.T @ g3, g3 @ w3.T, a1.T @ g2, g2 @ w2.T, x.T @ g1  # (backward)
+
+    return _steady(products, seconds)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="short loops, no torch.compile")
@@ -217,6 +236,9 @@ def main(argv=None) -> None:
     ratios = ["compiled / torch eager", "compiled / torch.compile"]
     ratios += ["step / torch eager", "step / torch.compile"]
     print(format_table(["workload"] + columns + ratios, rows))
+    if "mlp_sgd" in (args.workload or WORKLOADS):
+        floor = _products_alone(seconds)
+        print(f"mlp_sgd's matrix products alone (NumPy, one thread): {format_time(floor)}")
 
 
 if __name__ == "__main__":
