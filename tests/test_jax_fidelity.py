@@ -624,3 +624,33 @@ def test_eager_loops_keep_weakly_typed_python_numbers():
     assert ad.fori_loop(0, np.int32(3), lambda i, c: c + i, 0) == 3
     carry, _ = ad.scan(lambda c, x: (c + x, c), 0.0, np.arange(3, dtype=np.float32))
     assert float(carry) == 3.0
+
+
+def test_outputs_returned_unchanged_keep_their_operands_batching():
+    def f(x, y):
+        return ad.cond(x < 3, lambda x, y: (x * 2, y), lambda x, y: (x * 3, y), x, y)
+
+    y = np.array(3.0)
+    x2, y2 = ad.vmap(f, in_axes=(0, None), out_axes=(0, None))(np.arange(5), y)
+    assert x2.tolist() == [0, 2, 4, 9, 12] and y2 is y
+
+    def loop(w, x, n):  # (w: a carry the body returns unchanged)
+        _, x, w = ad.while_loop(
+            lambda v: v[0] < n, lambda v: (v[0] + 1, v[1] @ v[2], v[2]), (0, x, w)
+        )
+        return w, x
+
+    w = np.array([[0.0, 1.0], [2.0, 0.0]])
+    w2, xs = ad.vmap(loop, in_axes=(None, 0, 0), out_axes=(None, 0))(
+        w, np.ones((3, 2)), np.arange(3)
+    )
+    np.testing.assert_array_equal(w2, w)
+    np.testing.assert_array_equal(xs, [[1.0, 1.0], [2.0, 1.0], [2.0, 2.0]])
+    jax = _jax()
+    jax_loop = lambda w: jax.lax.while_loop(
+        lambda v: v[0] < 2, lambda v: (v[0] + 1, v[1] @ v[2], v[2]), (0, np.ones(2), w)
+    )[1].sum()
+    np.testing.assert_allclose(
+        ad.jvp(lambda w: anp.sum(loop(w, np.ones(2), 2)[1]), (w,), (w,))[1],
+        jax.jvp(jax_loop, (w,), (w,))[1],
+    )

@@ -13,6 +13,7 @@ from autodiff.control.common import (
     _check_callable,
     _describe,
     _eager,
+    _forward_unchanged,
     _moved,
     _name,
     _same_types,
@@ -103,7 +104,7 @@ def switch(index, branches: Sequence[Callable], *operands):
             )
     index = _index_value(index)
     outs = bind(cond_p, index, *flat, *staged.captured, branches=tuple(staged.graphs))
-    return tree_unflatten(first.out_tree, list(outs))
+    return tree_unflatten(first.out_tree, _forward_unchanged(outs, staged.graphs, flat))
 
 
 def cond(pred, true_fun: Callable, false_fun: Callable, *operands):

@@ -113,6 +113,16 @@ def _tree_differences(tree1, tree2) -> list:
                     "the numbers of children do not match" + _key_difference(a, b),
                 )
             )
+        elif _children(a)[1] != _children(b)[1]:
+            meta_a, meta_b = _children(a)[1], _children(b)[1]
+            out.append(
+                (
+                    path,
+                    f"{type(a)} with pytree metadata {meta_a}",
+                    f"{type(b)} with pytree metadata {meta_b}",
+                    "the pytree node metadata does not match",
+                )
+            )
         else:
             stack.extend(
                 (path + ka, ca, cb) for (ka, ca), (_, cb) in reversed(list(zip(kids_a, kids_b)))
@@ -131,7 +141,7 @@ def _listing(diffs: list) -> str:
     """One difference as a sentence, several as a bulleted list (JAX's layout)."""
     if len(diffs) == 1:
         return diffs[0][0].upper() + diffs[0][1:] + ".\n"
-    return "".join(f"  * {d};\n\n" for d in diffs[:-1]) + f"  * {diffs[-1]}.\n"
+    return "\n".join(f"  * {d};\n" for d in diffs[:-1]) + f"  * {diffs[-1]}.\n"
 
 
 def _carry_name(fun) -> str:
@@ -143,11 +153,11 @@ def _carry_name(fun) -> str:
 
 def _mismatch(a, b) -> str:
     why = [
-        w
-        for w, bad in (("the dtypes", a.dtype != b.dtype), ("the shapes", a.shape != b.shape))
+        f"the {w} do not match"
+        for w, bad in (("dtypes", a.dtype != b.dtype), ("shapes", a.shape != b.shape))
         if bad
     ]
-    return ", so " + " and ".join(why) + " do not match" if why else ""
+    return ", so " + ", and ".join(why) if why else ""
 
 
 def _carry_error(where: str, tree, in_avals, out_tree, out_avals, fun=None) -> TypeError:
@@ -193,6 +203,25 @@ def _check_carry(where: str, fun, init, out) -> None:
     for a, b in zip(in_avals, out_avals):
         if a.shape != b.shape or (a.dtype != b.dtype and not a.weak_type):
             raise _carry_error(where, in_tree, in_avals, out_tree, out_avals, fun)
+
+
+def _forward_unchanged(outs, graphs, operands: list, same_position: bool = False) -> list:
+    """`outs` with each output that every graph returns as one of its inputs, unchanged,
+    replaced by that operand itself (JAX's forwarding: such an output keeps its operand's
+    batching, so vmap leaves it unbatched). With `same_position` (a loop's carry), only an
+    output in its input's position."""
+    outs = list(outs)
+    ins = graphs[0].in_vars[: len(operands)]
+    for j, var in enumerate(graphs[0].out_vars):
+        k = next((i for i, v in enumerate(ins) if v is var), None)
+        if k is None or (same_position and k != j) or type(operands[k]) in _PYTHON_NUMBERS:
+            continue
+        if all(g.out_vars[j] is g.in_vars[k] for g in graphs):
+            outs[j] = operands[k]
+    return outs
+
+
+_PYTHON_NUMBERS = (bool, int, float, complex)
 
 
 def _promoted(flat: list, avals: list, out_avals: list) -> list | None:

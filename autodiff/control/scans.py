@@ -199,7 +199,10 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
     if None not in bounds and _eager():
         val = init_val
         for i in range(*bounds):
-            val = body_fun(i, val)
+            new = body_fun(i, val)
+            if i == bounds[0]:
+                _check_carry("scan", None, val, new)
+            val = new
         return val
     if None not in bounds:
         start, stop = bounds

@@ -14,6 +14,7 @@ from autodiff.control.common import (
     _check_callable,
     _check_carry,
     _eager,
+    _forward_unchanged,
     _moved,
     _name,
     _promoted,
@@ -94,7 +95,7 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
         n_carry=len(flat),
         n_cond=len(cond_captured),
     )
-    return tree_unflatten(in_tree, list(outs))
+    return tree_unflatten(in_tree, _forward_unchanged(outs, [body_graph], flat, True))
 
 
 def _stage_while(cond_fun: Callable, body_fun: Callable, flat: list, in_tree) -> tuple:

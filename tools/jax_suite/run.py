@@ -1,16 +1,18 @@
 """Runs JAX's own test files, unmodified, on autodiff through the `jax` facade; prints pass counts.
 
-Usage (not run by CI)::
+Not run by CI. The test files are JAX 0.10.2's (needs absl-py)::
 
-    git -C <jax checkout> show jax-v0.10.2:tests/api_test.py > <dir>/api_test.py   # and the others
-    python tools/jax_suite/run.py --tests <dir> [--modes real,nojit,jit] [-k EXPR]
+    for f in api_test lax_control_flow_test batching_test; do
+        git -C <jax checkout> show jax-v0.10.2:tests/$f.py > <dir>/$f.py; done
+    python tools/jax_suite/run.py --tests <dir> [--modes real,nojit,jit] [-k EXPR] [--clusters]
+    python tools/jax_suite/run.py --report [--modes nojit,jit] --clusters   # counts again
 
-Modes: ``real`` runs the files on the installed jax and records the cases that fail there
-(real_passes.json: the others are excluded from the counts; JAX runs with x64 enabled, as autodiff
-computes in float64 the way NumPy does); ``nojit`` runs them through the facade with
-``jax.jit`` the identity; ``jit`` with ``jax.jit`` = ``autodiff.jit``. A case is in scope when it
-passes on real JAX and no pattern of OUT_OF_SCOPE names it; one that the facade run lacks
-(its file failed to import, say) counts as failed.
+Modes: ``real`` runs the files on the installed jax (with x64 enabled: autodiff computes in
+float64 as NumPy does) and records the cases that pass there in real_passes.json; ``nojit``
+runs them through the facade (facade/jax/, first on sys.path) with ``jax.jit`` the identity;
+``jit`` with ``jax.jit`` = ``autodiff.jit``. A case is in scope when it passes on real JAX and
+no pattern of OUT_OF_SCOPE names it; one the facade run lacks counts as failed. Outcomes and
+first error lines go to --out; ``--clusters`` groups the failures by their error.
 """
 
 import argparse

@@ -125,7 +125,10 @@ def check_grads(f, args, order, modes=("fwd", "rev"), atol=None, rtol=None, eps=
 
 
 def check_eq(xs, ys, err_msg=""):
-    np.testing.assert_allclose(np.asarray(xs), np.asarray(ys), err_msg=err_msg)
+    """Leaf by leaf, as JAX's check_eq compares pytrees."""
+    assert jax.tree.structure(xs) == jax.tree.structure(ys), err_msg
+    for x, y in zip(jax.tree.leaves(xs), jax.tree.leaves(ys)):
+        np.testing.assert_allclose(np.asarray(x), np.asarray(y), err_msg=err_msg)
 
 
 def check_raises(thunk, err_type, msg):
