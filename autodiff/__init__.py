@@ -19,7 +19,7 @@ from autodiff.autograd import (
     no_grad,
     set_grad_enabled,
 )
-from autodiff.control import cond, fori_loop, map, scan, switch, while_loop
+from autodiff.control import associative_scan, cond, fori_loop, map, scan, switch, while_loop
 from autodiff.core import (
     EscapedTracerError,
     Tensor,
@@ -56,7 +56,13 @@ from autodiff.ops.index import (
     dynamic_update_slice_in_dim,
 )
 from autodiff.reverse import grad, linear_transpose, value_and_grad, vjp
-from autodiff.staging.api import block_until_ready, jit, make_graph
+from autodiff.staging.api import (
+    ShapeDtypeStruct,
+    block_until_ready,
+    eval_shape,
+    jit,
+    make_graph,
+)
 from autodiff.staging.linearize import linearize
 from autodiff.taylor import derivatives, jet
 from autodiff.torch import (
@@ -495,6 +501,7 @@ __all__ = [
     "sparse_jacobian",
     "sparse_jacrev",
     "ConcretizationError",
+    "associative_scan",
     "cond",
     "dynamic_index_in_dim",
     "dynamic_slice",
@@ -505,6 +512,8 @@ __all__ = [
     "fori_loop",
     "jit",
     "make_graph",
+    "ShapeDtypeStruct",
+    "eval_shape",
     "map",
     "scan",
     "switch",

@@ -180,11 +180,11 @@ def test_errors():
         jit(lambda x: cond(x > 0, lambda x: x, lambda x: (x, x), x))(1.0)
     with pytest.raises(TypeError, match="Pred must be a scalar"):
         cond(np.array([True, False]), lambda: 1, lambda: 2)
-    with pytest.raises(TypeError, match="body_fun output and input must have identical types"):
+    with pytest.raises(TypeError, match="carry input and carry output must have equal types"):
         jit(lambda x: while_loop(lambda c: c < 1, lambda c: c * 1.5, np.int64(1)))(1.0)
     with pytest.raises(TypeError, match="cond_fun must return a boolean scalar"):
         jit(lambda x: while_loop(lambda c: c, lambda c: c, x))(np.ones(2))
-    with pytest.raises(ValueError, match="inconsistent lengths"):
+    with pytest.raises(ValueError, match="disagrees with leading axis sizes"):
         scan(lambda c, x: (c, x), 0.0, np.zeros(3), length=4)
     assert trace_stack_depth() == 1
 

@@ -16,13 +16,17 @@ equation of a staged graph and every transform applies to it:
 
 Values a branch or body closes over (an enclosing transform's tracers) become operands of
 the primitive, so derivatives flow to them too.
+
+`associative_scan` is no primitive: log2(n) calls of its function on slices.
 """
 
+from autodiff.control.associative import associative_scan
 from autodiff.control.branches import cond, cond_p, switch
 from autodiff.control.scans import fori_loop, map, scan, scan_p
 from autodiff.control.whiles import while_loop, while_p
 
 __all__ = [
+    "associative_scan",
     "cond",
     "cond_p",
     "fori_loop",

@@ -13,6 +13,7 @@ from autodiff.control.common import (
     _check_callable,
     _describe,
     _eager,
+    _forward_unchanged,
     _moved,
     _name,
     _same_types,
@@ -80,10 +81,11 @@ def switch(index, branches: Sequence[Callable], *operands):
         (3.0, -2.0)
     """
     branches = list(branches)
-    if not branches:
-        raise ValueError("switch needs at least one branch")
     if not all(callable(b) for b in branches):
-        raise TypeError("switch: branches argument should be a sequence of callables.")
+        raise TypeError("lax.switch: branches argument should be a sequence of callables.")
+    _check_index(index)
+    if not branches:
+        raise ValueError("Empty branch sequence")
     if _eager() and type(index) not in TENSOR_TYPES:
         return branches[_clamp(int(index), len(branches))](*operands)
     flat, in_tree = tree_flatten(operands)
@@ -102,7 +104,7 @@ def switch(index, branches: Sequence[Callable], *operands):
             )
     index = _index_value(index)
     outs = bind(cond_p, index, *flat, *staged.captured, branches=tuple(staged.graphs))
-    return tree_unflatten(first.out_tree, list(outs))
+    return tree_unflatten(first.out_tree, _forward_unchanged(outs, staged.graphs, flat))
 
 
 def cond(pred, true_fun: Callable, false_fun: Callable, *operands):
@@ -118,13 +120,7 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands):
         (6.0, -1.0, array([2., 4.]))
     """
     _check_callable("cond", "true_fun and false_fun arguments", true_fun, false_fun)
-    traced = type(pred) in TENSOR_TYPES
-    shape = pred.shape if traced else np.shape(pred)
-    if shape != ():
-        raise TypeError(f"Pred must be a scalar, got {pred!r} of shape {shape}.")
-    kind = (pred.dtype if traced else np.asarray(pred).dtype).kind
-    if kind not in "biuf":
-        raise TypeError(f"Pred type must be either boolean or number, got {pred!r}.")
+    _check_pred(pred)
     if _eager() and type(pred) not in TENSOR_TYPES:
         return (true_fun if bool(pred) else false_fun)(*operands)
     if type(pred) in TENSOR_TYPES:
@@ -133,6 +129,41 @@ def cond(pred, true_fun: Callable, false_fun: Callable, *operands):
     else:
         index = int(bool(pred))
     return switch(index, [false_fun, true_fun], *operands)
+
+
+def _check_pred(pred) -> None:
+    """JAX's checks of cond's predicate: a boolean or number scalar."""
+    if pred is None:
+        raise TypeError("cond predicate is None")
+    if isinstance(pred, Sequence) or _shape(pred) != ():
+        got = f"type {type(pred)}" if isinstance(pred, Sequence) else f"shape {_shape(pred)}."
+        raise TypeError(f"Pred must be a scalar, got {pred} of {got}")
+    try:
+        kind = _dtype(pred).kind
+    except TypeError as e:
+        raise TypeError(f"Pred type must be either boolean or number, got {pred}.") from e
+    if kind not in "biuf":
+        raise TypeError(f"Pred type must be either boolean or number, got {_dtype(pred)}.")
+
+
+def _check_index(index) -> None:
+    """JAX's checks of switch's index: an integer scalar."""
+    if _shape(index) != ():
+        raise TypeError(f"Branch index must be scalar, got {index} of shape {_shape(index)}.")
+    try:
+        dtype = _dtype(index)
+    except TypeError as e:
+        raise TypeError(f"Index type must be an integer, got {index}.") from e
+    if dtype.kind not in "iu":
+        raise TypeError(f"Index type must be an integer, got {index} as {dtype}")
+
+
+def _shape(x) -> tuple:
+    return tuple(x.shape) if type(x) in TENSOR_TYPES else np.shape(x)
+
+
+def _dtype(x) -> np.dtype:
+    return x.dtype if type(x) in TENSOR_TYPES else np.result_type(x)
 
 
 def _clamp(i: int, n: int) -> int:

@@ -13,6 +13,7 @@ from autodiff.control.common import (
     _batch_size,
     _carry_error,
     _check_callable,
+    _check_carry,
     _eager,
     _moved,
     _name,
@@ -28,9 +29,9 @@ from autodiff.control.whiles import (
     while_loop,
 )
 from autodiff.core.abstract import ShapedArray, aval_of
-from autodiff.core.errors import TracerConversionError
+from autodiff.core.errors import TracerConversionError, type_str
 from autodiff.core.primitive import Primitive, bind
-from autodiff.core.pytree import tree_flatten, tree_map, tree_unflatten
+from autodiff.core.pytree import LEAF, tree_flatten, tree_map, tree_unflatten
 from autodiff.core.tensor import TENSOR_TYPES
 from autodiff.ops import sparsity as sp
 from autodiff.staging.call import (
@@ -102,7 +103,7 @@ def scan(
     carry_tree, y_tree = body.out_tree.children
     carry_avals = _avals(init_flat)
     if carry_tree != init_tree or not _same_types(body.out_avals[:n], carry_avals):
-        raise _carry_error("scan", init_tree, carry_avals, carry_tree, body.out_avals[:n])
+        raise _carry_error("scan", init_tree, carry_avals, carry_tree, body.out_avals[:n], f)
     outs = bind(
         scan_p,
         *init_flat,
@@ -129,28 +130,38 @@ def _stage_scan(f: Callable, init_flat: list, init_tree, xs_flat: list, xs_tree)
 
 def _pair(out):
     if not isinstance(out, tuple) or len(out) != 2:
-        raise TypeError(f"scan's body must return a pair (carry, y), got {type(out).__name__}")
+        leaves, tree = tree_flatten(out)
+        got = type_str(leaves[0]) if tree == LEAF else str(tree)
+        raise TypeError(f"scan body output must be a pair, got {got}.")
     return out
 
 
 def _scan_length(xs_flat: list, length) -> int:
-    lengths = {(x.shape if type(x) in TENSOR_TYPES else np.shape(x))[0] for x in xs_flat}
+    """The trip count, or JAX's ValueError for inconsistent leading axes and `length`."""
+    sizes = [(x.shape if type(x) in TENSOR_TYPES else np.shape(x))[0] for x in xs_flat]
     if length is not None:
-        lengths.add(int(length))
-    if not lengths:
-        raise ValueError("scan needs xs, or length when xs is None")
-    if len(lengths) > 1:
-        raise ValueError(
-            f"scan got inconsistent lengths: {sorted(lengths)} (xs' first axes, length)"
-        )
-    return lengths.pop()
+        if any(n != int(length) for n in sizes):
+            raise ValueError(
+                f"scan got `length` argument of {length} which disagrees with leading axis "
+                f"sizes {sizes}."
+            )
+        return int(length)
+    if not sizes:
+        raise ValueError("scan got no values to scan over and `length` not provided.")
+    if len(set(sizes)) > 1:
+        listed = ", ".join(str(n) for n in sizes)
+        raise ValueError(f"scan got values with different leading axis sizes: {listed}.")
+    return sizes[0]
 
 
 def _scan_python(f, init, xs_flat, xs_tree, length: int, reverse: bool):
     carry, ys = init, []
     order = range(length - 1, -1, -1) if reverse else range(length)
     for i in order:
-        carry, y = _pair(f(carry, tree_unflatten(xs_tree, [x[i] for x in xs_flat])))
+        new, y = _pair(f(carry, tree_unflatten(xs_tree, [x[i] for x in xs_flat])))
+        if not ys:
+            _check_carry("scan", f, carry, new)
+        carry = new
         ys.append(y)
     if reverse:
         ys.reverse()
@@ -183,11 +194,15 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
     _check_callable("fori_loop", "body_fun argument", body_fun)
     if unroll is not None:
         _unroll_value(unroll)
+    _check_bound_types(lower, upper)
     bounds = _concrete_bound(lower), _concrete_bound(upper)
     if None not in bounds and _eager():
         val = init_val
         for i in range(*bounds):
-            val = body_fun(i, val)
+            new = body_fun(i, val)
+            if i == bounds[0]:
+                _check_carry("scan", None, val, new)
+            val = new
         return val
     if None not in bounds:
         start, stop = bounds
@@ -208,6 +223,18 @@ def fori_loop(lower, upper, body_fun: Callable, init_val, *, unroll: int | bool 
         (lower, upper, init_val),
     )
     return val
+
+
+def _check_bound_types(lower, upper) -> None:
+    """JAX's check: equal dtypes, but for a weakly typed integer (a Python int) beside a
+    typed one."""
+    a, b = aval_of(lower), aval_of(upper)
+    if a.dtype == b.dtype or (a.dtype.kind == b.dtype.kind == "i" and a.weak_type != b.weak_type):
+        return
+    raise TypeError(
+        "lower and upper arguments to fori_loop must have equal types, got "
+        f"{a.dtype.name} and {b.dtype.name}"
+    )
 
 
 def _concrete_bound(bound) -> int | None:

@@ -12,14 +12,18 @@ from autodiff.control.common import (
     _batch_size,
     _carry_error,
     _check_callable,
+    _check_carry,
     _eager,
+    _forward_unchanged,
     _moved,
     _name,
     _promoted,
     _same_types,
 )
+from autodiff.core.abstract import aval_of
+from autodiff.core.errors import type_str
 from autodiff.core.primitive import Primitive, bind
-from autodiff.core.pytree import tree_flatten, tree_unflatten
+from autodiff.core.pytree import LEAF, tree_flatten, tree_unflatten
 from autodiff.ops import sparsity as sp
 from autodiff.ops.structural import move_to_front
 from autodiff.staging.call import (
@@ -30,6 +34,7 @@ from autodiff.staging.call import (
     run_graph,
 )
 from autodiff.staging.ir import Graph, eval_graph
+from autodiff.staging.linearize import ReverseModeError
 from autodiff.staging.trace import stage
 
 # ---------------------------------------------------------------------------------------------
@@ -51,16 +56,21 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
     """
     _check_callable("while_loop", "body_fun and cond_fun arguments", cond_fun, body_fun)
     if _eager():
-        val = init_val
+        val, first = init_val, True
         while _truth(cond_fun(val)):
-            val = body_fun(val)
+            new = body_fun(val)
+            if first:
+                _check_carry("while_loop", body_fun, val, new)
+            val, first = new, False
         return val
     flat, in_tree = tree_flatten(init_val)
     cond_graph, cond_captured, body_graph, body_captured = _stage_while(
         cond_fun, body_fun, flat, in_tree
     )
-    if len(cond_graph.out_avals) != 1:  # (the types' check is after the weak promotion)
-        raise TypeError(f"cond_fun must return a boolean scalar, got {cond_graph.out_avals}.")
+    if cond_graph.out_tree != LEAF:  # (the types' check is after the weak promotion)
+        raise TypeError(
+            f"cond_fun must return a boolean scalar, but got pytree {cond_graph.out_tree}."
+        )
     promoted = _promoted(flat, _avals(flat), body_graph.out_avals)
     if promoted is not None and body_graph.out_tree == in_tree:
         flat = promoted
@@ -70,9 +80,11 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
     avals = _avals(flat)
     out = cond_graph.out_avals
     if out[0].shape != () or out[0].dtype != np.dtype(bool):
-        raise TypeError(f"cond_fun must return a boolean scalar, but got output type(s) {out}.")
+        raise TypeError(_not_boolean(out[0]))
     if body_graph.out_tree != in_tree or not _same_types(body_graph.out_avals, avals):
-        raise _carry_error("while_loop", in_tree, avals, body_graph.out_tree, body_graph.out_avals)
+        raise _carry_error(
+            "while_loop", in_tree, avals, body_graph.out_tree, body_graph.out_avals, body_fun
+        )
     outs = bind(
         while_p,
         *flat,
@@ -83,7 +95,7 @@ def while_loop(cond_fun: Callable, body_fun: Callable, init_val):
         n_carry=len(flat),
         n_cond=len(cond_captured),
     )
-    return tree_unflatten(in_tree, list(outs))
+    return tree_unflatten(in_tree, _forward_unchanged(outs, [body_graph], flat, True))
 
 
 def _stage_while(cond_fun: Callable, body_fun: Callable, flat: list, in_tree) -> tuple:
@@ -94,9 +106,19 @@ def _stage_while(cond_fun: Callable, body_fun: Callable, flat: list, in_tree) ->
     return cond_graph, cond_captured, body_graph, body_captured
 
 
+def _not_boolean(aval) -> str:
+    got = f"[ShapedArray({type_str(aval)})]"
+    return f"cond_fun must return a boolean scalar, but got output type(s) {got}."
+
+
 def _truth(value) -> bool:
-    if np.shape(value) != ():
-        raise TypeError(f"cond_fun must return a boolean scalar, got shape {np.shape(value)}")
+    """An eagerly run cond_fun's answer, checked as JAX checks the staged one."""
+    leaves, tree = tree_flatten(value)
+    if tree != LEAF:
+        raise TypeError(f"cond_fun must return a boolean scalar, but got pytree {tree}.")
+    aval = aval_of(value)
+    if aval.shape != () or aval.dtype != np.dtype(bool):
+        raise TypeError(_not_boolean(aval))
     return bool(value)
 
 
@@ -230,7 +252,7 @@ def _while_jvp(primals, tangents, *, cond_graph, body_graph, n_carry, n_cond):
 
 
 def _while_vjp(cts, *primals, out, cond_graph, body_graph, n_carry, n_cond):
-    raise ValueError(
+    raise ReverseModeError(
         "Reverse-mode differentiation does not work for lax.while_loop or lax.fori_loop with "
         "dynamic start/stop values. The number of iterations is only known at run time: try "
         "autodiff.scan, or fori_loop with static start/stop (Python ints, or values known "

@@ -414,6 +414,83 @@ def make_graph(fun: Callable, static_argnums: int | Sequence[int] = ()):
     return staged
 
 
+class ShapeDtypeStruct:
+    """An array's shape and dtype without its values (JAX's `jax.ShapeDtypeStruct`): what
+    `eval_shape` returns, and an argument it takes in place of an array.
+
+    Example:
+        >>> import numpy as np, autodiff as ad
+        >>> s = ad.ShapeDtypeStruct((2, 3), np.float32)
+        >>> s, s.ndim, s.size
+        (ShapeDtypeStruct(shape=(2, 3), dtype=float32), 2, 6)
+    """
+
+    __slots__ = ("shape", "dtype", "weak_type")
+
+    def __init__(self, shape, dtype, *, weak_type: bool = False):
+        if dtype is None:
+            raise ValueError("ShapeDtypeStruct: dtype must be specified.")
+        self.shape = tuple(shape)
+        self.dtype = np.dtype(dtype)
+        self.weak_type = bool(weak_type)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    @property
+    def size(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64))
+
+    def __len__(self) -> int:
+        if not self.shape:
+            raise TypeError("len() of unsized object")
+        return self.shape[0]
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, ShapeDtypeStruct) and (
+            (self.shape, self.dtype, self.weak_type) == (other.shape, other.dtype, other.weak_type)
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.dtype, self.weak_type))
+
+    def __repr__(self) -> str:
+        weak = ", weak_type=True" if self.weak_type else ""
+        return f"ShapeDtypeStruct(shape={self.shape}, dtype={self.dtype.name}{weak})"
+
+
+def _abstract_aval(x) -> ShapedArray:
+    """An `eval_shape` argument's type: anything with `shape` and `dtype` stands for an array."""
+    if type(x) not in _PYTHON_SCALARS and hasattr(x, "shape") and hasattr(x, "dtype"):
+        return ShapedArray(x.shape, x.dtype, getattr(x, "weak_type", False))
+    return _leaf_aval(x)
+
+
+def eval_shape(fun: Callable, *args, **kwargs):
+    """The shapes and dtypes of `fun(*args, **kwargs)`, as a pytree of `ShapeDtypeStruct`,
+    without computing any value (JAX's `jax.eval_shape`): `fun` is staged for the arguments'
+    types. An argument may be an array or anything with `shape` and `dtype` attributes.
+
+    Example:
+        >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
+        >>> ad.eval_shape(lambda x, y: anp.dot(x, y), ad.ShapeDtypeStruct((2, 3), np.float32),
+        ...               np.ones((3, 4), np.float32))
+        ShapeDtypeStruct(shape=(2, 4), dtype=float32)
+    """
+    if not callable(fun):
+        raise TypeError(f"eval_shape requires a callable argument, got {fun!r}")
+    leaves, in_tree = tree_flatten((args, kwargs))
+    graph, _ = stage(
+        lambda a, k: fun(*a, **k),
+        [_abstract_aval(x) for x in leaves],
+        in_tree,
+        name=getattr(fun, "__name__", "f"),
+    )
+    structs = [ShapeDtypeStruct(a.shape, a.dtype, weak_type=a.weak_type) for a in graph.out_avals]
+    return tree_unflatten(graph.out_tree, structs)
+
+
 def block_until_ready(x):
     """`x`, once every array in it is computed (JAX's `jax.block_until_ready`). autodiff
     computes synchronously: the results of `jit` and of every transform are NumPy arrays (or
@@ -428,4 +505,4 @@ def block_until_ready(x):
     return x
 
 
-__all__ = ["Jitted", "block_until_ready", "jit", "make_graph"]
+__all__ = ["Jitted", "ShapeDtypeStruct", "block_until_ready", "eval_shape", "jit", "make_graph"]

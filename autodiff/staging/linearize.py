@@ -2,7 +2,9 @@
 graph of the tangents, held by a pytree (`LinearFunction`) whose leaves are its residuals,
 so that it can be returned from a jitted function (as JAX's `Partial`) or called inside it.
 
-Outside `jit`, `linearize` is reverse/transforms.py's (the recorded pullback, transposed).
+Outside `jit`, `linearize` is reverse/transforms.py's (the recorded pullback, transposed);
+a function with no reverse mode (a while_loop) is linearized by forward mode instead, as JAX's
+linearize needs only the JVP.
 """
 
 from __future__ import annotations
@@ -23,6 +25,11 @@ from autodiff.reverse.transforms import linearize as _recorded_linearize
 from autodiff.staging.call import call_p, run_graph
 from autodiff.staging.ir import Graph
 from autodiff.staging.trace import StagingTrace, stage
+
+
+class ReverseModeError(ValueError):
+    """A primitive without reverse mode was differentiated in reverse (a while loop, whose
+    trip count is known only at run time)."""
 
 
 class LinearFunction:
@@ -73,7 +80,10 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
         (8.0, 12.0)
     """
     if not any(type(t) is StagingTrace for t in state().stack):
-        return _recorded_linearize(fun, *primals, has_aux=has_aux)
+        try:
+            return _recorded_linearize(fun, *primals, has_aux=has_aux)
+        except ReverseModeError:
+            return _forward_linearize(fun, primals, has_aux)
     check_callable(fun, "linearize")
     avals = [aval_of(p) for p in primals]
     floats = [i for i, a in enumerate(avals) if is_inexact(a.dtype)]
@@ -97,9 +107,26 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
     return (out, linear, aux) if has_aux else (out, linear)
 
 
+def _forward_linearize(fun: Callable, primals: tuple, has_aux: bool):
+    """`linearize` by forward mode alone: each call of the linear map is a JVP of `fun`."""
+    zeros = tuple(_zero_tangent(aval_of(p)) for p in primals)
+    result = jvp(fun, primals, zeros, has_aux=has_aux)
+
+    def jvp_fn(*tangents):
+        if len(tangents) != len(primals):
+            raise TypeError(
+                f"linearized function takes {len(primals)} tangents (one per primal), "
+                f"got {len(tangents)}"
+            )
+        ts = tuple(_tangent_for(t, p, i) for i, (t, p) in enumerate(zip(tangents, primals)))
+        return jvp(fun, primals, ts, has_aux=has_aux)[1]
+
+    return (result[0], jvp_fn, result[2]) if has_aux else (result[0], jvp_fn)
+
+
 def _zero_tangent(aval: ShapedArray) -> np.ndarray:
     dtype = aval.dtype if is_inexact(aval.dtype) else float0
     return np.zeros(aval.shape, dtype)
 
 
-__all__ = ["LinearFunction", "linearize"]
+__all__ = ["LinearFunction", "ReverseModeError", "linearize"]
