@@ -13,6 +13,8 @@ built at import; `__init__.pyi` lists them for editors and type checkers
 (`python tools/make_stubs.py` writes it).
 """
 
+import importlib as _importlib
+
 import numpy as _np
 
 from autodiff.numpy import (
@@ -85,8 +87,8 @@ from autodiff.numpy import fft, linalg  # noqa: E402
 
 
 def __getattr__(name: str):
-    if name == "random":
-        return _np.random
+    if name == "random":  # (autodiff/numpy/random.py: numpy.random's own functions)
+        return _importlib.import_module("autodiff.numpy.random")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
