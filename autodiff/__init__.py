@@ -463,6 +463,8 @@ _ON_FIRST_USE = ("nn", "optim", "utils", "_C", "func")  # (_C: torch._C's names 
 _aliases.install()
 _node_names.install()  # (torch's node names and view primitives, into core's hooks)
 
+jacobian = jacrev  # (jax.jacobian: JAX's other name for jacrev)
+
 
 # Sparse derivatives (autodiff/sparse/), with SciPy, load on first use too.
 _SPARSE = (
@@ -561,6 +563,7 @@ __all__ = [
     "hessian",
     "hvp",
     "jacfwd",
+    "jacobian",
     "jacrev",
     "jvp",
     "jet",

@@ -13,6 +13,8 @@ built at import; `__init__.pyi` lists them for editors and type checkers
 (`python tools/make_stubs.py` writes it).
 """
 
+import importlib as _importlib
+
 import numpy as _np
 
 from autodiff.core.dtypes import bfloat16_dtype as _bfloat16_dtype
@@ -86,8 +88,8 @@ from autodiff.numpy import fft, linalg  # noqa: E402
 
 
 def __getattr__(name: str):
-    if name == "random":
-        return _np.random
+    if name == "random":  # (autodiff/numpy/random.py: numpy.random's own functions)
+        return _importlib.import_module("autodiff.numpy.random")
     if name == "bfloat16":  # (ml_dtypes' scalar type, as jax.numpy's; imported on first use)
         return _bfloat16_dtype().type
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

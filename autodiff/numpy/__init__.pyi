@@ -122,7 +122,6 @@ from numpy import packbits as packbits
 from numpy import pi as pi
 from numpy import printoptions as printoptions
 from numpy import promote_types as promote_types
-from numpy import random as random
 from numpy import ravel_multi_index as ravel_multi_index
 from numpy import s_ as s_
 from numpy import save as save
@@ -167,6 +166,7 @@ from numpy import zeros as zeros
 
 from autodiff.numpy import fft as fft
 from autodiff.numpy import linalg as linalg
+from autodiff.numpy import random as random
 from autodiff.numpy._index_tricks import c_ as c_
 from autodiff.numpy._index_tricks import r_ as r_
 

@@ -9,6 +9,7 @@ instead of SciPy's nan, as in JAX).
 from __future__ import annotations
 
 import math
+import sys
 
 import numpy as np
 
@@ -190,3 +191,9 @@ chi2, gamma, beta, t, poisson, dirichlet = (
     _distributions.DISTRIBUTIONS[name]
     for name in ("chi2", "gamma", "beta", "t", "poisson", "dirichlet")
 )
+
+# JAX and HIPS autograd make each distribution a module (`import
+# jax.scipy.stats.multivariate_normal as mvn`, `from autograd.scipy.stats.norm import logpdf`):
+# the same imports find these objects, which carry the modules' function names.
+for _name in __all__:
+    sys.modules[f"{__name__}.{_name}"] = globals()[_name]
