@@ -104,11 +104,13 @@ def apply_rule(node, ct, walk: Walk):
     fast = node.prim.fast
     if fast.vjp is None or not node.raw or type(ct) in TENSOR_TYPES:
         return vjp_of(node, ct, walk.plan.kept)
-    if type(ct) is Lazy or (type(ct) is ndarray and ct.size >= RECYCLE_MIN_SIZE):
+    if type(ct) is Lazy or (type(ct) is ndarray and ct.size >= fused.FUSE_MIN_SIZE):
         if fast.fused_vjp is not None:
             return _numpy_rule(node, fast.fused_vjp, ct, walk.plan.kept)
         if type(ct) is Lazy:
             ct = fused.evaluate(ct, 1)
+    # (a smaller cotangent, and so output, is never fused: the fused rule would take the
+    # NumPy one after its checks)
     return _numpy_rule(node, fast.vjp, ct, walk.plan.kept)
 
 
@@ -322,9 +324,13 @@ def _walk(plan: Plan, walk: Walk) -> None:  # noqa: C901 (the hot loop: its comm
             for edge, in_ct in zip(parents, in_cts):  # (route_one's commonest cases)
                 if edge is None or in_ct is None:
                     continue
-                if type(edge) is tuple:
-                    route_one(cts, owned, edge, in_ct, large)
-                elif (prev := get(edge)) is None:  # (a node of one output, nothing pending)
+                if type(edge) is tuple:  # (the torch face's `(node, index)`)
+                    target = edge[0].prim
+                    if target is not None and target.multiple_results:
+                        route_one(cts, owned, edge, in_ct, large)
+                        continue
+                    edge = edge[0]  # (one output: its node is where its cotangent goes)
+                if (prev := get(edge)) is None:  # (a node of one output, nothing pending)
                     cts[edge] = in_ct
                 elif type(prev) is type(in_ct) and type(prev) in SCALARS:  # (a parameter's)
                     cts[edge] = prev + in_ct
@@ -357,7 +363,8 @@ def _release(node, prim) -> None:
 def _count_down(walk: Walk, node) -> None:
     """One consumer of each of `node`'s parents has run: a leaf whose last one it was runs."""
     deps = walk.plan.deps
-    for edge in node.parents:
+    p1 = node.p1  # (Node.parents, inline)
+    for edge in (node.p0,) if p1 is ONE else node.p0 if p1 is MANY else (node.p0, p1):
         if edge is None:
             continue
         parent = edge[0] if type(edge) is tuple else edge
