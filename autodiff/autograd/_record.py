@@ -21,6 +21,7 @@ from autodiff.core.tensor import Tensor
 from autodiff.core.trace import set_level0_recorder
 
 _ACCUMULATOR_LOCK = threading.Lock()
+_STATE = autograd_state()  # (a thread-local object: each thread reads its own attributes)
 
 
 def gradient_edge(tensor: Tensor) -> tuple:
@@ -52,7 +53,7 @@ def record(prim, args: tuple, params: dict, out):
     (in `parents`), from which a `create_graph` backward rebuilds a Tensor linked to
     this graph; `versions` keeps `(tensor, version)` for the in-place check.
     """
-    st = autograd_state()
+    st = _STATE
     hooks = out_hooks = None
     if st.saved_tensors_hooks:  # (no hooks in use, the common case: no call)
         hooks, out_hooks = _saving_hooks(prim, st)

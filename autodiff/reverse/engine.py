@@ -120,9 +120,11 @@ def _numpy_rule(node, rule, ct, kept):
     if node.prim.vjp_takes_needs:
         needs = node_needs(node.parents, kept)
         return rule(ct, node.out, *node.primals, needs=needs, **params)
-    if params is not NO_PARAMS:
-        return rule(ct, node.out, *node.primals, **params)
     p1 = node.p1  # (positional calls from the slots: no tuple of arguments, see Node)
+    if params is not NO_PARAMS:
+        if p1 is ONE:
+            return rule(ct, node.out, node.x0, **params)
+        return rule(ct, node.out, *node.primals, **params)
     if p1 is ONE:
         return rule(ct, node.out, node.x0)
     if p1 is MANY:
@@ -340,11 +342,14 @@ def _walk(plan: Plan, walk: Walk) -> None:  # noqa: C901 (the hot loop: its comm
             if large and not retain:
                 recycle(node, ct)
             ct = None
-        if not retain and node.versions is None:  # (node.release(), inline)
-            node.x0 = RELEASED
-            node.x1 = node.out = None
-        elif not retain:
-            _release(node, prim)
+        if not retain:  # (node.release(), inline for a functional node and `_release`'s first)
+            if node.versions is None or (
+                (prim.saves_inputs or prim.saves_output) and type(node) is Node
+            ):
+                node.x0 = RELEASED
+                node.x1 = node.out = None
+            else:
+                _release(node, prim)
         if deps:
             _count_down(walk, node)
 
