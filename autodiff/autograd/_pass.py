@@ -34,7 +34,7 @@ from autodiff.autograd._accumulate_grad import accumulate_grad
 from autodiff.autograd._saved import check_versions, node_residuals
 from autodiff.autograd._state import autograd_state
 from autodiff.core import buffers
-from autodiff.core.graph import edge_node, observed
+from autodiff.core.graph import RELEASED, edge_node, observed
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import state
 from autodiff.kernels import fused
@@ -233,7 +233,7 @@ class TorchPass(PassHooks):
             if ct is None:  # captured only: not executed, residuals kept
                 return
             ct = ct if multi else ct[0]
-        if node.primals is None:
+        if node.x0 is RELEASED:  # (node.primals is None, read from its slot)
             raise RuntimeError(RELEASED_MESSAGE)
         parents = node.parents
         if extra is None and ct is not None and not (self.anomaly or node.prim.multiple_results):
