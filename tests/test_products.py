@@ -417,3 +417,35 @@ def test_jacobians_of_products():
         np.testing.assert_allclose(jr[1], np.einsum("ik,lj->ijkl", a, np.eye(2)), rtol=1e-12)
         for x, y in zip(jf, jr):
             np.testing.assert_allclose(x, y, rtol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "a_shape, b_shape, a_dtype, b_dtype",
+    [
+        ((5, 3), (3, 4), np.float64, np.float64),  # the NumPy form's own case
+        ((5, 3), (3, 4), np.float32, np.float32),
+        ((5, 3), (3, 4), np.complex128, np.complex128),
+        ((5, 3), (3, 4), np.float32, np.float64),  # the rule's: mixed dtypes
+        ((2, 5, 3), (3, 4), np.float64, np.float64),  # the rule's: a stack of matrices
+        ((5, 3), (3,), np.float64, np.float64),  # the rule's: a matrix-vector product
+    ],
+)
+@pytest.mark.parametrize("needs", [(True, True), (True, False), (False, True)])
+def test_matmul_numpy_rule_is_the_rule(a_shape, b_shape, a_dtype, b_dtype, needs):
+    """matmul's NumPy form (the engine's, on plain arrays) gives the rule's cotangents bitwise,
+    in the operands' dtypes, and none for an operand not asked for."""
+    a = rng.standard_normal(a_shape).astype(a_dtype)
+    b = rng.standard_normal(b_shape).astype(b_dtype)
+    if np.iscomplexobj(a):
+        a = a + 1j * rng.standard_normal(a_shape)
+        b = b + 1j * rng.standard_normal(b_shape)
+    out = a @ b
+    g = rng.standard_normal(out.shape).astype(out.dtype)
+    got = products.matmul_p.fast.vjp(g, out, a, b, needs=needs)
+    want = products.matmul_p.vjp(g, a, b, out=out, needs=needs)
+    for x, y, operand, need in zip(got, want, (a, b), needs):
+        if not need:
+            assert x is None and y is None
+            continue
+        assert x.dtype == y.dtype == operand.dtype and x.shape == operand.shape
+        np.testing.assert_array_equal(x, y)

@@ -424,3 +424,37 @@ def test_stack_matches_numpy_in_dtype_layout_and_errors():
         assert got.flags.c_contiguous and np.array_equal(got, want)
     with pytest.raises(ValueError, match="same shape"):
         stack_p.impl(np.ones(2), np.ones(3), axis=0, dtype=None, casting="same_kind")
+
+
+@pytest.mark.parametrize(
+    "x, shape",
+    [
+        (np.array(2.0), (3, 4)),
+        (np.arange(3.0), (2, 3)),
+        (np.arange(3.0).reshape(3, 1), (2, 3, 5)),
+        (np.arange(6.0).reshape(2, 3), (2, 3)),
+        (np.arange(3), (4, 3)),
+        (np.array([True, False]), (2, 2)),
+        (np.arange(3.0) + 1j, (2, 3)),
+        (np.ones((1, 1)), (0, 1)),
+        (np.zeros(0), (2, 0)),
+        (np.arange(4.0)[::2], (3, 2)),  # (not C-contiguous: NumPy's own)
+        (np.ones(1, dtype=">f8"), (3,)),
+    ],
+)
+def test_broadcast_to_impl_is_numpys(x, shape):
+    """broadcast_to's impl, which makes the view itself for contiguous arrays: NumPy's values,
+    dtype, strides and memory, read-only."""
+    got, want = structural._broadcast_to_impl(x, shape), np.broadcast_to(x, shape)
+    assert got.shape == want.shape and got.dtype == want.dtype and got.strides == want.strides
+    np.testing.assert_array_equal(got, want)
+    assert not got.flags.writeable
+    assert np.shares_memory(got, x) == np.shares_memory(want, x)
+
+
+@pytest.mark.parametrize("x, shape", [(np.arange(3.0), (2, 4)), (np.ones(3), (-1, 3))])
+def test_broadcast_to_impl_raises_numpys_errors(x, shape):
+    with pytest.raises(ValueError) as want:
+        np.broadcast_to(x, shape)
+    with pytest.raises(ValueError, match=str(want.value)[:30]):
+        structural._broadcast_to_impl(x, shape)

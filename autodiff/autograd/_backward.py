@@ -76,7 +76,8 @@ def _seeds(outputs: tuple, grad_outputs, create_graph: bool, batched: bool = Fal
         if g is None:
             if math.prod(out_shape) != 1:
                 raise RuntimeError("grad can be implicitly created only for scalar outputs")
-            g = np.ones(out_shape, out_dtype)
+            g = np.empty(out_shape, out_dtype)
+            g.fill(1)  # (np.ones, without its Python-level wrapper: once per pass)
             # (a recorded pass computes with Tensors, as torch's: what its rules save of the
             # seed is saved as a tensor, through the saved-tensor hooks in use)
             seeds.append(Tensor._from(g) if create_graph and not batched else g)
@@ -274,7 +275,8 @@ def grad(
     keys = None
     if type(inputs) is dict:  # (torch's: the gradients come back in a dict of its keys)
         keys, inputs = tuple(inputs), tuple(inputs.values())
-    elif isinstance(inputs, Mapping):
+    elif type(inputs) not in (tuple, list) and isinstance(inputs, Mapping):
+        # (an abstract class's isinstance walks its registry: the common sequences skip it)
         raise TypeError(
             f"`inputs` argument to `grad()` must be a dict, not {type(inputs).__name__}. "
             "Other Mapping types are not supported."

@@ -34,7 +34,7 @@ from autodiff.autograd._accumulate_grad import accumulate_grad
 from autodiff.autograd._saved import check_versions, node_residuals
 from autodiff.autograd._state import autograd_state
 from autodiff.core import buffers
-from autodiff.core.graph import edge_node, observed
+from autodiff.core.graph import RELEASED, edge_node, observed
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import state
 from autodiff.kernels import fused
@@ -147,8 +147,8 @@ class TorchPass(PassHooks):
             st.saved_tensors_hooks = self.hooks_stack
         self.plan = self.run = self.roots = None  # (the graph is not kept alive by the pass)
 
-    def check_saved(self, node) -> None:
-        check_versions(node)
+    # (the version check itself, called with the node: one frame less per node)
+    check_saved = staticmethod(check_versions)
 
     def sequence_number(self) -> int:
         """The sequence number of the latest node recorded (anomaly mode links the nodes a
@@ -166,7 +166,7 @@ class TorchPass(PassHooks):
         walk.current = node
         if type(ct) is Lazy:
             ct = fused.evaluate(ct, 1)
-        if extra is not None:
+        if extra is not None and (extra.tensor_pre_hooks or extra.retains):
             ct = self._tensor_pre_hooks(node, [ct])[0]
         edge = (node, 0)
         if edge in self.capture and ct is not None:
@@ -233,10 +233,16 @@ class TorchPass(PassHooks):
             if ct is None:  # captured only: not executed, residuals kept
                 return
             ct = ct if multi else ct[0]
-        if node.primals is None:
+        if node.x0 is RELEASED:  # (node.primals is None, read from its slot)
             raise RuntimeError(RELEASED_MESSAGE)
         parents = node.parents
-        in_cts = self._rule_and_post_hooks(walk, node, ct)
+        if extra is None and ct is not None and not (self.anomaly or node.prim.multiple_results):
+            # (the common node, no hooks or packed residuals: `_run_rule`'s call, inline)
+            primals, out = node_residuals(node, self.create_graph)
+            in_cts = vjp_of(node, ct, walk.plan.kept, primals, out)
+            primals = out = None
+        else:
+            in_cts = self._rule_and_post_hooks(walk, node, ct)
         if not walk.retain:
             node.release()
         route(walk.cts, walk.owned, parents, in_cts, False)

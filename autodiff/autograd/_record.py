@@ -21,6 +21,7 @@ from autodiff.core.tensor import Tensor
 from autodiff.core.trace import set_level0_recorder
 
 _ACCUMULATOR_LOCK = threading.Lock()
+_STATE = autograd_state()  # (a thread-local object: each thread reads its own attributes)
 
 
 def gradient_edge(tensor: Tensor) -> tuple:
@@ -52,8 +53,10 @@ def record(prim, args: tuple, params: dict, out):
     (in `parents`), from which a `create_graph` backward rebuilds a Tensor linked to
     this graph; `versions` keeps `(tensor, version)` for the in-place check.
     """
-    st = autograd_state()
-    hooks, out_hooks = _saving_hooks(prim, st)
+    st = _STATE
+    hooks = out_hooks = None
+    if st.saved_tensors_hooks:  # (no hooks in use, the common case: no call)
+        hooks, out_hooks = _saving_hooks(prim, st)
     if hooks is not None and prim in SAVED_FOR_PARTNERS:
         # (a product saves only the inputs its gradients read, as torch: those alone are
         # packed; the engine version-checks those alone, see check_versions)
@@ -97,6 +100,8 @@ def record(prim, args: tuple, params: dict, out):
         import traceback  # (anomaly mode only: not at `import autodiff`)
 
         node._extra().anomaly_trace = "".join(traceback.format_stack()[:-3])
+    if out_hooks is None and not prim.multiple_results:  # (`_outputs`' commonest case)
+        return Tensor._from(out, (node, 0))
     return _outputs(node, out, out_hooks)
 
 

@@ -180,6 +180,27 @@ matmul_p.vjp = _matmul_vjp
 matmul_p.vjp_takes_needs = True
 
 
+def _matmul_vjp_numpy(g, out, a, b, *, needs=(True, True)):
+    """`_matmul_vjp`'s NumPy form (the engine's, on plain arrays): a product of two matrices of
+    one dtype directly (matmul's impl, on NumPy's transposed views); any other operands
+    through the rule."""
+    if (
+        type(g) is np.ndarray
+        and type(a) is np.ndarray
+        and type(b) is np.ndarray
+        and a.ndim == 2
+        and b.ndim == 2
+        and g.dtype == a.dtype == b.dtype
+        and a.dtype.kind in "fc"
+    ):
+        product = matmul_p.impl
+        return (product(g, b.T) if needs[0] else None, product(a.T, g) if needs[1] else None)
+    return _matmul_vjp(g, a, b, out=out, needs=needs)
+
+
+matmul_p.fast.vjp = _matmul_vjp_numpy
+
+
 matmul_p.batch = _matmul_batch
 
 

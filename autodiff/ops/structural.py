@@ -84,7 +84,38 @@ def _sum_to_shape_abstract_eval(x, *, shape):
 broadcast_to_p = Primitive("broadcast_to")
 broadcast_to_p.saves_inputs = False  # its vjp reads only shapes and dtypes
 broadcast_to_p.saves_output = False
-broadcast_to_p.impl = lambda x, shape: np.broadcast_to(x, shape)
+
+
+def _broadcast_to_impl(x, shape: tuple):
+    """`np.broadcast_to(x, shape)`: for a C-contiguous array of numbers, the same read-only
+    view made directly (NumPy's builds an iterator to check the shapes: in a small backward
+    pass, every sum's gradient is one of these)."""
+    if (
+        type(x) is not ndarray
+        or x.dtype.kind not in _VIEWABLE_KINDS
+        or not x.flags.c_contiguous
+        or len(shape) < x.ndim
+    ):
+        return np.broadcast_to(x, shape)
+    lead = len(shape) - x.ndim
+    strides = [0] * lead
+    for have, want, stride in zip(x.shape, shape[lead:], x.strides):
+        if have == want and have > 0:
+            strides.append(stride)
+        elif have == 1 and want > 0:
+            strides.append(0)
+        else:  # (NumPy's error, or its strides for an empty result)
+            return np.broadcast_to(x, shape)
+    if lead and min(shape[:lead]) <= 0:
+        return np.broadcast_to(x, shape)
+    view = ndarray(shape, x.dtype, x, 0, tuple(strides))
+    view.flags.writeable = False
+    return view
+
+
+# (dtypes whose arrays export their memory as a buffer: `_broadcast_to_impl`'s fast path)
+_VIEWABLE_KINDS = frozenset("biufc")
+broadcast_to_p.impl = _broadcast_to_impl
 broadcast_to_p.sparsity = MOVEMENT
 broadcast_to_p.abstract_eval = _broadcast_to_abstract_eval
 broadcast_to_p.jvp = lambda primals, tangents, *, out, shape: broadcast_to(tangents[0], shape)
@@ -184,7 +215,10 @@ def _transpose_abstract_eval(x, *, axes):
 def _inverse_axes(axes, ndim: int):
     if axes is None:  # reversing the axes is its own inverse
         return None
-    return tuple(int(i) for i in np.argsort(normalize_axis_tuple(axes, ndim)))
+    inverse = [0] * ndim  # (a permutation's inverse, without np.argsort's array round trip)
+    for i, axis in enumerate(normalize_axis_tuple(axes, ndim)):
+        inverse[axis] = i
+    return tuple(inverse)
 
 
 transpose_p = Primitive("transpose")
@@ -222,7 +256,7 @@ def broadcast_to(x, shape):
         array([[1., 2.],
                [1., 2.]])
     """
-    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
+    shape = (shape,) if isinstance(shape, (int, np.integer)) else tuple(map(int, shape))
     if shape_of(x) == shape:
         return x
     return bind(broadcast_to_p, x, shape=shape)

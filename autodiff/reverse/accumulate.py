@@ -20,6 +20,7 @@ from numpy import ndarray
 
 from autodiff.core import buffers
 from autodiff.core.dtypes import SCALARS
+from autodiff.core.graph import MANY, ONE, RELEASED
 from autodiff.kernels import fused
 from autodiff.kernels.fused import Lazy
 from autodiff.ops.elementwise import add
@@ -127,10 +128,20 @@ def seed(roots: list, root_cts) -> dict:
 
 def recycle(node, ct) -> None:
     """Pool the large arrays only the pass holds once `node` ran: its cotangent `ct` and its
-    residuals."""
-    buffers.give_if_unshared(ct, 2)  # (`ct`, and the caller's)
+    residuals (none of which may be large enough to pool: then nothing is called)."""
+    least = buffers.POOL_MIN_BYTES
+    if type(ct) is ndarray and ct.nbytes >= least:
+        buffers.give_if_unshared(ct, 2)  # (`ct`, and the caller's)
     ct = None
-    if not node.keeps_shapes():
+    out, x0, p1 = node.out, node.x0, node.p1  # (Node.primals, read from its slots)
+    residuals = (
+        () if x0 is RELEASED else (x0,) if p1 is ONE else x0 if p1 is MANY else (x0, node.x1)
+    )
+    large = type(out) is ndarray and out.nbytes >= least
+    for r in residuals:
+        large = large or (type(r) is ndarray and r.nbytes >= least)
+    out = x0 = r = residuals = None  # (no reference of this frame may keep one from the pool)
+    if large and not node.keeps_shapes():
         buffers.release_node(node)
 
 

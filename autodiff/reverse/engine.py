@@ -104,11 +104,13 @@ def apply_rule(node, ct, walk: Walk):
     fast = node.prim.fast
     if fast.vjp is None or not node.raw or type(ct) in TENSOR_TYPES:
         return vjp_of(node, ct, walk.plan.kept)
-    if type(ct) is Lazy or (type(ct) is ndarray and ct.size >= RECYCLE_MIN_SIZE):
+    if type(ct) is Lazy or (type(ct) is ndarray and ct.size >= fused.FUSE_MIN_SIZE):
         if fast.fused_vjp is not None:
             return _numpy_rule(node, fast.fused_vjp, ct, walk.plan.kept)
         if type(ct) is Lazy:
             ct = fused.evaluate(ct, 1)
+    # (a smaller cotangent, and so output, is never fused: the fused rule would take the
+    # NumPy one after its checks)
     return _numpy_rule(node, fast.vjp, ct, walk.plan.kept)
 
 
@@ -118,9 +120,11 @@ def _numpy_rule(node, rule, ct, kept):
     if node.prim.vjp_takes_needs:
         needs = node_needs(node.parents, kept)
         return rule(ct, node.out, *node.primals, needs=needs, **params)
-    if params is not NO_PARAMS:
-        return rule(ct, node.out, *node.primals, **params)
     p1 = node.p1  # (positional calls from the slots: no tuple of arguments, see Node)
+    if params is not NO_PARAMS:
+        if p1 is ONE:
+            return rule(ct, node.out, node.x0, **params)
+        return rule(ct, node.out, *node.primals, **params)
     if p1 is ONE:
         return rule(ct, node.out, node.x0)
     if p1 is MANY:
@@ -322,9 +326,13 @@ def _walk(plan: Plan, walk: Walk) -> None:  # noqa: C901 (the hot loop: its comm
             for edge, in_ct in zip(parents, in_cts):  # (route_one's commonest cases)
                 if edge is None or in_ct is None:
                     continue
-                if type(edge) is tuple:
-                    route_one(cts, owned, edge, in_ct, large)
-                elif (prev := get(edge)) is None:  # (a node of one output, nothing pending)
+                if type(edge) is tuple:  # (the torch face's `(node, index)`)
+                    target = edge[0].prim
+                    if target is not None and target.multiple_results:
+                        route_one(cts, owned, edge, in_ct, large)
+                        continue
+                    edge = edge[0]  # (one output: its node is where its cotangent goes)
+                if (prev := get(edge)) is None:  # (a node of one output, nothing pending)
                     cts[edge] = in_ct
                 elif type(prev) is type(in_ct) and type(prev) in SCALARS:  # (a parameter's)
                     cts[edge] = prev + in_ct
@@ -334,11 +342,14 @@ def _walk(plan: Plan, walk: Walk) -> None:  # noqa: C901 (the hot loop: its comm
             if large and not retain:
                 recycle(node, ct)
             ct = None
-        if not retain and node.versions is None:  # (node.release(), inline)
-            node.x0 = RELEASED
-            node.x1 = node.out = None
-        elif not retain:
-            _release(node, prim)
+        if not retain:  # (node.release(), inline for a functional node and `_release`'s first)
+            if node.versions is None or (
+                (prim.saves_inputs or prim.saves_output) and type(node) is Node
+            ):
+                node.x0 = RELEASED
+                node.x1 = node.out = None
+            else:
+                _release(node, prim)
         if deps:
             _count_down(walk, node)
 
@@ -357,7 +368,8 @@ def _release(node, prim) -> None:
 def _count_down(walk: Walk, node) -> None:
     """One consumer of each of `node`'s parents has run: a leaf whose last one it was runs."""
     deps = walk.plan.deps
-    for edge in node.parents:
+    p1 = node.p1  # (Node.parents, inline)
+    for edge in (node.p0,) if p1 is ONE else node.p0 if p1 is MANY else (node.p0, p1):
         if edge is None:
             continue
         parent = edge[0] if type(edge) is tuple else edge

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from operator import attrgetter
 
-from autodiff.core.graph import edge_node
+from autodiff.core.graph import MANY, ONE, edge_node
 
 _by_seq = attrgetter("seq")
 
@@ -30,7 +30,8 @@ def collect(roots, count: bool = True) -> tuple[list, dict]:
             continue
         add_seen(node)
         order.append(node)
-        for edge in node.parents:
+        p1 = node.p1  # (Node.parents, read from its slots: once per node of every pass)
+        for edge in (node.p0,) if p1 is ONE else node.p0 if p1 is MANY else (node.p0, p1):
             if edge is not None:
                 parent = edge[0] if type(edge) is tuple else edge
                 if count:
@@ -55,7 +56,8 @@ def prune_plan(order: list, targets, capture_only) -> tuple[list, dict, set, set
     deps: dict = {}
     for node in order:  # parents first
         reaches = False
-        for e in node.parents:
+        p1 = node.p1  # (Node.parents, as in `collect`)
+        for e in (node.p0,) if p1 is ONE else node.p0 if p1 is MANY else (node.p0, p1):
             if e is None:
                 continue
             parent = e[0] if type(e) is tuple else e
@@ -106,8 +108,8 @@ def node_needs(parents: tuple, kept: set | None = None) -> tuple:
     autograd.grad(inputs=...) pruned gets no cotangent at all (for a matmul: one product
     less)."""
     if kept is None:
-        return tuple(edge is not None for edge in parents)
-    return tuple(edge is not None and edge_node(edge) in kept for edge in parents)
+        return tuple([edge is not None for edge in parents])
+    return tuple([edge is not None and edge_node(edge) in kept for edge in parents])
 
 
 __all__ = ["Plan", "collect", "node_needs", "prune_plan"]

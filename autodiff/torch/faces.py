@@ -122,11 +122,17 @@ def _torch_call(self, args: tuple, kwargs: dict) -> bool:
     return face_of(self) != "numpy"
 
 
-def _shared_reduction(name: str, torch_impl: Callable, numpy_impl: Callable) -> Callable:
+def _shared_reduction(
+    name: str, torch_impl: Callable, numpy_impl: Callable, alike: bool = False
+) -> Callable:
     """`x.sum(...)` and its kind: the same meaning in both libraries, positional arguments
-    aside (NumPy's second is `dtype` or `out`, torch's `keepdim`)."""
+    aside (NumPy's second is `dtype` or `out`, torch's `keepdim`). `alike`: torch's form
+    called without arguments is NumPy's (over every axis, no dtype): `x.sum()` takes it
+    without reading its arguments."""
 
     def method(self, *args, **kwargs):
+        if alike and not (args or kwargs):
+            return numpy_impl(self)
         if _torch_call(self, args, kwargs):
             return torch_impl(self, *args, **kwargs)
         return numpy_impl(self, *args, **_numpy_kwargs(kwargs))
@@ -139,11 +145,11 @@ def _shared_reduction(name: str, torch_impl: Callable, numpy_impl: Callable) -> 
     return method
 
 
-t_sum = _shared_reduction("sum", sum, anp.sum)
-t_mean = _shared_reduction("mean", mean, anp.mean)
-t_prod = _shared_reduction("prod", prod, anp.prod)
-t_all = _shared_reduction("all", all, anp.all)
-t_any = _shared_reduction("any", any, anp.any)
+t_sum = _shared_reduction("sum", sum, anp.sum, alike=True)
+t_mean = _shared_reduction("mean", mean, anp.mean, alike=True)
+t_prod = _shared_reduction("prod", prod, anp.prod, alike=True)
+t_all = _shared_reduction("all", all, anp.all, alike=True)
+t_any = _shared_reduction("any", any, anp.any, alike=True)
 t_argmax = _shared_reduction("argmax", argmax, anp.argmax)
 t_argmin = _shared_reduction("argmin", argmin, anp.argmin)
 
