@@ -142,7 +142,11 @@ class StepCapture:
             out = split(fun(*args, **kwargs))
         finally:
             self.restore()
-        return out, self.finish() if self.used else []
+        extra = self.finish() if self.used else []
+        # (what only staging needed: the calls keep no staged value, nor the trace's graph)
+        self.trace, self.grads, self.updates, self.lifted, self.buffers = None, {}, {}, {}, {}
+        self.done = set()
+        return out, extra
 
     def _on_trace(self, what: str):
         if self.trace is None or state().stack[-1] is not self.trace:
