@@ -121,7 +121,7 @@ def test_matches_jax():
 
 
 def test_errors():
-    with pytest.raises(ValueError, match="inconsistent lengths"):
+    with pytest.raises(ValueError, match="different leading axis sizes"):
         ad.map(lambda x: x["a"], {"a": np.zeros(3), "b": np.zeros(4)})
     with pytest.raises(ValueError, match="non-negative"):
         ad.map(body, XS, batch_size=-1)

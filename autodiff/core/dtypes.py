@@ -61,6 +61,20 @@ def is_bfloat16(dtype) -> bool:
     return dtype.kind == "V" and dtype.name == "bfloat16"
 
 
+def number_as(x, y):
+    """`x`, a Python number met before a bfloat16 array `y`, as an array of `y`'s dtype (NumPy
+    would make the pair float32; after the array it keeps bfloat16, as JAX and torch do
+    either way); anything else as it is.
+
+    Example:
+        >>> number_as(2.0, np.ones(2)), number_as(np.ones(1), 2.0)
+        (2.0, array([1.]))
+    """
+    if type(x) in (int, float, bool) and is_bfloat16(getattr(y, "dtype", None)):
+        return np.asarray(x, y.dtype)
+    return x
+
+
 # Rules ask these once per cotangent: a dtype's `kind` is a faster test than np.issubdtype.
 def is_inexact(dtype) -> bool:
     """True for floating and complex dtypes (bfloat16 too): the ones that carry derivatives."""

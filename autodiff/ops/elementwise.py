@@ -23,7 +23,7 @@ import numpy as np
 
 from autodiff.core import buffers
 from autodiff.core.abstract import ShapedArray, all_weak, result_type, same_aval, ufunc_operand
-from autodiff.core.dtypes import dtype_of, is_bfloat16, is_inexact
+from autodiff.core.dtypes import dtype_of, is_inexact, number_as
 from autodiff.core.primitive import Primitive, bind, bind_binary, bind_unary
 from autodiff.core.tensor import SHAPE_OF_VALUE
 from autodiff.kernels import elementwise as kernels
@@ -400,16 +400,8 @@ def _where_jvp(primals, tangents, *, out):
     )
 
 
-def _where_impl(c, x, y):
-    # NumPy promotes a Python number met before a bfloat16 array to float32 (after one, it
-    # keeps bfloat16, as JAX and torch do either way): the number then takes y's dtype.
-    if type(x) in _NUMBER and getattr(y, "dtype", None) is not None and is_bfloat16(y.dtype):
-        x = np.asarray(x, y.dtype)
-    return np.where(c, x, y)
-
-
 where_p = Primitive("where")
-where_p.impl = _where_impl
+where_p.impl = lambda c, x, y: np.where(c, number_as(x, y), y)
 where_p.abstract_eval = lambda c, x, y: ShapedArray(
     np.broadcast_shapes(c.shape, x.shape, y.shape), result_type(x, y), all_weak(x, y)
 )

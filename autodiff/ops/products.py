@@ -31,6 +31,7 @@ from autodiff.core.abstract import array_result_type, result_aval, ufunc_result_
 from autodiff.core.dtypes import dtype_of, in_float32, in_float32_dtype, is_inexact
 from autodiff.core.primitive import Primitive, bind
 from autodiff.core.tensor import Tensor
+from autodiff.kernels.products import matmul_vjp
 from autodiff.ops import series
 from autodiff.ops import shape as _shape
 from autodiff.ops.elementwise import add, astype, conj, multiply_p, unbroadcast
@@ -178,27 +179,7 @@ matmul_p.sparsity = contraction(matmul_letters)
 matmul_p.impl = in_float32(buffers.matmul_into, binary=True)
 matmul_p.vjp = _matmul_vjp
 matmul_p.vjp_takes_needs = True
-
-
-def _matmul_vjp_numpy(g, out, a, b, *, needs=(True, True)):
-    """`_matmul_vjp`'s NumPy form (the engine's, on plain arrays): a product of two matrices of
-    one dtype directly (matmul's impl, on NumPy's transposed views); any other operands
-    through the rule."""
-    if (
-        type(g) is np.ndarray
-        and type(a) is np.ndarray
-        and type(b) is np.ndarray
-        and a.ndim == 2
-        and b.ndim == 2
-        and g.dtype == a.dtype == b.dtype
-        and a.dtype.kind in "fc"
-    ):
-        product = matmul_p.impl
-        return (product(g, b.T) if needs[0] else None, product(a.T, g) if needs[1] else None)
-    return _matmul_vjp(g, a, b, out=out, needs=needs)
-
-
-matmul_p.fast.vjp = _matmul_vjp_numpy
+matmul_p.fast.vjp = matmul_vjp(matmul_p, _matmul_vjp)  # (on plain arrays, directly)
 
 
 matmul_p.batch = _matmul_batch

@@ -69,16 +69,40 @@ def _sum_to_shape_impl(x, shape):
     return out.reshape(shape) if lead or out.shape != shape else out
 
 
-def _broadcast_to_abstract_eval(x, *, shape):
-    if np.broadcast_shapes(x.shape, shape) != shape:
-        raise ValueError(f"cannot broadcast an array of shape {x.shape} to shape {shape}")
-    return shaped_like(x, shape)
-
-
 def _sum_to_shape_abstract_eval(x, *, shape):
     if x.shape == shape:
         return x
     return shaped_like(x, shape, accumulation_dtype(x.dtype))  # a sum, as np.add.reduce sums
+
+
+sum_to_shape_p = Primitive("sum_to_shape")
+sum_to_shape_p.saves_inputs = False  # its vjp reads only shapes and dtypes
+sum_to_shape_p.saves_output = False
+sum_to_shape_p.impl = _sum_to_shape_impl
+sum_to_shape_p.sparsity = accumulation(
+    lambda out_ids, x, *, shape: np.broadcast_to(out_ids, x.shape)
+)
+sum_to_shape_p.abstract_eval = _sum_to_shape_abstract_eval
+sum_to_shape_p.jvp = lambda primals, tangents, *, out, shape: sum_to_shape(tangents[0], shape)
+sum_to_shape_p.vjp = lambda g, x, *, out, shape: (broadcast_to(g, shape_of(x)),)
+
+
+def _sum_to_shape_batch(values, dims, *, shape):
+    x = move_to_front(values[0], dims[0])
+    size, per_example = shape_of(x)[0], tuple(shape_of(x)[1:])
+    lead = len(per_example) - len(shape)
+    x = sum_to_shape(x, (size,) + (1,) * lead + shape)
+    return reshape(x, (size,) + shape), 0
+
+
+sum_to_shape_p.batch = _sum_to_shape_batch
+sum_to_shape_p.taylor = series.linear_rule(sum_to_shape_p)
+
+
+def _broadcast_to_abstract_eval(x, *, shape):
+    if np.broadcast_shapes(x.shape, shape) != shape:
+        raise ValueError(f"cannot broadcast an array of shape {x.shape} to shape {shape}")
+    return shaped_like(x, shape)
 
 
 broadcast_to_p = Primitive("broadcast_to")
@@ -131,30 +155,6 @@ def _broadcast_to_batch(values, dims, *, shape):
 
 broadcast_to_p.batch = _broadcast_to_batch
 broadcast_to_p.taylor = series.linear_rule(broadcast_to_p)
-
-
-sum_to_shape_p = Primitive("sum_to_shape")
-sum_to_shape_p.saves_inputs = False  # its vjp reads only shapes and dtypes
-sum_to_shape_p.saves_output = False
-sum_to_shape_p.impl = _sum_to_shape_impl
-sum_to_shape_p.sparsity = accumulation(
-    lambda out_ids, x, *, shape: np.broadcast_to(out_ids, x.shape)
-)
-sum_to_shape_p.abstract_eval = _sum_to_shape_abstract_eval
-sum_to_shape_p.jvp = lambda primals, tangents, *, out, shape: sum_to_shape(tangents[0], shape)
-sum_to_shape_p.vjp = lambda g, x, *, out, shape: (broadcast_to(g, shape_of(x)),)
-
-
-def _sum_to_shape_batch(values, dims, *, shape):
-    x = move_to_front(values[0], dims[0])
-    size, per_example = shape_of(x)[0], tuple(shape_of(x)[1:])
-    lead = len(per_example) - len(shape)
-    x = sum_to_shape(x, (size,) + (1,) * lead + shape)
-    return reshape(x, (size,) + shape), 0
-
-
-sum_to_shape_p.batch = _sum_to_shape_batch
-sum_to_shape_p.taylor = series.linear_rule(sum_to_shape_p)
 
 
 # ---------------------------------------------------------------------------------------------
