@@ -495,6 +495,13 @@ STRUCTURAL = [
     (lambda m: m.dot(_X, _X.T),),
     (lambda m: m.reduce(_X, 0.0, m.add, (0,)),),
     (lambda m: m.reduce(_X, -np.inf, m.max, (1,)),),
+    (lambda m: m.reduce(_X, 1.0, m.mul, (0, 1)),),
+    (lambda m: m.reduce(_X, 0.0, lambda a, b: a + 2 * b, (1,)),),
+    (
+        lambda m: m.reduce((_X, 2 * _X), (0.0, 1.0), lambda a, b: (a[0] + b[0], a[1] * b[1]), (0,))[
+            1
+        ],
+    ),
 ]
 _X = _rand(3, 4)
 
@@ -506,6 +513,19 @@ def test_structural_values(case):
     assert np.shape(ours) == np.shape(theirs)
     assert np.asarray(ours).dtype == np.asarray(theirs).dtype or case in (18, 19)
     _close(ours, theirs, 1e-6)
+
+
+def test_reduce_gradients():
+    def generic(m):
+        # (associative: JAX differentiates a reduce as if it were)
+        return lambda a: m.reduce(a, 1.0, lambda u, v: u * v, (1,))
+
+    _check(generic(lax), generic(jlax), _rand(3, 4), transforms=False)
+    _check(
+        lambda a: lax.reduce(a, 0.0, lax.add, (0,)),
+        lambda a: jlax.reduce(a, 0.0, jlax.add, (0,)),
+        _rand(3, 4),
+    )
 
 
 def test_linalg():

@@ -14,7 +14,19 @@ from typing import NamedTuple
 import numpy as onp
 
 import autodiff.numpy as anp
-from autodiff.lax._basic import pad
+from autodiff.lax._basic import add, max, min, mul, pad
+
+# Reductions a `reduce` over these functions (lax's or NumPy's) runs as one call.
+_MONOIDS = {
+    add: anp.sum,
+    anp.add: anp.sum,
+    mul: anp.prod,
+    anp.multiply: anp.prod,
+    max: anp.max,
+    anp.maximum: anp.max,
+    min: anp.min,
+    anp.minimum: anp.min,
+}
 
 
 class ConvDimensionNumbers(NamedTuple):
@@ -236,6 +248,9 @@ def reduce(operands, init_values, computation, dimensions):
         [3.0, 12.0]
     """
     single = not isinstance(operands, (tuple, list))
+    if single and computation in _MONOIDS:
+        reduced = _MONOIDS[computation](operands, axis=tuple(dimensions))
+        return computation(reduced, anp.asarray(init_values, dtype=anp.result_type(operands)))
     ops = [anp.asarray(operands)] if single else [anp.asarray(op) for op in operands]
     inits = [init_values] if single else list(init_values)
     step = (lambda a, b: (computation(a[0], b[0]),)) if single else computation
