@@ -160,7 +160,7 @@ def dn_of(theirs):
 WINDOW_CASES = [
     ("add", 0.0, (2, 3), (1, 1), "VALID", None, None),
     ("max", -np.inf, (3, 3), (2, 2), "SAME", None, None),
-    ("min", np.inf, (2, 2), (1, 2), ((1, 0), (2, 1)), None, None),
+    ("min", np.inf, (2, 2), (1, 2), ((1, 0), (1, 1)), None, None),
     ("add", 0.0, (2, 2), (1, 1), "SAME", None, (2, 1)),
     ("add", 1.5, (2, 2), (1, 1), "VALID", (2, 1), None),
     ("max", -np.inf, (1, 2), (1, 1), "SAME", (1, 2), None),  # (JAX: no max vjp with dilation)
