@@ -466,7 +466,8 @@ _node_names.install()  # (torch's node names and view primitives, into core's ho
 jacobian = jacrev  # (jax.jacobian: JAX's other name for jacrev)
 
 
-# Sparse derivatives (autodiff/sparse/), with SciPy, load on first use too.
+# Sparse derivatives (autodiff/sparse/), with SciPy, load on first use too; so does
+# `autodiff.lax` (JAX's lax API, for ported code).
 _SPARSE = (
     "color",
     "jacobian_sparsity",
@@ -481,8 +482,8 @@ _SPARSE = (
 def __getattr__(name: str):
     if name in _ON_FIRST_USE:
         return importlib.import_module(f"autodiff.{name}")  # (the alias: set on autodiff)
-    if name == "sparse":
-        return importlib.import_module("autodiff.sparse")
+    if name in ("sparse", "lax"):
+        return importlib.import_module(f"autodiff.{name}")
     if name == "compile":  # (torch.compile: it needs autodiff.nn, loaded on first use)
         return importlib.import_module("autodiff.torch.compile").compile
     if name == "compiler":

@@ -28,6 +28,7 @@ it may import):
     sparse.detect sparsity detection on staged graphs      staging
     control       cond, switch, loops, scan                 staging, namespaces, ...
     implicit      custom_root, custom_linear_solve          control, ...
+    lax           JAX's lax API, composites                 implicit, namespaces, ...
     scipy.optimize
                   SciPy's solvers, differentiated implicitly implicit
     scipy.integrate
@@ -121,6 +122,9 @@ LAYERS = {
     # Implicit differentiation: solvers' derivatives from the equations they solve; SciPy's
     # solvers made differentiable with it (autodiff.scipy.optimize, loaded on first use).
     "implicit": (["autodiff.implicit"], ["control"]),
+    # JAX's lax API for ported code: composites of the namespaces' functions, the control
+    # flow re-exported (loaded on first use: `autodiff.lax`).
+    "lax": (["autodiff.lax"], ["implicit"]),
     "scipy.optimize": (["autodiff.scipy.optimize"], ["implicit"]),
     # odeint: a custom_vjp (the adjoint method) around structured loops; autodiff.scipy loads
     # it on first use.

@@ -332,6 +332,7 @@ def jit(
     static_argnames: str | Sequence[str] = (),
     backend: str | None = None,
     fastmath: bool = False,
+    inline: bool = False,
 ):
     """`fun` staged into a graph once per signature, optimized, and run compiled.
 
@@ -355,6 +356,8 @@ def jit(
             approximate reciprocals and functions, no NaN, inf or signed zero assumed — but
             not reassociation; results may differ in the last bits, and NaN/inf are not
             handled. No effect on the NumPy executor.
+        inline: JAX's hint to inline `fun` into an enclosing staged function; accepted for
+            JAX code; it changes no result.
 
     Example:
         >>> import numpy as np, autodiff as ad, autodiff.numpy as anp
@@ -371,7 +374,7 @@ def jit(
     if isinstance(static_argnames, str):
         static_argnames = (static_argnames,)
     if fun is None:
-        return lambda f: jit(f, static_argnums, static_argnames, backend, fastmath)
+        return lambda f: jit(f, static_argnums, static_argnames, backend, fastmath, inline)
     if not callable(fun):
         raise TypeError(f"jit expects a callable, got {type(fun).__name__}")
     return Jitted(fun, tuple(static_argnums), tuple(static_argnames), backend, bool(fastmath))
