@@ -501,7 +501,7 @@ def eig(a):
     differentiable (distinct eigenvalues).
 
     Results are always complex, as JAX's: NumPy returns real arrays when every eigenvalue of a
-    real `a` is real, a dtype that depends on the values (take `.real` for those). The
+    real `a` is real, a dtype that depends on the values (take ``.real`` for those). The
     eigenvectors are NumPy's (unit norm, largest entry real) and so are their derivatives. At
     an eigenvalue repeated exactly the derivatives are NaN (they do not exist there); near one
     they are large.
