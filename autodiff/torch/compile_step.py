@@ -374,10 +374,13 @@ class StepCapture:
                 and t._edge is None
                 and t._view is None
             ):  # (`_write`'s case: a leaf's memory, written in place)
-                if type(vc) is not int and vc.views:
-                    memory_written(t)  # (aliases' producers may have saved this memory)
+                if type(vc) is int:
+                    t._vc = vc + 1
+                else:  # (a shared counter: aliases' producers may have saved this memory)
+                    if vc.views and _aliased(t, vc.views):
+                        memory_written(t)
+                    vc.value += 1
                 value[...] = new
-                t._vc += 1
             else:
                 rest.append((t, new))
         if rest:
@@ -509,6 +512,15 @@ def _leaves(captured: list, first: int) -> list:
 def _staged(value, like: Tensor) -> StagingTracer:
     """`value` as a staged value (a constant's copy in the graph)."""
     return anp.where(np.True_, value, like)
+
+
+def _aliased(t: Tensor, views: list) -> bool:
+    """Whether a live tensor other than `t` is among the weak references `views`."""
+    for ref in views:
+        other = ref()
+        if other is not None and other is not t:
+            return True
+    return False
 
 
 def _write_grad(t: Tensor, array, fresh: bool) -> None:
