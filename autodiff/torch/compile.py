@@ -394,7 +394,7 @@ def _arguments_key(args: tuple, kwargs: dict) -> tuple:
     them, and their guard key (None: an unhashable other argument)."""
     if not kwargs and all(type(a) in TENSOR_TYPES for a in args):
         # (the commonest call, tensors only: their shapes, dtypes and requires_grad)
-        key = tuple([(a.shape, a.dtype, a.requires_grad) for a in args])
+        key = tuple([_tensor_key(a)[1:] for a in args])
         return len(args), list(args), list(range(len(args))), key
     leaves, tree = tree_flatten((args, kwargs))
     dynamic, key = _split_leaves(leaves)
@@ -594,15 +594,20 @@ def _module_key(root: Module) -> tuple | None:
                 if type(v) in _GUARDED and (type(v) is not tuple or _hashable(v))
             ]
         )
-        for t in d["_parameters"].values():
-            if t is not None:
-                key.append((id(t), t.shape, t.dtype, t.requires_grad))
+        key.extend([_tensor_key(t) for t in d["_parameters"].values() if t is not None])
         key.append(None)
-        for t in d["_buffers"].values():
-            if t is not None:
-                key.append((id(t), t.shape, t.dtype, t.requires_grad))
+        key.extend([_tensor_key(t) for t in d["_buffers"].values() if t is not None])
         stack.extend([c for c in d["_modules"].values() if c is not None])
     return tuple(key)
+
+
+def _tensor_key(t) -> tuple:
+    """A guarded tensor's identity, shape, dtype (NumPy's: the torch face's dtype objects
+    cost a lookup) and requires_grad."""
+    v = t._value
+    if type(v) is np.ndarray and t._trace is EVAL_TRACE:
+        return id(t), v.shape, v.dtype, t._requires_grad or t._edge is not None
+    return id(t), t.shape, t.dtype, t.requires_grad
 
 
 def _modules_key(modules: list) -> tuple | None:
