@@ -350,3 +350,23 @@ def test_random_training_programs_compiled_match_eager(seed):
     assert compiled._compile_counts["graph_breaks"] == 0
     m1.eval(), m2.eval()
     _close(m1(x).detach(), m2(x).detach(), 1e-9)
+
+
+def test_a_parameter_given_another_array_stages_again():
+    # (`.data = ...` of another dtype: the staged step would compute in the old one)
+    w = nn.Parameter(torch.ones(3, dtype=torch.float64))
+    opt = torch.optim.SGD([w], lr=0.1)
+
+    @torch.compile
+    def step(x):
+        opt.zero_grad()
+        (w * x).sum().backward()
+        opt.step()
+
+    step(torch.ones(3, dtype=torch.float64))
+    with torch.no_grad():
+        w.data = torch.ones(3, dtype=torch.float32)
+    step(torch.ones(3, dtype=torch.float32))
+    assert w.dtype == torch.float32
+    _close(w.detach(), np.full(3, 0.9, np.float32), 1e-7)
+    assert step._compile_counts["staged"] == 2

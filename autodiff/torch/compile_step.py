@@ -18,6 +18,7 @@ it), `NotYet` (this call runs eagerly; the next stages).
 from __future__ import annotations
 
 from collections.abc import Callable
+from operator import is_not
 
 import numpy as np
 
@@ -398,6 +399,7 @@ class _Structure:
         self.flags = self._flags()
         self.all_params = list(group["params"])
         self.keys = _keys(self)
+        self.arrays = [(p._value.shape, p._value.dtype) for p in params]  # (the graph's)
 
     def _flags(self) -> tuple:
         g = self.group
@@ -408,22 +410,24 @@ class _Structure:
         return (bool(g["maximize"]), decay, bool(g["decoupled_weight_decay"]), abs(weight) < 0.5)
 
     def holds(self) -> bool:
-        """Whether the group, its parameters, their state tensors and the flags are as
-        staged."""
+        """Whether the group, its parameters (their arrays' shapes and dtypes), their state
+        tensors and the flags are as staged."""
         group, opt = self.group, self.opt
         if not any(g is group for g in opt.param_groups) or self._flags() != self.flags:
             return False
         params = group["params"]
-        if len(params) != len(self.all_params):
+        if len(params) != len(self.all_params) or any(map(is_not, params, self.all_params)):
             return False
-        for p, q in zip(params, self.all_params):
-            if p is not q:
+        for p, (shape, dtype) in zip(self.params, self.arrays):
+            v = p._value  # (`.data = ...` may have given it another array)
+            if type(v) is not np.ndarray or v.shape != shape or v.dtype != dtype:
                 return False
-        state, keys = opt.state, self.keys
-        if not keys:
-            return True
+        return self._state_holds()
+
+    def _state_holds(self) -> bool:
+        state, keys = self.opt.state, self.keys
         for p, held in zip(self.params, self.states):
-            s = state.get(p)
+            s = state.get(p) if keys else {}
             if s is None:
                 return False
             for k, t in zip(keys, held):
