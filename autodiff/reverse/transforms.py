@@ -516,6 +516,17 @@ def pullback(fun: Callable, primals, has_aux: bool, conjugate: bool = False) -> 
     return out_primal, vjp_fn
 
 
+def tangents_for(tangents: tuple, primals) -> tuple:
+    """The tangents given to a linearized function, one per primal, each as its primal's
+    tangent type (`_tangent_for`); TypeError for another count."""
+    if len(tangents) != len(primals):
+        raise TypeError(
+            f"linearized function takes {len(primals)} tangents (one per primal), got "
+            f"{len(tangents)}"
+        )
+    return tuple(_tangent_for(t, p, i) for i, (t, p) in enumerate(zip(tangents, primals)))
+
+
 def _tangent_for(t, primal, i: int):
     """Tangent `i` of a linearized function as an array of its primal's tangent type, or
     ValueError in JAX's words."""
@@ -566,13 +577,7 @@ def linearize(fun: Callable, *primals, has_aux: bool = False):
     _, transpose = pullback(f_pullback, (zeros,), False)
 
     def jvp_fn(*tangents):
-        if len(tangents) != len(primals):
-            raise TypeError(
-                f"linearized function takes {len(primals)} tangents (one per primal), got "
-                f"{len(tangents)}"
-            )
-        ts = tuple(_tangent_for(t, p, i) for i, (t, p) in enumerate(zip(tangents, primals)))
-        (t_out,) = transpose(ts)
+        (t_out,) = transpose(tangents_for(tangents, primals))
         return t_out
 
     if has_aux:

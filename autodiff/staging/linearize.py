@@ -20,7 +20,7 @@ from autodiff.core.pytree import register_pytree_node, tree_flatten, tree_unflat
 from autodiff.core.tensor import TENSOR_TYPES
 from autodiff.core.trace import state
 from autodiff.forward_ad import jvp
-from autodiff.reverse.transforms import _tangent_for, check_callable
+from autodiff.reverse.transforms import check_callable, tangents_for
 from autodiff.reverse.transforms import linearize as _recorded_linearize
 from autodiff.staging.call import call_p, run_graph
 from autodiff.staging.ir import Graph
@@ -42,12 +42,7 @@ class LinearFunction:
         self.primals = primals  # (shapes and dtypes only: what tangents must match)
 
     def __call__(self, *tangents):
-        if len(tangents) != len(self.primals):
-            raise TypeError(
-                f"linearized function takes {len(self.primals)} tangents (one per primal), "
-                f"got {len(tangents)}"
-            )
-        ts = [_tangent_for(t, p, i) for i, (t, p) in enumerate(zip(tangents, self.primals))]
+        ts = tangents_for(tangents, self.primals)
         flat = [t for t, p in zip(ts, self.primals) if is_inexact(p.dtype)]
         operands = flat + list(self.residuals)
         if any(type(x) in TENSOR_TYPES for x in operands):
@@ -113,13 +108,7 @@ def _forward_linearize(fun: Callable, primals: tuple, has_aux: bool):
     result = jvp(fun, primals, zeros, has_aux=has_aux)
 
     def jvp_fn(*tangents):
-        if len(tangents) != len(primals):
-            raise TypeError(
-                f"linearized function takes {len(primals)} tangents (one per primal), "
-                f"got {len(tangents)}"
-            )
-        ts = tuple(_tangent_for(t, p, i) for i, (t, p) in enumerate(zip(tangents, primals)))
-        return jvp(fun, primals, ts, has_aux=has_aux)[1]
+        return jvp(fun, primals, tangents_for(tangents, primals), has_aux=has_aux)[1]
 
     return (result[0], jvp_fn, result[2]) if has_aux else (result[0], jvp_fn)
 
