@@ -78,24 +78,32 @@ def _writable(t) -> bool:
 
 def _write(targets: list, news) -> None:
     """Each of `targets` <- its new value in `news`, in place, as an optimizer's in-place
-    update writes it (a new version; as `Tensor._ufunc_in_place` under no_grad)."""
-    memory_written = _views.memory_written
+    update writes it (a new version; as `Tensor._ufunc_in_place` under no_grad). Memory that
+    a node may have saved (a non-leaf's, a view's, a live alias's) is marked written first."""
     for t, new in zip(targets, news):
-        value = t._value
-        if (
-            t._trace is EVAL_TRACE
-            and type(value) is np.ndarray
-            and value.dtype.kind == "f"
-            and value.flags.writeable
-        ):
-            vc = t._vc
-            if t._edge is not None or t._view is not None or (type(vc) is not int and vc.views):
-                memory_written(t)  # (else: no node saved this memory, no view shares it)
-            np.copyto(value, new)
-            t._vc += 1
-        else:
+        value, vc = t._value, t._vc
+        if type(value) is not np.ndarray or t._trace is not EVAL_TRACE or not value.flags.writeable:
             with no_grad():
                 t.copy_(Tensor._from(np.asarray(new)))
+            continue
+        shared = type(vc) is not int
+        if t._edge is not None or t._view is not None or (shared and _aliased(t, vc.views)):
+            _views.memory_written(t)
+        value[...] = new
+        if shared:
+            vc.value += 1
+        else:
+            t._vc = vc + 1
+
+
+def _aliased(t, views) -> bool:
+    """Whether a live tensor other than `t` is among the weak references `views` (None: no
+    aliases were ever made)."""
+    for ref in views or ():
+        other = ref()
+        if other is not None and other is not t:
+            return True
+    return False
 
 
 def _ready(params: list, state: dict, keys: tuple) -> bool:

@@ -27,7 +27,6 @@ from autodiff.autograd.grad_mode import is_grad_enabled
 from autodiff.core.pytree import tree_flatten
 from autodiff.core.tensor import Tensor
 from autodiff.core.trace import EVAL_TRACE, state
-from autodiff.core.views import memory_written
 from autodiff.staging.call import _pullback_flat
 from autodiff.staging.ir import Graph
 from autodiff.staging.trace import StagingTracer, _tracer
@@ -355,37 +354,17 @@ class StepCapture:
         """The gradients, new parameters and state, and the step counts, written (as the
         eager step writes them: in place, a new version each)."""
         it = iter(arrays)
-        pairs: list = []
+        targets, news = list(self.steps), [float(s._value) + 1 for s in self.steps]
         for out in self.outputs:
             kind, t = out[0], out[1]
             if kind == "update":
-                pairs.append((t, next(it)))
+                targets.append(t)
+                news.append(next(it))
             elif kind == "grad":
                 _write_grad(t, next(it), out[2])
             else:
                 t._grad = None
-        for step in self.steps:
-            pairs.append((step, float(step._value) + 1))
-        rest: list = []
-        for t, new in pairs:
-            value, vc = t._value, t._vc
-            if (
-                type(value) is np.ndarray
-                and value.flags.writeable
-                and t._edge is None
-                and t._view is None
-            ):  # (`_write`'s case: a leaf's memory, written in place)
-                if type(vc) is int:
-                    t._vc = vc + 1
-                else:  # (a shared counter: aliases' producers may have saved this memory)
-                    if vc.views and _aliased(t, vc.views):
-                        memory_written(t)
-                    vc.value += 1
-                value[...] = new
-            else:
-                rest.append((t, new))
-        if rest:
-            _write([t for t, _ in rest], [new for _, new in rest])
+        _write(targets, news)
 
 
 class _Structure:
@@ -516,15 +495,6 @@ def _leaves(captured: list, first: int) -> list:
 def _staged(value, like: Tensor) -> StagingTracer:
     """`value` as a staged value (a constant's copy in the graph)."""
     return anp.where(np.True_, value, like)
-
-
-def _aliased(t: Tensor, views: list) -> bool:
-    """Whether a live tensor other than `t` is among the weak references `views`."""
-    for ref in views:
-        other = ref()
-        if other is not None and other is not t:
-            return True
-    return False
 
 
 def _write_grad(t: Tensor, array, fresh: bool) -> None:
